@@ -1,0 +1,32 @@
+"""Hatchling build hook: build the guest wasm so every install ships a working sandbox.
+
+``pip install .`` and ``pip install -e .`` both run it. The guest sources come from the pinned
+registry package (see ``sandbox/_build.py``); the result lands in ``sandbox/_guest/`` and is
+included in wheels as an artifact.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+
+class GuestBuildHook(BuildHookInterface):  # type: ignore[type-arg]
+    """Compile the guest before the wheel (or editable wheel) is assembled."""
+
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        if self.target_name != "wheel":
+            return
+        path = Path(self.root) / "sandbox" / "_build.py"
+        spec = importlib.util.spec_from_file_location("_quickjail_build", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module.build()
+        # the wheel is platform-independent python, but it carries the built guest
+        build_data["artifacts"] += ["sandbox/_guest/quickjail.wasm", "sandbox/_guest/build.json"]

@@ -1,0 +1,48 @@
+"""quickjail's sandbox: JavaScript in QuickJS-ng compiled to WebAssembly, run by wasmtime.
+
+Every run gets a fresh instance restored from a pre-initialized snapshot; nothing survives
+between runs. The guest has ECMAScript, ``console`` and ``report`` and nothing else unless the
+caller bridges it with ``imports`` or ``globals``.
+
+    >>> import sandbox
+    >>> sandbox.run_code_sync("export default 1 + 1").result
+    2
+"""
+
+from sandbox._errors import (
+    CodeError,
+    CodeFailed,
+    CodeLinkError,
+    CodeMemoryError,
+    CodeTerminated,
+    CodeTimeout,
+    GuestBuildError,
+    SandboxClosedError,
+    SandboxError,
+)
+from sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics
+from sandbox._run import CodeExecution
+from sandbox._sandbox import Sandbox, run_code, run_code_sync
+from sandbox._values import UNDEFINED, TransferError
+
+__all__ = [
+    "UNDEFINED",
+    "CodeError",
+    "CodeExecution",
+    "CodeFailed",
+    "CodeLinkError",
+    "CodeMemoryError",
+    "CodeResult",
+    "CodeTerminated",
+    "CodeTimeout",
+    "ErrorInfo",
+    "GuestBuildError",
+    "LogEntry",
+    "RunMetrics",
+    "Sandbox",
+    "SandboxClosedError",
+    "SandboxError",
+    "TransferError",
+    "run_code",
+    "run_code_sync",
+]

@@ -1,0 +1,191 @@
+"""Build the guest: QuickJS-ng plus our shim → wasm32-wasi → snapshot baked into the module.
+
+Run as ``python -m sandbox._build`` (the build hook calls the same function). The steps:
+
+1. fetch the pinned ``quickjs-ng`` sdist from the package registry and check its sha256;
+2. compile its ``upstream-quickjs/`` sources and ``_guest/quickjail.c`` with the pinned
+   ``zig cc`` for wasm32-wasi (reactor);
+3. instantiate the module once, call ``_initialize`` and ``qj_init`` and rewrite the module so
+   its data segments are the initialized memory (see :mod:`sandbox._snapshot`);
+4. write ``_guest/quickjail.wasm`` and ``_guest/build.json`` (the build ID is the sha256 of
+   the final wasm).
+
+Nothing third-party is committed: the sources live in a build folder outside the package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import types
+from pathlib import Path
+
+QUICKJS_NG_VERSION = "0.17.0.2"
+QUICKJS_NG_SDIST = f"quickjs_ng-{QUICKJS_NG_VERSION}.tar.gz"
+QUICKJS_NG_SHA256 = "43d2e48272208721a7aaea8e3f02d4b9318f12ef20cc4f5421b59d9a470706ef"
+ZIG_VERSION = "0.17.1"
+
+QUICKJS_SOURCES = ("quickjs.c", "libregexp.c", "libunicode.c", "dtoa.c")
+CFLAGS = (
+    "-target", "wasm32-wasi",
+    "-mexec-model=reactor",
+    "-O2",
+    "-D_GNU_SOURCE",
+    "-fno-strict-aliasing",
+)
+# The shadow stack (linear memory) holds C locals whose address is taken; QuickJS's own
+# stack limit is set per run and must stay below this.
+STACK_SIZE = 4 * 1024 * 1024
+LDFLAGS = (
+    "-s",
+    f"-Wl,-z,stack-size={STACK_SIZE}",
+    "-Wl,--export-dynamic",
+    "-Wl,--no-entry",
+)
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+GUEST_DIR = PACKAGE_DIR / "_guest"
+WASM_PATH = GUEST_DIR / "quickjail.wasm"
+INFO_PATH = GUEST_DIR / "build.json"
+
+
+class BuildError(RuntimeError):
+    """The guest could not be built; the message says which step failed."""
+
+
+def _log(msg: str) -> None:
+    print(f"[quickjail build] {msg}", file=sys.stderr, flush=True)
+
+
+def _build_root() -> Path:
+    env = os.environ.get("QUICKJAIL_BUILD_DIR")
+    if env:
+        return Path(env)
+    return Path(tempfile.gettempdir()) / "quickjail-build"
+
+
+def fetch_sources(build_root: Path) -> Path:
+    """Download the pinned sdist (or reuse a verified copy) and unpack ``upstream-quickjs``."""
+    build_root.mkdir(parents=True, exist_ok=True)
+    sdist = build_root / QUICKJS_NG_SDIST
+    if not sdist.exists() or _sha256(sdist) != QUICKJS_NG_SHA256:
+        _log(f"downloading quickjs-ng=={QUICKJS_NG_VERSION} sdist")
+        with tempfile.TemporaryDirectory(dir=build_root) as tmp:
+            cmd = [
+                sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                "--dest", tmp, f"quickjs-ng=={QUICKJS_NG_VERSION}",
+            ]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            got = Path(tmp) / QUICKJS_NG_SDIST
+            if proc.returncode != 0 or not got.exists():
+                raise BuildError(f"pip download failed:\n{proc.stdout}\n{proc.stderr}")
+            os.replace(got, sdist)
+    digest = _sha256(sdist)
+    if digest != QUICKJS_NG_SHA256:
+        raise BuildError(f"{sdist.name}: sha256 {digest} does not match the pinned hash")
+    src_dir = build_root / f"quickjs-ng-{QUICKJS_NG_VERSION}"
+    marker = src_dir / ".verified"
+    if not marker.exists():
+        with tarfile.open(sdist) as tar:
+            prefix = f"quickjs_ng-{QUICKJS_NG_VERSION}/upstream-quickjs/"
+            members = [m for m in tar.getmembers() if m.name.startswith(prefix) and m.isfile()]
+            src_dir.mkdir(parents=True, exist_ok=True)
+            for m in members:
+                name = m.name[len(prefix):]
+                if "/" in name or name.startswith("."):
+                    continue
+                data = tar.extractfile(m)
+                assert data is not None
+                (src_dir / name).write_bytes(data.read())
+        marker.write_text(QUICKJS_NG_SHA256)
+    return src_dir
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _zig(*args: str, cwd: Path) -> None:
+    cmd = [sys.executable, "-m", "ziglang", *args]
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"zig failed: {' '.join(args[:3])} …\n{proc.stderr[-4000:]}")
+
+
+def compile_guest(src_dir: Path, out: Path) -> None:
+    """Compile and link the raw (not yet snapshotted) guest module."""
+    obj_dir = out.parent / "obj"
+    obj_dir.mkdir(parents=True, exist_ok=True)
+    units = [src_dir / s for s in QUICKJS_SOURCES] + [GUEST_DIR / "quickjail.c"]
+    procs = []
+    for unit in units:
+        obj = obj_dir / (unit.stem + ".o")
+        cmd = [sys.executable, "-m", "ziglang", "cc", *CFLAGS, f"-I{src_dir}",
+               "-c", str(unit), "-o", str(obj)]
+        procs.append((unit, subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)))
+    for unit, proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            raise BuildError(f"compiling {unit.name} failed:\n{err[-4000:]}")
+    objs = [str(obj_dir / (u.stem + ".o")) for u in units]
+    _zig("cc", *CFLAGS, *LDFLAGS, *objs, "-o", str(out), cwd=out.parent)
+
+
+def build(force: bool = False) -> Path:
+    """Build the guest into the package if it is missing or stale; return the wasm path."""
+    _snapshot = _load_sibling("_snapshot")
+
+    shim_hash = hashlib.sha256(
+        (GUEST_DIR / "quickjail.c").read_bytes()
+        + Path(__file__).read_bytes()
+        + (PACKAGE_DIR / "_snapshot.py").read_bytes()
+    ).hexdigest()
+    if not force and WASM_PATH.exists() and INFO_PATH.exists():
+        info = json.loads(INFO_PATH.read_text())
+        if info.get("inputs") == shim_hash and _sha256(WASM_PATH) == info.get("build_id"):
+            return WASM_PATH
+    root = _build_root()
+    _log(f"building the guest in {root}")
+    src_dir = fetch_sources(root)
+    raw = root / "quickjail.raw.wasm"
+    compile_guest(src_dir, raw)
+    _log("baking the initialized runtime into the module")
+    final = _snapshot.snapshot(raw.read_bytes())
+    tmp = WASM_PATH.with_suffix(".tmp")
+    tmp.write_bytes(final)
+    os.replace(tmp, WASM_PATH)
+    build_id = hashlib.sha256(final).hexdigest()
+    INFO_PATH.write_text(json.dumps({
+        "build_id": build_id,
+        "inputs": shim_hash,
+        "quickjs_ng": QUICKJS_NG_VERSION,
+        "zig": ZIG_VERSION,
+        "stack_size": STACK_SIZE,
+        "size": len(final),
+    }, indent=2) + "\n")
+    _log(f"guest ready: {len(final)} bytes, build id {build_id[:16]}")
+    return WASM_PATH
+
+
+def _load_sibling(name: str) -> types.ModuleType:
+    """Import a module next to this file without importing the package (build envs lack deps)."""
+    spec = importlib.util.spec_from_file_location(f"_quickjail_build_{name}", PACKAGE_DIR / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main() -> None:
+    """Command line entry: ``python -m sandbox._build [--force]``."""
+    build(force="--force" in sys.argv[1:])
+
+
+if __name__ == "__main__":
+    main()

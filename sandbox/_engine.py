@@ -1,0 +1,361 @@
+"""The process-wide wasmtime engine, the compiled guest module and the worker threads.
+
+One :class:`wasmtime.Engine` per process, one linker whose host imports are defined once (they
+route to the run executing on the current thread), and a compiled module cached on disk keyed
+by the guest's build ID, the wasmtime version and the engine configuration.
+
+Termination uses epoch interruption without a ticker: every store's deadline is "the next
+epoch", and the engine's epoch only advances when some run must stop. The per-store callback
+then decides: the run that should stop traps, every other run continues.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import wasmtime
+from wasmtime import _bindings as ffi
+
+from sandbox._errors import GuestBuildError
+
+__all__ = ["EngineState", "HostRouter", "get_engine"]
+
+_GUEST_DIR = Path(__file__).resolve().parent / "_guest"
+
+# JS stack limit inside QuickJS and the native wasm stack, sized together (see WASM-NOTES):
+# the parser, JSON and regex recurse on the native stack, so it must be ≥ 16× the JS limit.
+JS_STACK_LIMIT = 256 * 1024
+MAX_WASM_STACK = 4 * 1024 * 1024
+ASYNC_STACK = 8 * 1024 * 1024
+WORKER_STACK = 32 * 1024 * 1024
+WASI_EBADF = 8
+
+
+class HostRouter(Protocol):
+    """What the engine needs from the run executing on a worker thread."""
+
+    def on_host(self, op: int, a: int, b: int, c: int, d: int) -> int: ...
+
+    def clock_ns(self, clock_id: int) -> int: ...
+
+    def should_stop(self) -> bool: ...
+
+
+_current = threading.local()
+
+
+def set_current(run: HostRouter | None) -> None:
+    """Bind the run that owns the guest executing on this thread."""
+    _current.run = run
+
+
+def _host(op: int, a: int, b: int, c: int, d: int) -> int:
+    run: HostRouter | None = getattr(_current, "run", None)
+    if run is None:
+        return -1
+    return run.on_host(op, a, b, c, d)
+
+
+# ---------------------------------------------------------------- epoch callback
+
+_stores: dict[int, HostRouter] = {}
+_stores_lock = threading.Lock()
+_next_store_key = 1
+
+_EPOCH_CB_TYPE = ctypes.CFUNCTYPE(
+    ctypes.c_size_t,
+    ctypes.POINTER(ffi.wasmtime_context_t),
+    ctypes.c_void_p,
+    ctypes.POINTER(ctypes.c_uint64),
+    ctypes.POINTER(ffi.wasmtime_update_deadline_kind_t),
+)
+_FINALIZER_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+def _epoch_cb(_ctx: Any, data: int | None, delta: Any, kind: Any) -> int:
+    run = _stores.get(data or 0)
+    if run is None or run.should_stop():
+        err = ffi.wasmtime_error_new(b"quickjail: run stopped")
+        return ctypes.cast(err, ctypes.c_void_p).value or 0
+    delta[0] = 1
+    kind[0] = 0  # continue
+    return 0
+
+
+_EPOCH_CB = _EPOCH_CB_TYPE(_epoch_cb)
+_NO_FINALIZER = ctypes.cast(None, _FINALIZER_TYPE)
+
+
+def register_store(store: wasmtime.Store, run: HostRouter) -> int:
+    """Attach the stop decision of ``run`` to ``store``; returns the key to unregister."""
+    global _next_store_key
+    with _stores_lock:
+        key = _next_store_key
+        _next_store_key += 1
+        _stores[key] = run
+    ffi.wasmtime_store_epoch_deadline_callback(store.ptr(), _EPOCH_CB, key, _NO_FINALIZER)
+    store.set_epoch_deadline(1)
+    return key
+
+
+def unregister_store(key: int) -> None:
+    with _stores_lock:
+        _stores.pop(key, None)
+
+
+# ---------------------------------------------------------------- worker threads
+
+
+class _Workers:
+    """Threads with a native stack large enough for the wasm stack; they run guest slices."""
+
+    def __init__(self, max_workers: int) -> None:
+        self._max = max_workers
+        self._queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        with self._lock:
+            if self._idle == 0 and len(self._threads) < self._max:
+                self._spawn()
+            else:
+                self._idle -= 1
+        self._queue.put(fn)
+
+    def _spawn(self) -> None:
+        old = threading.stack_size()
+        threading.stack_size(WORKER_STACK)
+        try:
+            t = threading.Thread(target=self._loop, name="quickjail-worker", daemon=True)
+            t.start()
+        finally:
+            threading.stack_size(old)
+        self._threads.append(t)
+
+    def _loop(self) -> None:
+        while True:
+            fn = self._queue.get()
+            if fn is None:
+                return
+            try:
+                fn()
+            finally:
+                with self._lock:
+                    self._idle += 1
+
+    @property
+    def count(self) -> int:
+        return len(self._threads)
+
+
+# ---------------------------------------------------------------- deadlines
+
+
+class _Deadlines:
+    """One thread that calls back when run deadlines pass."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._items: dict[int, tuple[float, Callable[[], None]]] = {}
+        self._next = 1
+        self._thread: threading.Thread | None = None
+
+    def add(self, when: float, fn: Callable[[], None]) -> int:
+        with self._cond:
+            key = self._next
+            self._next += 1
+            self._items[key] = (when, fn)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._loop, name="quickjail-deadlines", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+            return key
+
+    def cancel(self, key: int) -> None:
+        with self._cond:
+            self._items.pop(key, None)
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                now = time.monotonic()
+                due = [k for k, (w, _) in self._items.items() if w <= now]
+                fns = [self._items.pop(k)[1] for k in due]
+                if not fns:
+                    wait = min((w for w, _ in self._items.values()), default=now + 3600) - now
+                    self._cond.wait(timeout=max(0.0005, wait))
+                    continue
+            for fn in fns:
+                fn()
+
+
+# ---------------------------------------------------------------- the engine
+
+
+@dataclass(frozen=True)
+class GuestInfo:
+    """Facts about the guest build (from build.json)."""
+
+    build_id: str
+    stack_size: int
+    wasm_path: Path
+
+
+def _load_guest_info() -> GuestInfo:
+    wasm = _GUEST_DIR / "quickjail.wasm"
+    info = _GUEST_DIR / "build.json"
+    if not wasm.exists() or not info.exists():
+        raise GuestBuildError(
+            f"the guest module is missing ({wasm}); build it with `python -m sandbox._build`"
+        )
+    meta = json.loads(info.read_text())
+    return GuestInfo(meta["build_id"], int(meta["stack_size"]), wasm)
+
+
+def _config() -> tuple[wasmtime.Config, str]:
+    config = wasmtime.Config()
+    config.epoch_interruption = True
+    config.cranelift_opt_level = "speed"
+    ffi.wasmtime_config_async_stack_size_set(config.ptr(), ASYNC_STACK)
+    config.max_wasm_stack = MAX_WASM_STACK
+    description = f"epoch;speed;stack={MAX_WASM_STACK};async={ASYNC_STACK}"
+    return config, description
+
+
+def cache_dir() -> Path:
+    """Where compiled modules are kept: ``$QUICKJAIL_CACHE_DIR`` or the user cache dir."""
+    env = os.environ.get("QUICKJAIL_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "quickjail"
+
+
+class EngineState:
+    """The engine, the compiled module, the linker and the instance factory."""
+
+    def __init__(self, cache: Path | None = None) -> None:
+        self.guest = _load_guest_info()
+        config, description = _config()
+        self.engine = wasmtime.Engine(config)
+        self.module = self._load_module(cache or cache_dir(), description)
+        self.linker = wasmtime.Linker(self.engine)
+        self._define_imports()
+        self.pre = self.linker.instantiate_pre(self.module)
+        self.workers = _Workers(max_workers=max(4, (os.cpu_count() or 2) * 4))
+        self.deadlines = _Deadlines()
+        self.scratch_addr, self.scratch_size, self.initial_memory = self._probe()
+
+    def _load_module(self, cache: Path, description: str) -> wasmtime.Module:
+        key = hashlib.sha256(
+            f"{self.guest.build_id};{wasmtime.__version__ if hasattr(wasmtime, '__version__') else ''};"
+            f"{_wasmtime_version()};{description}".encode()
+        ).hexdigest()[:32]
+        path = cache / f"guest-{key}.cwasm"
+        if path.exists():
+            try:
+                return wasmtime.Module.deserialize_file(self.engine, str(path))
+            except wasmtime.WasmtimeError:
+                path.unlink(missing_ok=True)
+        try:
+            module = wasmtime.Module.from_file(self.engine, str(self.guest.wasm_path))
+        except wasmtime.WasmtimeError as exc:
+            raise GuestBuildError(f"the guest module does not compile: {exc}") from exc
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(module.serialize())
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache only costs the next process a compile
+        return module
+
+    def _define_imports(self) -> None:
+        i32, i64 = wasmtime.ValType.i32(), wasmtime.ValType.i64()
+        self.linker.define_func(
+            "qj", "host", wasmtime.FuncType([i32, i32, i32, i32, i32], [i64]), _host
+        )
+
+        def clock_time_get(clock_id: int, _precision: int, out: int) -> int:
+            run: HostRouter | None = getattr(_current, "run", None)
+            ns = run.clock_ns(clock_id) if run else time.time_ns()
+            return _write_u64(out, ns)
+
+        def badf(*_args: int) -> int:
+            return WASI_EBADF
+
+        wasi = "wasi_snapshot_preview1"
+        for imp in self.module.imports:
+            if imp.module == "qj":
+                continue
+            ty = imp.type
+            assert isinstance(ty, wasmtime.FuncType)
+            if imp.module != wasi:
+                raise GuestBuildError(f"unexpected guest import {imp.module}.{imp.name}")
+            fn = clock_time_get if imp.name == "clock_time_get" else badf
+            self.linker.define_func(wasi, imp.name, ty, fn)
+
+    def _probe(self) -> tuple[int, int, int]:
+        store = wasmtime.Store(self.engine)
+        store.set_epoch_deadline(1 << 40)
+        inst = self.pre.instantiate(store)
+        exports = inst.exports(store)
+        scratch = exports["qj_scratch"]
+        memory = exports["memory"]
+        assert isinstance(scratch, wasmtime.Func) and isinstance(memory, wasmtime.Memory)
+        addr = scratch(store)
+        assert isinstance(addr, int)
+        return addr, 256 * 1024, memory.data_len(store)
+
+
+_memory_for_wasi: threading.local = threading.local()
+
+
+def _write_u64(out: int, value: int) -> int:
+    writer = getattr(_current, "write_u64", None)
+    if writer is None:
+        return WASI_EBADF
+    ok: bool = writer(out, value)
+    return 0 if ok else WASI_EBADF
+
+
+def _wasmtime_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("wasmtime")
+    except Exception:  # pragma: no cover - metadata missing in odd installs
+        return "unknown"
+
+
+_engine: EngineState | None = None
+_engine_lock = threading.Lock()
+
+
+def get_engine(cache: Path | None = None) -> EngineState:
+    """The process's engine, created on first use."""
+    global _engine
+    if _engine is None:
+        with _engine_lock:
+            if _engine is None:
+                _engine = EngineState(cache)
+    return _engine
+
+
+def set_write_u64(fn: Callable[[int, int], bool] | None) -> None:
+    """Bind the u64 writer the WASI clock uses on this thread (the run's memory)."""
+    _current.write_u64 = fn

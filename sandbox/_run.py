@@ -1,0 +1,778 @@
+"""One run: a fresh instance, its host-call traffic, and the handle callers hold.
+
+A run executes as *slices* on worker threads: a slice is one call into the guest (start, or
+resume after async host calls settled). Between slices the driver awaits the run's async host
+calls on the caller's event loop. Everything the guest says arrives through the single import
+``qj.host`` and is handled by :meth:`Run.on_host`, which never raises and never calls back into
+the guest.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import math
+import struct
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+import anyio.lowlevel
+import wasmtime
+
+from sandbox import _engine, _values
+from sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics, error_from_guest
+
+__all__ = ["CodeExecution", "RunOptions"]
+
+# ABI constants; tests check them against the C source
+QJ_DONE, QJ_PENDING, QJ_FAIL = 0, 1, 2
+OP_LOG, OP_REPORT, OP_RESULT, OP_OOM, OP_MODULE, OP_CALL, OP_FETCH, OP_REJECTION = range(1, 9)
+OUT_VALUE, OUT_ERROR, OUT_LINK_ERROR = 0, 1, 2
+E_HOST, E_REFUSED, E_PENDING = -1, -2, -3
+LOG_LEVELS: tuple[Literal["log", "info", "warn", "error", "debug"], ...] = (
+    "log", "info", "warn", "error", "debug",
+)
+_RUN_HEADER = struct.Struct("<11I")
+
+
+@dataclass(frozen=True, slots=True)
+class HostFunction:
+    """A host callable the guest may call, with its id in the run's dispatch table."""
+
+    fid: int
+    fn: Callable[..., Any]
+    is_async: bool
+    path: str
+
+
+@dataclass(slots=True)
+class RunOptions:
+    """Validated options of one run (built by :class:`sandbox.Sandbox`)."""
+
+    source: str
+    kind: Literal["module", "script"] = "module"
+    fn: str = "default"
+    args: list[Any] | None = None
+    filename: str = "<run_code>"
+    report: Callable[[Any], Any] | None = None
+    memory_limit_bytes: int = 64 * 2**20
+    timeout: float | None = None
+    dynamic_code: bool = False
+    seed: int | None = None
+    max_logs: int = 1000
+    max_log_bytes: int = 1 * 2**20
+    max_reports: int = 10_000
+    max_report_bytes: int = 16 * 2**20
+    modules: dict[str, str] = field(default_factory=dict)
+    host_modules: dict[str, bytes] = field(default_factory=dict)
+    globals_message: bytes = b""
+    functions: list[HostFunction] = field(default_factory=list)
+    content_id: str = ""
+
+
+class _Stopped(Exception):
+    """Internal: the guest trapped (a limit, terminate, or a broken instance)."""
+
+
+class Run:
+    """The host side of one run; lives as long as its instance."""
+
+    def __init__(self, engine: _engine.EngineState, opts: RunOptions) -> None:
+        self.engine = engine
+        self.opts = opts
+        self.lock = threading.Lock()
+        self.stop_reason: str | None = None
+        self.done = False
+        self.result: CodeResult | None = None
+        self.reports: list[Any] = []
+        self.logs: list[LogEntry] = []
+        self.host_errors: list[BaseException] = []
+        self.rejections: list[Any] = []
+        self._outcome: tuple[int, Any] | None = None
+        self._oom = False
+        self._reply: bytes = b""
+        self._log_bytes = 0
+        self._report_bytes = 0
+        self._logs_dropped = False
+        self._host_calls = 0
+        self._bytes_in = 0
+        self._bytes_out = 0
+        self._slices = 0
+        self._cpu = 0.0
+        self._new_calls: list[tuple[int, HostFunction, list[Any]]] = []
+        self._report_listeners: list[Callable[[Any], None]] = []
+        self.started = time.perf_counter()
+        self.on_report_threadsafe: Callable[[Any], None] | None = None
+        # instance
+        self.store = wasmtime.Store(engine.engine)
+        self.store.set_limits(memory_size=opts.memory_limit_bytes)
+        self._store_key = _engine.register_store(self.store, self)
+        self.instance = engine.pre.instantiate(self.store)
+        exports = self.instance.exports(self.store)
+        self._memory = exports["memory"]
+        self._qj_run = exports["qj_run"]
+        self._qj_resume = exports["qj_resume"]
+        self._qj_alloc = exports["qj_alloc"]
+        self._deadline_key: int | None = None
+        if opts.timeout is not None:
+            self._deadline_key = engine.deadlines.add(
+                time.monotonic() + opts.timeout, lambda: self.terminate("timeout")
+            )
+
+    # ------------------------------------------------------------ control
+
+    def should_stop(self) -> bool:
+        return self.stop_reason is not None
+
+    def terminate(self, reason: str) -> bool:
+        """Ask the run to stop; returns False when it already ended or is stopping."""
+        with self.lock:
+            if self.done or self.stop_reason is not None:
+                return False
+            self.stop_reason = reason
+        self.engine.engine.increment_epoch()
+        return True
+
+    # ------------------------------------------------------------ memory access
+
+    def _mem(self) -> tuple[int, int]:
+        mem = self._memory
+        assert isinstance(mem, wasmtime.Memory)
+        ptr = mem.data_ptr(self.store)
+        return ctypes.addressof(ptr.contents), mem.data_len(self.store)
+
+    def _read(self, ptr: int, length: int) -> bytes:
+        base, size = self._mem()
+        if ptr < 0 or length < 0 or ptr + length > size:
+            raise _BadPointer
+        return ctypes.string_at(base + ptr, length)
+
+    def _write(self, ptr: int, data: bytes) -> None:
+        base, size = self._mem()
+        if ptr < 0 or ptr + len(data) > size:
+            raise _BadPointer
+        ctypes.memmove(base + ptr, data, len(data))
+
+    def write_u64(self, ptr: int, value: int) -> bool:
+        try:
+            self._write(ptr, struct.pack("<Q", value & 0xFFFFFFFFFFFFFFFF))
+        except _BadPointer:
+            return False
+        return True
+
+    def clock_ns(self, clock_id: int) -> int:
+        return time.time_ns() if clock_id == 0 else time.monotonic_ns()
+
+    def _reply_with(self, data: bytes) -> int:
+        """Hand a reply to the guest: into scratch when it fits, else kept for OP_FETCH."""
+        self._bytes_in += len(data)
+        if len(data) <= self.engine.scratch_size:
+            self._write(self.engine.scratch_addr, data)
+            self._reply = b""
+        else:
+            self._reply = data
+        return len(data)
+
+    # ------------------------------------------------------------ the import
+
+    def on_host(self, op: int, a: int, b: int, c: int, d: int) -> int:
+        try:
+            if op == OP_CALL:
+                return self._on_call(a, b, c, d)
+            if op == OP_LOG:
+                return self._on_log(a, b, c)
+            if op == OP_REPORT:
+                return self._on_report(b, c)
+            if op == OP_RESULT:
+                self._bytes_out += c
+                self._outcome = (a, _values.decode(self._read(b, c)))
+                return 0
+            if op == OP_OOM:
+                self._oom = True
+                return 0
+            if op == OP_FETCH:
+                data = self._reply
+                if len(data) != c:
+                    return E_HOST
+                self._write(b, data)
+                self._reply = b""
+                return 0
+            if op == OP_MODULE:
+                return self._on_module(b, c)
+            if op == OP_REJECTION:
+                if len(self.rejections) < 100:
+                    self.rejections.append(_values.decode(self._read(b, c)))
+                return 0
+            return E_HOST
+        except _BadPointer:
+            self.host_errors.append(RuntimeError(f"guest passed a bad pointer (op {op})"))
+            return E_HOST
+        except _values.TransferError as exc:
+            self.host_errors.append(exc)
+            if op == OP_RESULT:
+                self._outcome = (OUT_ERROR, {"name": "TypeError", "message": str(exc)})
+            return E_REFUSED
+        except Exception as exc:  # never let a host bug trap the guest
+            self.host_errors.append(exc)
+            return E_HOST
+
+    def _on_log(self, level: int, ptr: int, length: int) -> int:
+        if len(self.logs) >= self.opts.max_logs or self._log_bytes + length > self.opts.max_log_bytes:
+            if not self._logs_dropped:
+                self._logs_dropped = True
+                self.logs.append(LogEntry(
+                    "warn", ["[quickjail] log limit reached; later logs were dropped"], time.time()
+                ))
+            return 0
+        self._log_bytes += length
+        self._bytes_out += length
+        args = _values.decode(self._read(ptr, length))
+        lvl = LOG_LEVELS[level] if 0 <= level < len(LOG_LEVELS) else "log"
+        self.logs.append(LogEntry(lvl, args if isinstance(args, list) else [args], time.time()))
+        return 0
+
+    def _on_report(self, ptr: int, length: int) -> int:
+        if (len(self.reports) >= self.opts.max_reports
+                or self._report_bytes + length > self.opts.max_report_bytes):
+            return E_REFUSED
+        self._report_bytes += length
+        self._bytes_out += length
+        value = _values.decode(self._read(ptr, length))
+        self.reports.append(value)
+        notify = self.on_report_threadsafe
+        if notify is not None:
+            notify(value)
+        return 0
+
+    def _on_module(self, ptr: int, length: int) -> int:
+        name = self._read(ptr, length).decode("utf-8", "replace")
+        host = self.opts.host_modules.get(name)
+        if host is not None:
+            return self._reply_with(b"H" + host)
+        src = self.opts.modules.get(name)
+        if src is not None:
+            return self._reply_with(b"S" + src.encode("utf-8", "surrogatepass"))
+        return E_REFUSED
+
+    def _on_call(self, fid: int, ptr: int, length: int, call_id: int) -> int:
+        funcs = self.opts.functions
+        if not 0 <= fid < len(funcs):
+            return E_HOST
+        hf = funcs[fid]
+        self._host_calls += 1
+        self._bytes_out += length
+        args = _values.decode(self._read(ptr, length))
+        if not isinstance(args, list):
+            return E_HOST
+        if hf.is_async:
+            if call_id <= 0:
+                return E_HOST
+            self._new_calls.append((call_id, hf, args))
+            return E_PENDING
+        try:
+            value = hf.fn(*args)
+            reply = b"\x01" + _values.encode(value, path="the host function's result")
+        except Exception as exc:
+            self.host_errors.append(exc)
+            reply = b"\x00" + _values.encode(_js_error_for(exc, hf))
+        return self._reply_with(reply)
+
+    # ------------------------------------------------------------ slices (worker thread)
+
+    def slice_start(self) -> int:
+        o = self.opts
+        fn = o.fn.encode()
+        filename = o.filename.encode("utf-8", "replace")
+        source = o.source.encode("utf-8", "surrogatepass")
+        args = _values.encode(o.args, path="execute.args") if o.args is not None else b""
+        glob = o.globals_message
+        seed = o.seed if o.seed is not None else int.from_bytes(_urandom8(), "little")
+        soft = _soft_limit(o.memory_limit_bytes, self.engine.guest.stack_size)
+        flags = (1 if o.dynamic_code else 0) | (2 if o.args is not None else 0)
+        header = _RUN_HEADER.pack(
+            1 if o.kind == "script" else 0, flags, seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF,
+            soft, _engine.JS_STACK_LIMIT, len(filename), len(source), len(fn), len(args),
+            len(glob),
+        )
+        record = b"".join((header, filename, source, fn, args, glob))
+        self._bytes_in += len(record)
+        if len(record) <= self.engine.scratch_size:
+            self._write(self.engine.scratch_addr, record)
+            return self._call(self._qj_run, 0, len(record))
+        ptr = self._call(self._qj_alloc, len(record))
+        if ptr == 0:
+            self._oom = True
+            return QJ_FAIL
+        self._write(ptr, record)
+        return self._call(self._qj_run, ptr, len(record))
+
+    def slice_resume(self, settled: list[tuple[int, bool, bytes]]) -> int:
+        status = QJ_PENDING
+        for call_id, ok, data in settled:
+            self._bytes_in += len(data)
+            if len(data) <= self.engine.scratch_size:
+                self._write(self.engine.scratch_addr, data)
+                status = self._call(self._qj_resume, call_id, 1 if ok else 0, 0, len(data))
+            else:
+                ptr = self._call(self._qj_alloc, len(data))
+                if ptr == 0:
+                    self._oom = True
+                    return QJ_FAIL
+                self._write(ptr, data)
+                status = self._call(self._qj_resume, call_id, 1 if ok else 0, ptr, len(data))
+            if status != QJ_PENDING:
+                break
+        return status
+
+    def _call(self, func: Any, *args: int) -> int:
+        if self.stop_reason is not None:
+            raise _Stopped
+        try:
+            out = func(self.store, *args)
+        except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
+            self._trap = exc
+            raise _Stopped from None
+        return int(out)
+
+    def run_slice(self, work: Callable[[], int]) -> int | None:
+        """Run one slice on the current (worker) thread; None when the guest trapped."""
+        _engine.set_current(self)
+        _engine.set_write_u64(self.write_u64)
+        t0 = time.thread_time()
+        try:
+            self._slices += 1
+            return work()
+        except _Stopped:
+            return None
+        except _BadPointer:
+            return QJ_FAIL
+        finally:
+            self._cpu += time.thread_time() - t0
+            _engine.set_current(None)
+            _engine.set_write_u64(None)
+
+    def take_new_calls(self) -> list[tuple[int, HostFunction, list[Any]]]:
+        calls, self._new_calls = self._new_calls, []
+        return calls
+
+    # ------------------------------------------------------------ finishing
+
+    def finish(self, status_code: int | None) -> CodeResult:
+        """Decide the outcome from host facts and release the instance."""
+        with self.lock:
+            self.done = True
+        if self._deadline_key is not None:
+            self.engine.deadlines.cancel(self._deadline_key)
+        memory = self._memory
+        assert isinstance(memory, wasmtime.Memory)
+        try:
+            peak = memory.data_len(self.store)
+        except wasmtime.WasmtimeError:
+            peak = 0
+        files = frozenset([self.opts.filename, *self.opts.modules])
+        result: Any = None
+        error: ErrorInfo | None = None
+        reason: str | None = None
+        status: str
+        if self.stop_reason is not None and (status_code is None or status_code == QJ_PENDING
+                                             or self._outcome is None):
+            status, reason = "terminated", self.stop_reason
+        elif status_code is None:
+            trap = getattr(self, "_trap", None)
+            if self._oom:
+                status = "memory"
+                error = ErrorInfo("InternalError", "out of memory")
+            else:
+                status = "error"
+                error = ErrorInfo("InternalError", _trap_message(trap))
+                if trap is not None:
+                    self.host_errors.append(trap)
+        elif status_code == QJ_FAIL or self._outcome is None:
+            status = "memory" if self._oom else "error"
+            error = ErrorInfo("InternalError",
+                              "out of memory" if self._oom else "the sandbox failed to run the code")
+        else:
+            kind, payload = self._outcome
+            if kind == OUT_VALUE:
+                status, result = "success", payload
+            else:
+                error = error_from_guest(payload, files)
+                uncatchable = isinstance(payload, dict) and payload.get("uncatchable") is True
+                if self._oom and (error.name == "InternalError" or uncatchable):
+                    status = "memory"
+                elif kind == OUT_LINK_ERROR:
+                    status = "link_error"
+                else:
+                    status = "error"
+        wall = (time.perf_counter() - self.started) * 1000
+        metrics = RunMetrics(
+            wall_ms=wall,
+            guest_cpu_ms=self._cpu * 1000,
+            peak_memory_bytes=peak,
+            host_calls=self._host_calls,
+            bytes_in=self._bytes_in,
+            bytes_out=self._bytes_out,
+            reports=len(self.reports),
+            logs=len(self.logs),
+            slices=self._slices,
+        )
+        self.result = CodeResult(
+            status=status,  # type: ignore[arg-type]
+            result=result,
+            error=error,
+            reports=list(self.reports),
+            logs=list(self.logs),
+            duration_ms=wall,
+            metrics=metrics,
+            reason=reason,
+            host_errors=list(self.host_errors),
+        )
+        self._release()
+        return self.result
+
+    def _release(self) -> None:
+        _engine.unregister_store(self._store_key)
+        # drop every reference to native state; the store frees the instance and its memory
+        self._memory = self._qj_run = self._qj_resume = self._qj_alloc = None
+        self.instance = None  # type: ignore[assignment]
+        self.store = None  # type: ignore[assignment]
+
+
+class _BadPointer(Exception):
+    pass
+
+
+def _urandom8() -> bytes:
+    import os
+
+    return os.urandom(8)
+
+
+def _soft_limit(hard: int, stack: int) -> int:
+    """QuickJS's own cap: below the hard cap by the stack, static data and a reserve."""
+    reserve = max(2 * 2**20, hard // 16)
+    return max(1 * 2**20, min(hard - stack - reserve, 0xFFFFFFFF))
+
+
+def _trap_message(trap: BaseException | None) -> str:
+    if trap is None:
+        return "the sandbox stopped unexpectedly"
+    text = str(trap)
+    if "call stack exhausted" in text or "stack overflow" in text:
+        return "Maximum call stack size exceeded (native stack)"
+    return "the sandbox trapped: " + text.splitlines()[0][:200] if text else "the sandbox trapped"
+
+
+def _js_error_for(exc: BaseException, hf: HostFunction) -> dict[str, Any]:
+    """The safe JS-side view of a host exception: its class name and no host details."""
+    safe = getattr(exc, "js_message", None)
+    if isinstance(safe, str):
+        return {"name": getattr(exc, "js_name", "Error"), "message": safe}
+    return {"name": "Error", "message": f"host function {hf.path} failed ({type(exc).__name__})"}
+
+
+# ---------------------------------------------------------------- the handle
+
+
+class CodeExecution:
+    """A run in progress: await it for the :class:`CodeResult`, stream its reports, stop it.
+
+    ``await execution`` (any anyio backend) drives the run on the current event loop: guest
+    slices run on worker threads, async host calls run in the current task group. Only one
+    task may await it; awaiting it again returns the same result.
+    """
+
+    def __init__(self, engine: _engine.EngineState, opts: RunOptions) -> None:
+        self._engine = engine
+        self._opts = opts
+        self._run: Run | None = None
+        self._pending_stop: str | None = None
+        self._result: CodeResult | None = None
+        self._started = False
+        self._lock = threading.Lock()
+        self._report_waiters: list[Callable[[], None]] = []
+        self._token: anyio.lowlevel.EventLoopToken | None = None
+        self._wake: anyio.Event | None = None
+        self._loop_thread: int | None = None
+        self._report_cursor_events: list[anyio.Event] = []
+
+    # ------------------------------------------------------------ public surface
+
+    @property
+    def content_id(self) -> str:
+        """sha256 of the build ID, the sources, the module graph and the options."""
+        return self._opts.content_id
+
+    @property
+    def running(self) -> bool:
+        """True from the first await until the run ends."""
+        return self._started and self._result is None
+
+    @property
+    def result(self) -> CodeResult | None:
+        """The result once the run ended, else None."""
+        return self._result
+
+    @property
+    def reports_so_far(self) -> list[Any]:
+        """The reports received until now (a copy)."""
+        if self._result is not None:
+            return list(self._result.reports)
+        run = self._run
+        return list(run.reports) if run is not None else []
+
+    def terminate(self, reason: str = "terminated") -> None:
+        """Stop the run from any thread or task; a no-op once it ended."""
+        if not isinstance(reason, str):
+            raise TypeError("reason must be a str")
+        with self._lock:
+            if self._result is not None:
+                return
+            run = self._run
+            if run is None:
+                self._pending_stop = self._pending_stop or reason
+                return
+        if run.terminate(reason):
+            self._poke()
+
+    def __await__(self) -> Generator[Any, None, CodeResult]:
+        return self.wait().__await__()
+
+    async def wait(self) -> CodeResult:
+        """Drive the run to its end and return the result (same as ``await execution``)."""
+        if self._result is not None:
+            return self._result
+        if self._started:
+            raise RuntimeError("this run is already being awaited by another task")
+        self._started = True
+        return await self._drive()
+
+    async def reports(self) -> AsyncIterator[Any]:
+        """Yield each report as it arrives, then end when the run ends.
+
+        Iterating does not drive the run: await the execution in another task (or iterate
+        after starting it with a task group).
+        """
+        index = 0
+        while True:
+            current = self.reports_so_far
+            while index < len(current):
+                yield current[index]
+                index += 1
+            if self._result is not None:
+                final = self._result.reports
+                while index < len(final):
+                    yield final[index]
+                    index += 1
+                return
+            event = anyio.Event()
+            self._report_cursor_events.append(event)
+            # re-check after registering so no report slips between the two
+            if len(self.reports_so_far) > index or self._result is not None:
+                continue
+            await event.wait()
+
+    def run_sync(self) -> CodeResult:
+        """Drive the run from synchronous code (on worker threads; blocks the caller)."""
+        if self._result is not None:
+            return self._result
+        if self._started:
+            raise RuntimeError("this run is already being driven")
+        if any(f.is_async for f in self._opts.functions) or _is_async_callable(self._opts.report):
+            self._started = True
+            self._started = False
+            return anyio.run(self.wait)
+        self._started = True
+        done = threading.Event()
+        box: list[CodeResult | BaseException] = []
+
+        def work() -> None:
+            try:
+                run = self._create_run()
+                if run is None:
+                    box.append(self._result)  # type: ignore[arg-type]
+                    return
+                run.on_report_threadsafe = self._sync_report
+                status = run.run_slice(run.slice_start)
+                if status == QJ_PENDING and run.stop_reason is None:
+                    run.terminate("deadlock")
+                box.append(self._finish(run, status))
+            except BaseException as exc:  # delivered to the caller below
+                box.append(exc)
+            finally:
+                done.set()
+
+        self._engine.workers.submit(work)
+        done.wait()
+        out = box[0]
+        if isinstance(out, BaseException):
+            raise out
+        return out
+
+    # ------------------------------------------------------------ internals
+
+    def _sync_report(self, value: Any) -> None:
+        cb = self._opts.report
+        if cb is None:
+            return
+        try:
+            cb(value)
+        except Exception as exc:
+            if self._run is not None:
+                self._run.host_errors.append(exc)
+
+    def _create_run(self) -> Run | None:
+        with self._lock:
+            if self._pending_stop is not None:
+                self._result = CodeResult(status="terminated", reason=self._pending_stop)
+                return None
+            self._run = Run(self._engine, self._opts)
+            return self._run
+
+    def _finish(self, run: Run, status: int | None) -> CodeResult:
+        result = run.finish(status)
+        if run.rejections and result.status != "success":
+            pass
+        with self._lock:
+            self._result = result
+        self._notify_reports()
+        return result
+
+    def _poke(self) -> None:
+        """Wake the driver (from any thread)."""
+        wake, token = self._wake, self._token
+        if wake is None or token is None:
+            return
+        if threading.get_ident() == self._loop_thread:
+            wake.set()
+            return
+        try:
+            anyio.from_thread.run_sync(wake.set, token=token)
+        except RuntimeError:
+            pass  # the loop is gone; the driver is gone with it
+
+    def _notify_reports(self) -> None:
+        events, self._report_cursor_events = self._report_cursor_events, []
+        for ev in events:
+            ev.set()
+
+    async def _in_worker(self, run: Run, work: Callable[[], int]) -> int | None:
+        """Run one slice on a worker thread; cancellation stops the guest and propagates."""
+        token = self._token
+        done = anyio.Event()
+        box: list[int | None] = []
+
+        def job() -> None:
+            try:
+                box.append(run.run_slice(work))
+            finally:
+                try:
+                    anyio.from_thread.run_sync(done.set, token=token)
+                except RuntimeError:
+                    pass
+
+        self._engine.workers.submit(job)
+        try:
+            await done.wait()
+        except BaseException:
+            run.terminate("cancelled")
+            with anyio.CancelScope(shield=True):
+                await done.wait()
+            raise
+        return box[0] if box else QJ_FAIL
+
+    async def _drive(self) -> CodeResult:
+        self._token = anyio.lowlevel.current_token()
+        self._loop_thread = threading.get_ident()
+        self._wake = anyio.Event()
+        run = self._create_run()
+        if run is None:
+            assert self._result is not None
+            return self._result
+        report_cb = self._opts.report
+        send_report, receive_report = anyio.create_memory_object_stream[Any](math.inf)
+
+        def on_report(value: Any) -> None:
+            try:
+                anyio.from_thread.run_sync(self._report_arrived,
+                                           send_report if report_cb is not None else None,
+                                           value, token=self._token)
+            except RuntimeError:
+                pass
+
+        run.on_report_threadsafe = on_report
+        status: int | None = QJ_FAIL
+        try:
+            async with anyio.create_task_group() as tg:
+                if report_cb is not None:
+                    tg.start_soon(self._deliver_reports, run, report_cb, receive_report)
+                else:
+                    receive_report.close()
+                settled: list[tuple[int, bool, bytes]] = []
+                status = await self._in_worker(run, run.slice_start)
+                async with anyio.create_task_group() as calls:
+                    while status == QJ_PENDING and run.stop_reason is None:
+                        for call_id, hf, args in run.take_new_calls():
+                            calls.start_soon(self._host_call, run, call_id, hf, args, settled)
+                        while not settled and run.stop_reason is None:
+                            await self._wake.wait()
+                            self._wake = anyio.Event()
+                        if run.stop_reason is not None:
+                            break
+                        batch, settled[:] = list(settled), []
+                        status = await self._in_worker(run, lambda b=batch: run.slice_resume(b))
+                    calls.cancel_scope.cancel()
+                send_report.close()
+        finally:
+            send_report.close()
+            if self._result is None:
+                self._finish(run, status)
+        assert self._result is not None
+        return self._result
+
+    def _report_arrived(self, send: Any, value: Any) -> None:
+        if send is not None:
+            try:
+                send.send_nowait(value)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+        self._notify_reports()
+
+    async def _deliver_reports(self, run: Run, cb: Callable[[Any], Any], receive: Any) -> None:
+        async with receive:
+            async for value in receive:
+                try:
+                    out = cb(value)
+                    if inspect.isawaitable(out):
+                        await out
+                except Exception as exc:
+                    run.host_errors.append(exc)
+
+    async def _host_call(self, run: Run, call_id: int, hf: HostFunction, args: list[Any],
+                         settled: list[tuple[int, bool, bytes]]) -> None:
+        try:
+            value = await hf.fn(*args)
+            data = _values.encode(value, path="the host function's result")
+            ok = True
+        except Exception as exc:
+            run.host_errors.append(exc)
+            data = _values.encode(_js_error_for(exc, hf))
+            ok = False
+        settled.append((call_id, ok, data))
+        assert self._wake is not None
+        self._wake.set()
+
+
+def _is_async_callable(fn: Any) -> bool:
+    if fn is None:
+        return False
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)
+    )
+
+
+_ = Mapping  # re-exported types used in annotations elsewhere
