@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -46,8 +47,23 @@ class ErrorInfo:
         return f"{self.name}: {self.message}{where}" if self.name else f"{self.message}{where}"
 
 
-def error_from_guest(info: Any, files: frozenset[str]) -> ErrorInfo:
-    """Build an ErrorInfo from the guest's error record ({name, message, stack} or {thrown})."""
+def _byte_col_to_char_col(source: str | None, line: int, col: int) -> int:
+    """QuickJS counts columns in UTF-8 bytes; users count characters."""
+    if source is None or source.isascii():
+        return col
+    lines = source.split("\n")
+    if not 1 <= line <= len(lines):
+        return col
+    raw = lines[line - 1].encode("utf-8", "surrogatepass")
+    return len(raw[: col - 1].decode("utf-8", "ignore")) + 1
+
+
+def error_from_guest(info: Any, files: Mapping[str, str]) -> ErrorInfo:
+    """Build an ErrorInfo from the guest's error record ({name, message, stack} or {thrown}).
+
+    ``files`` maps each module name of the run to its source, to find the user's frame and
+    to turn QuickJS's byte columns into character columns.
+    """
     if not isinstance(info, dict):
         return ErrorInfo(name="Error", message=str(info))
     if "thrown" in info:
@@ -70,7 +86,8 @@ def error_from_guest(info: Any, files: frozenset[str]) -> ErrorInfo:
     for frame in stack.splitlines():
         m = _FRAME.match(frame)
         if m and m["file"] in files:
-            filename, line, column = m["file"], int(m["line"]), int(m["col"])
+            filename, line = m["file"], int(m["line"])
+            column = _byte_col_to_char_col(files[filename], line, int(m["col"]))
             break
     return ErrorInfo(name, message, stack, line, column, filename)
 
@@ -97,6 +114,7 @@ class RunMetrics:
     reports: int = 0
     logs: int = 0
     slices: int = 0
+    quota_refusals: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,6 +47,7 @@ class HostFunction:
     fn: Callable[..., Any]
     is_async: bool
     path: str
+    validate: Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]] | None = None
 
 
 @dataclass(slots=True)
@@ -67,11 +68,17 @@ class RunOptions:
     max_log_bytes: int = 1 * 2**20
     max_reports: int = 10_000
     max_report_bytes: int = 16 * 2**20
+    max_host_calls: int = 10_000
+    max_calls_in_flight: int = 256
+    max_bytes_in: int = 256 * 2**20
+    max_bytes_out: int = 256 * 2**20
     modules: dict[str, str] = field(default_factory=dict)
     host_modules: dict[str, bytes] = field(default_factory=dict)
     globals_message: bytes = b""
     functions: list[HostFunction] = field(default_factory=list)
     content_id: str = ""
+    pre_error: ErrorInfo | None = None
+    user_source: str | None = None
 
 
 class _Stopped(Exception):
@@ -104,6 +111,8 @@ class Run:
         self._slices = 0
         self._cpu = 0.0
         self._new_calls: list[tuple[int, HostFunction, list[Any]]] = []
+        self._in_flight = 0
+        self.quota_refusals = 0
         self._report_listeners: list[Callable[[Any], None]] = []
         self.started = time.perf_counter()
         self.on_report_threadsafe: Callable[[Any], None] | None = None
@@ -263,23 +272,59 @@ class Run:
         if not 0 <= fid < len(funcs):
             return E_HOST
         hf = funcs[fid]
+        if hf.is_async and call_id <= 0:
+            return E_HOST
+        o = self.opts
+        refusal: str | None = None
+        if self._host_calls >= o.max_host_calls:
+            refusal = f"host call quota exceeded ({o.max_host_calls} calls per run)"
+        elif hf.is_async and self._in_flight >= o.max_calls_in_flight:
+            refusal = f"too many host calls in flight (at most {o.max_calls_in_flight})"
+        elif self._bytes_out + length > o.max_bytes_out:
+            refusal = f"host call quota exceeded ({o.max_bytes_out} bytes out per run)"
+        if refusal is not None:
+            self.quota_refusals += 1
+            return self._refuse(hf, {"name": "RangeError", "message": refusal})
         self._host_calls += 1
         self._bytes_out += length
         args = _values.decode(self._read(ptr, length))
         if not isinstance(args, list):
             return E_HOST
+        try:
+            call_args: tuple[Any, ...] = tuple(args)
+            if hf.validate is not None:
+                call_args, _ = hf.validate(args)
+        except Exception as exc:
+            return self._refuse(hf, _js_error_for(exc, hf))
         if hf.is_async:
-            if call_id <= 0:
-                return E_HOST
-            self._new_calls.append((call_id, hf, args))
+            self._in_flight += 1
+            self._new_calls.append((call_id, hf, list(call_args)))
             return E_PENDING
         try:
-            value = hf.fn(*args)
-            reply = b"\x01" + _values.encode(value, path="the host function's result")
+            value = hf.fn(*call_args)
+            if inspect.isawaitable(value):
+                _close_awaitable(value)
+                raise TypeError("a sync host function returned an awaitable")
+            reply = b"\x01" + _values.encode(value, path=f"{hf.path}() result")
         except Exception as exc:
             self.host_errors.append(exc)
             reply = b"\x00" + _values.encode(_js_error_for(exc, hf))
-        return self._reply_with(reply)
+        return self._check_in(self._reply_with(reply))
+
+    def _refuse(self, hf: HostFunction, error: dict[str, Any]) -> int:
+        data = _values.encode(error)
+        if hf.is_async:  # the guest turns it into a rejected promise
+            return self._reply_with(data)
+        return self._reply_with(b"\x00" + data)
+
+    def _check_in(self, n: int) -> int:
+        if self._bytes_in > self.opts.max_bytes_in:
+            self.quota_refusals += 1
+            return self._reply_with(b"\x00" + _values.encode({
+                "name": "RangeError",
+                "message": f"host call quota exceeded ({self.opts.max_bytes_in} bytes in per run)",
+            }))
+        return n
 
     # ------------------------------------------------------------ slices (worker thread)
 
@@ -313,6 +358,7 @@ class Run:
     def slice_resume(self, settled: list[tuple[int, bool, bytes]]) -> int:
         status = QJ_PENDING
         for call_id, ok, data in settled:
+            self._in_flight -= 1
             self._bytes_in += len(data)
             if len(data) <= self.engine.scratch_size:
                 self._write(self.engine.scratch_addr, data)
@@ -373,7 +419,7 @@ class Run:
             peak = memory.data_len(self.store)
         except wasmtime.WasmtimeError:
             peak = 0
-        files = frozenset([self.opts.filename, *self.opts.modules])
+        files = {**self.opts.modules, self.opts.filename: self.opts.user_source}
         result: Any = None
         error: ErrorInfo | None = None
         reason: str | None = None
@@ -419,6 +465,7 @@ class Run:
             reports=len(self.reports),
             logs=len(self.logs),
             slices=self._slices,
+            quota_refusals=self.quota_refusals,
         )
         self.result = CodeResult(
             status=status,  # type: ignore[arg-type]
@@ -465,6 +512,12 @@ def _trap_message(trap: BaseException | None) -> str:
     if "call stack exhausted" in text or "stack overflow" in text:
         return "Maximum call stack size exceeded (native stack)"
     return "the sandbox trapped: " + text.splitlines()[0][:200] if text else "the sandbox trapped"
+
+
+def _close_awaitable(value: Any) -> None:
+    close = getattr(value, "close", None)
+    if callable(close):
+        close()
 
 
 def _js_error_for(exc: BaseException, hf: HostFunction) -> dict[str, Any]:
@@ -630,6 +683,9 @@ class CodeExecution:
             if self._pending_stop is not None:
                 self._result = CodeResult(status="terminated", reason=self._pending_stop)
                 return None
+            if self._opts.pre_error is not None:
+                self._result = CodeResult(status="error", error=self._opts.pre_error)
+                return None
             self._run = Run(self._engine, self._opts)
             return self._run
 
@@ -756,7 +812,7 @@ class CodeExecution:
                          settled: list[tuple[int, bool, bytes]]) -> None:
         try:
             value = await hf.fn(*args)
-            data = _values.encode(value, path="the host function's result")
+            data = _values.encode(value, path=f"{hf.path}() result")
             ok = True
         except Exception as exc:
             run.host_errors.append(exc)

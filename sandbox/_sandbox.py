@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
@@ -14,7 +15,9 @@ from typing import Any, Literal
 
 from sandbox import _engine, _values
 from sandbox._errors import SandboxClosedError
-from sandbox._result import CodeResult
+from sandbox._hostfn import build_validator
+from sandbox._result import CodeResult, ErrorInfo
+from sandbox._typescript import TypeScriptError as _TypeScriptError
 from sandbox._run import CodeExecution, HostFunction, RunOptions
 
 __all__ = ["Sandbox", "run_code", "run_code_sync"]
@@ -138,7 +141,7 @@ class Sandbox:
                                  or not 0 <= seed < 2**64):
             raise TypeError("seed must be an int in [0, 2**64)")
 
-        language = o.get("language", "javascript")
+        language = o.get("language", "typescript")
         if language not in ("javascript", "typescript"):
             raise ValueError(f"language must be 'javascript' or 'typescript', not {language!r}")
 
@@ -147,7 +150,10 @@ class Sandbox:
         def register(fn: Callable[..., Any], path: str) -> tuple[int, bool]:
             is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
                 getattr(fn, "__call__", None))
-            functions.append(HostFunction(len(functions), fn, is_async, path))
+            label = path.replace("imports[", "").replace("globals[", "").replace("]", "")
+            label = label.replace("'", "")
+            functions.append(HostFunction(len(functions), fn, is_async, label,
+                                          build_validator(fn, label)))
             return len(functions) - 1, is_async
 
         host_modules: dict[str, bytes] = {}
@@ -188,6 +194,18 @@ class Sandbox:
                 raise ValueError(f"module {spec!r} escapes the module graph")
             modules[key] = src
 
+        pre_error: ErrorInfo | None = None
+        user_source = source
+        try:
+            if language == "typescript":
+                source = _strip(source, filename)
+            for key, src in modules.items():
+                if _is_typescript(key, language):
+                    modules[key] = _strip(src, key)
+        except _TypeScriptError as exc:
+            pre_error = ErrorInfo("SyntaxError", exc.message, f"    at {exc.filename}:{exc.line}:"
+                                  f"{exc.column}\n", exc.line, exc.column, exc.filename)
+
         digest = hashlib.sha256()
         digest.update(_engine.get_engine(self._cache_dir).guest.build_id.encode())
         digest.update(json.dumps({
@@ -213,7 +231,28 @@ class Sandbox:
             globals_message=globals_message,
             functions=functions,
             content_id=digest.hexdigest(),
+            pre_error=pre_error,
+            user_source=user_source,
         )
+
+
+_TS_SUFFIXES = (".ts", ".mts", ".cts")
+_JS_SUFFIXES = (".js", ".mjs", ".cjs")
+
+
+def _is_typescript(key: str, language: str) -> bool:
+    if key.endswith(_TS_SUFFIXES):
+        return True
+    if key.endswith(_JS_SUFFIXES):
+        return False
+    return language == "typescript"
+
+
+@functools.lru_cache(maxsize=512)
+def _strip(source: str, filename: str) -> str:
+    from sandbox._typescript import strip_types
+
+    return strip_types(source, filename=filename)
 
 
 def _namespace(ns: Any, path: str) -> Mapping[str, Any]:

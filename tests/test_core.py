@@ -461,3 +461,12 @@ def test_public_surface_is_exactly_the_documented_names() -> None:
     ])
     for name in sandbox.__all__:
         assert hasattr(sandbox, name)
+
+
+def test_error_columns_count_characters_not_bytes() -> None:
+    r = run_code_sync('const s = "héllo 😀"; throw new Error(s)', language="javascript")
+    ascii = run_code_sync('const s = "hello X"; throw new Error(s)', language="javascript")
+    assert r.error is not None and ascii.error is not None and r.error.line == 1
+    # QuickJS reports UTF-8 byte offsets; the same number of ASCII characters gives the
+    # character column directly
+    assert r.error.column == ascii.error.column

@@ -952,14 +952,16 @@ static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSVal
         JS_FreeValue(ctx, funcs[1]);
         JS_FreeValue(ctx, promise);
         if (r >= 0) {
-            /* the host refused synchronously with an error message in the reply */
+            /* the host refused at once: the promise is rejected with its error */
             uint8_t *owned;
             const uint8_t *p = reply_bytes(r, &owned);
             if (!p) return JS_ThrowOutOfMemory(ctx);
             JSValue err = make_error(ctx, decode_message(ctx, p, (size_t)r));
             free(owned);
             if (JS_IsException(err)) return err;
-            return JS_Throw(ctx, err);
+            JSValue rejected = JS_NewSettledPromise(ctx, true, err);
+            JS_FreeValue(ctx, err);
+            return rejected;
         }
         return JS_ThrowInternalError(ctx, "host call failed");
     }
@@ -1009,7 +1011,12 @@ static char *module_normalize(JSContext *ctx, const char *base, const char *name
             if (o == 0) {
                 /* escaping the graph root: keep a marker the host refuses */
                 js_free(ctx, out);
-                return js_strdup(ctx, "\x01escape");
+                size_t l = strlen(name);
+                char *esc = js_malloc(ctx, l + 2);
+                if (!esc) return NULL;
+                esc[0] = '\x01';
+                memcpy(esc + 1, name, l + 1);
+                return esc;
             }
             char *p = memrchr(out, '/', o);
             o = p ? (size_t)(p - out) : 0;
@@ -1034,7 +1041,10 @@ static JSModuleDef *module_loader(JSContext *ctx, const char *name, void *opaque
     int64_t r = qj_host(QJ_OP_MODULE, 0, (int32_t)(uintptr_t)name, (int32_t)nlen, 0);
     if (r < 0) {
         g.link_failed = 1;
-        JS_ThrowReferenceError(ctx, "cannot find module '%s'", name[0] == '\x01' ? ".." : name);
+        if (name[0] == '\x01')
+            JS_ThrowReferenceError(ctx, "module '%s' is outside the module graph", name + 1);
+        else
+            JS_ThrowReferenceError(ctx, "cannot find module '%s'", name);
         return NULL;
     }
     uint8_t *owned;
@@ -1089,7 +1099,7 @@ static JSValue bind_host_values(JSContext *ctx, JSValue v, int depth)
 {
     if (!JS_IsObject(v) || JS_IsArray(v) || depth > 32)
         return v;
-    JSValue marker = JS_GetPropertyStr(ctx, v, "\x02fn");
+    JSValue marker = JS_GetPropertyStr(ctx, v, "\x02" "fn");
     if (JS_IsArray(marker)) {
         JSValue idv = JS_GetPropertyUint32(ctx, marker, 0);
         JSValue asv = JS_GetPropertyUint32(ctx, marker, 1);
@@ -1268,7 +1278,7 @@ int32_t qj_init(void)
  *   | soft_mem_limit | stack_limit | filename_len | source_len | fn_len | args_len | globals_len
  *   then filename, source, fn, args (a value message holding an array), globals (a value
  *   message holding an object whose properties become frozen globals; host functions in it are
- *   objects {"\x02fn": [id, is_async, name]}). */
+ *   objects {"\x02" "fn": [id, is_async, name]}). */
 #define RUN_HEADER_WORDS 11
 
 /* Dynamic code is off in the snapshot; a run that enables it restores the originals. */

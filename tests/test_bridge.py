@@ -1,0 +1,264 @@
+"""Host capabilities through run_code: imports, globals, host functions, quotas, ReadOnlyDir."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import anyio
+import pydantic
+import pytest
+
+import bridge
+from sandbox import run_code, run_code_sync
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_imports_make_a_bare_specifier_module_with_named_and_default_exports() -> None:
+    def greet(name: str) -> str:
+        return f"hi {name}"
+
+    src = """import { greet, VERSION } from "tools"; import tools from "tools";
+      export default [greet("ada"), VERSION, Object.isFrozen(tools), typeof tools.greet]"""
+    r = run_code_sync(src, imports={"tools": {"greet": greet, "VERSION": "1.2"}})
+    assert r.result == ["hi ada", "1.2", True, "function"]
+
+
+def test_globals_make_free_identifiers_and_namespaces_are_frozen() -> None:
+    src = """ "use strict";
+      let threw = false; try { cfg.limit = 1 } catch { threw = true }
+      export default [LIMIT, lookup(2), cfg.nested.deep, threw, typeof cfg.fn]"""
+    r = run_code_sync(src, globals={
+        "LIMIT": 10, "lookup": lambda k: k * 10,
+        "cfg": {"limit": 5, "nested": {"deep": [1, 2]}, "fn": lambda: 1},
+    })
+    assert r.status == "success", r.error
+    assert r.result == [10, 20, [1, 2], True, "function"]
+
+
+def test_an_undeclared_bare_specifier_is_a_link_error() -> None:
+    r = run_code_sync('import { x } from "fs"; export default x', imports={"other": {}})
+    assert r.status == "link_error" and r.error is not None and "'fs'" in r.error.message
+
+
+def test_a_missing_export_of_a_host_module_is_a_link_error() -> None:
+    r = run_code_sync('import { nope } from "tools"; export default nope',
+                      imports={"tools": {"yes": 1}})
+    assert r.status == "link_error" and r.error is not None and "nope" in r.error.message
+
+
+def test_a_sync_host_function_returns_its_value_directly() -> None:
+    r = run_code_sync("export default add(2, 3) * 2", globals={"add": lambda a, b: a + b})
+    assert r.result == 10
+    assert r.metrics.host_calls == 1
+
+
+@pytest.mark.anyio
+async def test_an_async_host_function_returns_a_promise() -> None:
+    async def fetch_user(uid: int) -> dict[str, object]:
+        await anyio.sleep(0.01)
+        return {"id": uid, "name": f"user{uid}"}
+
+    src = """const p = fetchUser(7); export default [p instanceof Promise, await p]"""
+    r = await run_code(src, globals={"fetchUser": fetch_user})
+    assert r.result == [True, {"id": 7, "name": "user7"}]
+
+
+@pytest.mark.anyio
+async def test_promise_all_of_twenty_sleeping_host_calls_runs_them_concurrently() -> None:
+    async def slow(i: int) -> int:
+        await anyio.sleep(0.1)
+        return i * i
+
+    t0 = time.monotonic()
+    r = await run_code(
+        "export default await Promise.all(Array.from({length: 20}, (_, i) => slow(i)))",
+        globals={"slow": slow},
+    )
+    elapsed = time.monotonic() - t0
+    assert r.result == [i * i for i in range(20)]
+    assert elapsed < 0.4, elapsed
+
+
+def test_async_host_functions_work_from_the_sync_api() -> None:
+    async def twice(x: int) -> int:
+        await anyio.sleep(0)
+        return 2 * x
+
+    assert run_code_sync("export default await twice(21)", globals={"twice": twice}).result == 42
+
+
+def test_a_host_exception_shows_a_safe_message_in_js_and_the_original_on_the_host() -> None:
+    secret = "/home/alice/.ssh/id_rsa"
+
+    def leaky() -> None:
+        raise FileNotFoundError(secret)
+
+    r = run_code_sync(
+        "try { leaky() } catch (e) { report([e.name, e.message, String(e.stack)]) }"
+        " export default 1",
+        globals={"leaky": leaky},
+    )
+    assert r.status == "success"
+    name, message, stack = r.reports[0]  # type: ignore[misc]
+    assert name == "Error" and "leaky" in message and "FileNotFoundError" in message
+    assert secret not in message and secret not in stack
+    assert isinstance(r.host_errors[0], FileNotFoundError)
+
+
+def test_a_host_error_raised_on_purpose_shows_its_message() -> None:
+    def check(n: int) -> int:
+        if n < 0:
+            raise bridge.HostError("n must be positive", js_name="RangeError")
+        return n
+
+    src = "try { check(-1) } catch (e) { report([e instanceof RangeError, e.message]) }"
+    assert run_code_sync(src, globals={"check": check}).reports == [[True, "n must be positive"]]
+
+
+@pytest.mark.anyio
+async def test_an_async_host_exception_rejects_the_promise() -> None:
+    async def boom() -> None:
+        raise ValueError("internal detail")
+
+    src = "export default await boom().then(() => 'ok', (e) => [e.name, e.message])"
+    r = await run_code(src, globals={"boom": boom})
+    assert r.result[0] == "Error" and "internal detail" not in r.result[1]  # type: ignore[index]
+
+
+def test_typed_arguments_are_validated_before_the_call() -> None:
+    calls: list[tuple[int, str]] = []
+
+    def repeat(count: int, text: str) -> str:
+        calls.append((count, text))
+        return text * count
+
+    src = """const out = [repeat(2, "ab")];
+      try { repeat("many", "x") } catch (e) { out.push(e.name, e.message) }
+      try { repeat(1) } catch (e) { out.push(e.name) }
+      export default out"""
+    r = run_code_sync(src, globals={"repeat": repeat})
+    assert r.status == "success", r.error
+    assert r.result[:3] == ["abab", "TypeError", r.result[2]]  # type: ignore[index]
+    assert "count" in r.result[2] and r.result[3] == "TypeError"  # type: ignore[index]
+    assert calls == [(2, "ab")]
+
+
+class Query(pydantic.BaseModel):
+    table: str
+    limit: int = 10
+
+
+def test_a_single_model_parameter_takes_keyword_style_calls() -> None:
+    seen: list[Query] = []
+
+    def select(q: Query) -> list[int]:
+        seen.append(q)
+        return list(range(q.limit))
+
+    src = """const ok = select({table: "users", limit: 3});
+      let err; try { select({table: 5}) } catch (e) { err = e.name }
+      export default [ok, err]"""
+    r = run_code_sync(src, globals={"select": select})
+    assert r.result == [[0, 1, 2], "TypeError"]
+    assert seen == [Query(table="users", limit=3)]
+
+
+def test_untyped_functions_still_get_their_argument_count_checked() -> None:
+    def two(a, b):  # type: ignore[no-untyped-def]
+        return [a, b]
+
+    src = "let e; try { two(1, 2, 3) } catch (x) { e = x.name } export default [two(1, 'x'), e]"
+    assert run_code_sync(src, globals={"two": two}).result == [[1, "x"], "TypeError"]
+
+
+def test_the_host_call_quota_is_a_catchable_error_counted_in_metrics() -> None:
+    src = """let n = 0, err;
+      try { for (;;) { ping(); n++ } } catch (e) { err = e.name }
+      export default [n, err]"""
+    from sandbox import Sandbox
+
+    r = run_code_sync(src, globals={"ping": lambda: None})
+    assert r.result == [10_000, "RangeError"]
+    assert r.metrics.quota_refusals == 1
+    assert Sandbox  # the quota is per run: a new run starts from zero
+    assert run_code_sync("ping(); export default 1", globals={"ping": lambda: None}).ok
+
+
+@pytest.mark.anyio
+async def test_pending_host_calls_are_cancelled_when_the_run_ends() -> None:
+    finished: list[str] = []
+    cancelled: list[str] = []
+
+    async def forever() -> None:
+        try:
+            await anyio.sleep(30)
+            finished.append("x")
+        except anyio.get_cancelled_exc_class():
+            cancelled.append("x")
+            raise
+
+    async def quick() -> str:
+        await anyio.sleep(0.05)
+        return "done"
+
+    r = await run_code("export default await Promise.race([forever(), quick()])",
+                       globals={"forever": forever, "quick": quick})
+    assert r.result == "done"
+    assert cancelled == ["x"] and finished == []
+
+
+@pytest.mark.anyio
+async def test_a_host_call_cannot_reenter_the_guest_or_corrupt_another_run() -> None:
+    async def inner() -> object:
+        r = await run_code("export default 'inner'")
+        return r.result
+
+    r = await run_code("export default await inner()", globals={"inner": inner})
+    assert r.result == "inner"
+
+
+# ---------------------------------------------------------------- ReadOnlyDir through JS
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "notes.txt").write_text("hello notes")
+    (root / "sub" / "data.bin").write_bytes(b"\x00\x01\x02")
+    (tmp_path / "secret.txt").write_text("TOP SECRET")
+    os.symlink(tmp_path / "secret.txt", root / "link.txt")
+    os.mkfifo(root / "pipe")
+    return root
+
+
+def test_readonlydir_reads_text_bytes_lists_and_stats(tree: Path) -> None:
+    src = """import { readFile, readdir, stat } from "fs";
+      export default [readFile("notes.txt", "utf8"), readFile("sub/data.bin"),
+                      readdir("."), stat("sub").type]"""
+    r = run_code_sync(src, imports={"fs": bridge.ReadOnlyDir(tree)})
+    assert r.status == "success", r.error
+    assert r.result == ["hello notes", b"\x00\x01\x02", ["link.txt", "notes.txt", "pipe", "sub"],
+                        "directory"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["../secret.txt", "/etc/passwd", "notes.txt\0x", "sub\\data.bin", "a" * 5000,
+     "link.txt", "pipe", "sub", "%2e%2e/secret.txt", "sub/../../secret.txt"],
+    ids=["dotdot", "absolute", "nul", "backslash", "too-long", "symlink", "fifo", "directory",
+         "percent", "nested-dotdot"],
+)
+def test_readonlydir_refusals_reach_js_with_only_the_virtual_path(tree: Path, path: str) -> None:
+    src = """import { readFile } from "fs";
+      export default function (p) {
+        try { readFile(p); return "read!" } catch (e) { return [e.name, e.message] } }"""
+    r = run_code_sync(src, imports={"fs": bridge.ReadOnlyDir(tree)},
+                      execute={"args": [path]}, timeout=10)
+    assert r.status == "success", r.error
+    assert r.result != "read!"
+    name, message = r.result  # type: ignore[misc]
+    assert str(tree) not in message and "TOP SECRET" not in message
