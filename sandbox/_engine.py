@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import wasmtime
 from wasmtime import _bindings as ffi
 
+from sandbox import _native
 from sandbox._errors import GuestBuildError
 
 __all__ = ["EngineState", "HostRouter", "get_engine"]
@@ -38,6 +39,9 @@ JS_STACK_LIMIT = 256 * 1024
 MAX_WASM_STACK = 4 * 1024 * 1024
 ASYNC_STACK = 8 * 1024 * 1024
 WORKER_STACK = 32 * 1024 * 1024
+KEEP_RESIDENT = 2 * 1024 * 1024
+MAX_LIVE_SANDBOXES = 1000
+MAX_MEMORY = 4 * 1024 * 1024 * 1024
 WASI_EBADF = 8
 
 
@@ -59,11 +63,12 @@ def set_current(run: HostRouter | None) -> None:
     _current.run = run
 
 
-def _host(op: int, a: int, b: int, c: int, d: int) -> int:
+def _host(args: Any, _n: int) -> None:
     run: HostRouter | None = getattr(_current, "run", None)
     if run is None:
-        return -1
-    return run.on_host(op, a, b, c, d)
+        args[0].i64 = -1
+        return
+    args[0].i64 = run.on_host(args[0].i32, args[1].i32, args[2].i32, args[3].i32, args[4].i32)
 
 
 # ---------------------------------------------------------------- epoch callback
@@ -232,7 +237,19 @@ def _config() -> tuple[wasmtime.Config, str]:
     config.cranelift_opt_level = "speed"
     ffi.wasmtime_config_async_stack_size_set(config.ptr(), ASYNC_STACK)
     config.max_wasm_stack = MAX_WASM_STACK
-    description = f"epoch;speed;stack={MAX_WASM_STACK};async={ASYNC_STACK}"
+    # The pooling allocator keeps the first pages of each memory slot resident between
+    # instances, so a fresh sandbox does not page-fault its way through the snapshot, and
+    # memories never move (so a run can cache its memory's base address).
+    pool = ffi.wasmtime_pooling_allocation_config_new()
+    ffi.wasmtime_pooling_allocation_config_linear_memory_keep_resident_set(pool, KEEP_RESIDENT)
+    ffi.wasmtime_pooling_allocation_config_total_memories_set(pool, MAX_LIVE_SANDBOXES)
+    ffi.wasmtime_pooling_allocation_config_total_core_instances_set(pool, MAX_LIVE_SANDBOXES)
+    ffi.wasmtime_pooling_allocation_config_total_tables_set(pool, MAX_LIVE_SANDBOXES)
+    ffi.wasmtime_pooling_allocation_config_max_memory_size_set(pool, MAX_MEMORY)
+    ffi.wasmtime_pooling_allocation_strategy_set(config.ptr(), pool)
+    config.memory_may_move = False
+    description = (f"epoch;speed;stack={MAX_WASM_STACK};async={ASYNC_STACK};"
+                   f"pool={KEEP_RESIDENT},{MAX_LIVE_SANDBOXES},{MAX_MEMORY};nomove")
     return config, description
 
 
@@ -286,17 +303,18 @@ class EngineState:
 
     def _define_imports(self) -> None:
         i32, i64 = wasmtime.ValType.i32(), wasmtime.ValType.i64()
-        self.linker.define_func(
-            "qj", "host", wasmtime.FuncType([i32, i32, i32, i32, i32], [i64]), _host
+        _native.define_host_import(
+            self.linker, "qj", "host", wasmtime.FuncType([i32, i32, i32, i32, i32], [i64]), _host
         )
 
-        def clock_time_get(clock_id: int, _precision: int, out: int) -> int:
+        def clock_time_get(args: Any, _n: int) -> None:
             run: HostRouter | None = getattr(_current, "run", None)
+            clock_id, out = args[0].i32, args[2].i32 & 0xFFFFFFFF
             ns = run.clock_ns(clock_id) if run else time.time_ns()
-            return _write_u64(out, ns)
+            args[0].i32 = _write_u64(out, ns)
 
-        def badf(*_args: int) -> int:
-            return WASI_EBADF
+        def badf(args: Any, _n: int) -> None:
+            args[0].i32 = WASI_EBADF
 
         wasi = "wasi_snapshot_preview1"
         for imp in self.module.imports:
@@ -307,7 +325,21 @@ class EngineState:
             if imp.module != wasi:
                 raise GuestBuildError(f"unexpected guest import {imp.module}.{imp.name}")
             fn = clock_time_get if imp.name == "clock_time_get" else badf
-            self.linker.define_func(wasi, imp.name, ty, fn)
+            _native.define_host_import(self.linker, wasi, imp.name, ty, fn)
+
+    def new_instance(self, memory_limit: int, run: HostRouter) -> tuple[_native.NativeInstance, int]:
+        """A fresh instance whose epoch callback consults ``run``; returns it and its key."""
+        global _next_store_key
+        with _stores_lock:
+            key = _next_store_key
+            _next_store_key += 1
+            _stores[key] = run
+        try:
+            inst = _native.NativeInstance(self.engine, self.pre, memory_limit, _EPOCH_CB, key)
+        except BaseException:
+            unregister_store(key)
+            raise
+        return inst, key
 
     def _probe(self) -> tuple[int, int, int]:
         store = wasmtime.Store(self.engine)
@@ -319,7 +351,9 @@ class EngineState:
         assert isinstance(scratch, wasmtime.Func) and isinstance(memory, wasmtime.Memory)
         addr = scratch(store)
         assert isinstance(addr, int)
-        return addr, 256 * 1024, memory.data_len(store)
+        size = memory.data_len(store)
+        del inst, exports, scratch, memory, store
+        return addr, 256 * 1024, size
 
 
 _memory_for_wasi: threading.local = threading.local()

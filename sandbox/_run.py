@@ -24,6 +24,7 @@ import anyio.lowlevel
 import wasmtime
 
 from sandbox import _engine, _values
+from sandbox._native import GuestStopped
 from sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics, error_from_guest
 
 __all__ = ["CodeExecution", "RunOptions"]
@@ -117,15 +118,7 @@ class Run:
         self.started = time.perf_counter()
         self.on_report_threadsafe: Callable[[Any], None] | None = None
         # instance
-        self.store = wasmtime.Store(engine.engine)
-        self.store.set_limits(memory_size=opts.memory_limit_bytes)
-        self._store_key = _engine.register_store(self.store, self)
-        self.instance = engine.pre.instantiate(self.store)
-        exports = self.instance.exports(self.store)
-        self._memory = exports["memory"]
-        self._qj_run = exports["qj_run"]
-        self._qj_resume = exports["qj_resume"]
-        self._qj_alloc = exports["qj_alloc"]
+        self.instance, self._store_key = engine.new_instance(opts.memory_limit_bytes, self)
         self._deadline_key: int | None = None
         if opts.timeout is not None:
             self._deadline_key = engine.deadlines.add(
@@ -148,20 +141,14 @@ class Run:
 
     # ------------------------------------------------------------ memory access
 
-    def _mem(self) -> tuple[int, int]:
-        mem = self._memory
-        assert isinstance(mem, wasmtime.Memory)
-        ptr = mem.data_ptr(self.store)
-        return ctypes.addressof(ptr.contents), mem.data_len(self.store)
-
     def _read(self, ptr: int, length: int) -> bytes:
-        base, size = self._mem()
+        base, size = self.instance.memory(ptr + length)
         if ptr < 0 or length < 0 or ptr + length > size:
             raise _BadPointer
         return ctypes.string_at(base + ptr, length)
 
     def _write(self, ptr: int, data: bytes) -> None:
-        base, size = self._mem()
+        base, size = self.instance.memory(ptr + len(data))
         if ptr < 0 or ptr + len(data) > size:
             raise _BadPointer
         ctypes.memmove(base + ptr, data, len(data))
@@ -347,13 +334,13 @@ class Run:
         self._bytes_in += len(record)
         if len(record) <= self.engine.scratch_size:
             self._write(self.engine.scratch_addr, record)
-            return self._call(self._qj_run, 0, len(record))
-        ptr = self._call(self._qj_alloc, len(record))
+            return self._call(self.instance.run, 0, len(record))
+        ptr = self._call(self.instance.alloc, len(record))
         if ptr == 0:
             self._oom = True
             return QJ_FAIL
         self._write(ptr, record)
-        return self._call(self._qj_run, ptr, len(record))
+        return self._call(self.instance.run, ptr, len(record))
 
     def slice_resume(self, settled: list[tuple[int, bool, bytes]]) -> int:
         status = QJ_PENDING
@@ -362,27 +349,26 @@ class Run:
             self._bytes_in += len(data)
             if len(data) <= self.engine.scratch_size:
                 self._write(self.engine.scratch_addr, data)
-                status = self._call(self._qj_resume, call_id, 1 if ok else 0, 0, len(data))
+                status = self._call(self.instance.resume, call_id, 1 if ok else 0, 0, len(data))
             else:
-                ptr = self._call(self._qj_alloc, len(data))
+                ptr = self._call(self.instance.alloc, len(data))
                 if ptr == 0:
                     self._oom = True
                     return QJ_FAIL
                 self._write(ptr, data)
-                status = self._call(self._qj_resume, call_id, 1 if ok else 0, ptr, len(data))
+                status = self._call(self.instance.resume, call_id, 1 if ok else 0, ptr, len(data))
             if status != QJ_PENDING:
                 break
         return status
 
-    def _call(self, func: Any, *args: int) -> int:
+    def _call(self, func: Callable[..., int], *args: int) -> int:
         if self.stop_reason is not None:
             raise _Stopped
         try:
-            out = func(self.store, *args)
-        except (wasmtime.Trap, wasmtime.WasmtimeError) as exc:
+            return func(*args)
+        except GuestStopped as exc:
             self._trap = exc
             raise _Stopped from None
-        return int(out)
 
     def run_slice(self, work: Callable[[], int]) -> int | None:
         """Run one slice on the current (worker) thread; None when the guest trapped."""
@@ -413,11 +399,9 @@ class Run:
             self.done = True
         if self._deadline_key is not None:
             self.engine.deadlines.cancel(self._deadline_key)
-        memory = self._memory
-        assert isinstance(memory, wasmtime.Memory)
         try:
-            peak = memory.data_len(self.store)
-        except wasmtime.WasmtimeError:
+            peak = self.instance.memory(1 << 40)[1]
+        except Exception:
             peak = 0
         files = {**self.opts.modules, self.opts.filename: self.opts.user_source}
         result: Any = None
@@ -483,10 +467,7 @@ class Run:
 
     def _release(self) -> None:
         _engine.unregister_store(self._store_key)
-        # drop every reference to native state; the store frees the instance and its memory
-        self._memory = self._qj_run = self._qj_resume = self._qj_alloc = None
-        self.instance = None  # type: ignore[assignment]
-        self.store = None  # type: ignore[assignment]
+        self.instance.close()
 
 
 class _BadPointer(Exception):
@@ -508,9 +489,9 @@ def _soft_limit(hard: int, stack: int) -> int:
 def _trap_message(trap: BaseException | None) -> str:
     if trap is None:
         return "the sandbox stopped unexpectedly"
-    text = str(trap)
-    if "call stack exhausted" in text or "stack overflow" in text:
+    if isinstance(trap, GuestStopped) and trap.stack_overflow:
         return "Maximum call stack size exceeded (native stack)"
+    text = str(trap)
     return "the sandbox trapped: " + text.splitlines()[0][:200] if text else "the sandbox trapped"
 
 

@@ -1,0 +1,177 @@
+"""The hot path: stores, instances, calls and host imports straight through wasmtime's C API.
+
+wasmtime-py's high-level objects cost tens of microseconds per call (argument type checks,
+wrapper objects for every export). A run needs only a handful of operations, so this module
+does them with one ctypes crossing each: create a store with its limits and epoch callback,
+instantiate from the pre-linked module, look up four exports, call an export with raw i32
+arguments, read the memory's base address, and delete the store.
+
+Host imports are defined once per process on the shared linker as *unchecked* functions (raw
+argument arrays), routed to the run executing on the current thread.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+import wasmtime
+from wasmtime import _bindings as ffi
+
+__all__ = ["GuestStopped", "NativeInstance", "define_host_import"]
+
+_lib: Any = ffi.dll
+_store_new = _lib.wasmtime_store_new
+_store_context = _lib.wasmtime_store_context
+_store_delete = _lib.wasmtime_store_delete
+_store_limiter = _lib.wasmtime_store_limiter
+_epoch_callback = _lib.wasmtime_store_epoch_deadline_callback
+_set_deadline = _lib.wasmtime_context_set_epoch_deadline
+_pre_instantiate = _lib.wasmtime_instance_pre_instantiate
+_export_get = _lib.wasmtime_instance_export_get
+_call = _lib.wasmtime_func_call_unchecked
+_mem_data = _lib.wasmtime_memory_data
+_mem_size = _lib.wasmtime_memory_data_size
+_error_delete = _lib.wasmtime_error_delete
+_trap_delete = _lib.wasm_trap_delete
+_trap_code = _lib.wasmtime_trap_code
+_error_message = _lib.wasmtime_error_message
+_byte_vec_delete = _lib.wasm_byte_vec_delete
+
+_Raw = ffi.wasmtime_val_raw_t
+_TrapPtr = ctypes.POINTER(ffi.wasm_trap_t)
+_STACK_OVERFLOW = 0
+_NO_FINALIZER = ctypes.cast(None, ctypes.CFUNCTYPE(None, ctypes.c_void_p))
+
+
+class GuestStopped(Exception):
+    """The guest trapped or an epoch callback stopped it; the instance is unusable."""
+
+    def __init__(self, message: str, *, stack_overflow: bool = False) -> None:
+        super().__init__(message)
+        self.stack_overflow = stack_overflow
+
+
+def _error_text(err: Any) -> str:
+    vec = ffi.wasm_byte_vec_t()
+    _error_message(err, ctypes.byref(vec))
+    try:
+        return ctypes.string_at(vec.data, vec.size).decode("utf-8", "replace")
+    finally:
+        _byte_vec_delete(ctypes.byref(vec))
+
+
+class NativeInstance:
+    """One store and one fresh instance of the guest."""
+
+    __slots__ = ("_alloc", "_base", "_ctx", "_mem", "_resume", "_run", "_size", "_store")
+
+    def __init__(self, engine: wasmtime.Engine, pre: wasmtime.InstancePre, memory_limit: int,
+                 epoch_cb: Any, epoch_key: int) -> None:
+        store = _store_new(engine.ptr(), None, _NO_FINALIZER)
+        if not store:
+            raise MemoryError("wasmtime could not create a store")
+        self._store = store
+        self._ctx = _store_context(store)
+        _store_limiter(store, memory_limit, -1, -1, -1, -1)
+        _epoch_callback(store, epoch_cb, epoch_key, _NO_FINALIZER)
+        _set_deadline(self._ctx, 1)
+        inst = ffi.wasmtime_instance_t()
+        trap = _TrapPtr()
+        err = _pre_instantiate(pre.ptr(), self._ctx, ctypes.byref(inst), ctypes.byref(trap))
+        if err or trap:
+            text = _error_text(err) if err else "instantiation trapped"
+            if err:
+                _error_delete(err)
+            if trap:
+                _trap_delete(trap)
+            self.close()
+            raise MemoryError(f"the sandbox could not be instantiated: {text}")
+        self._run = self._export(inst, b"qj_run").of.func
+        self._resume = self._export(inst, b"qj_resume").of.func
+        self._alloc = self._export(inst, b"qj_alloc").of.func
+        self._mem = self._export(inst, b"memory").of.memory
+        self._base = 0
+        self._size = 0
+
+    def _export(self, inst: Any, name: bytes) -> Any:
+        ext = ffi.wasmtime_extern_t()
+        if not _export_get(self._ctx, ctypes.byref(inst), name, len(name), ctypes.byref(ext)):
+            raise RuntimeError(f"the guest has no export {name.decode()}")
+        return ext
+
+    def _invoke(self, func: Any, args: tuple[int, ...]) -> int:
+        n = max(len(args), 1)
+        vals = (_Raw * n)()
+        for i, a in enumerate(args):
+            vals[i].i32 = a
+        trap = _TrapPtr()
+        err = _call(self._ctx, ctypes.byref(func), vals, n, ctypes.byref(trap))
+        if err:
+            text = _error_text(err)
+            _error_delete(err)
+            raise GuestStopped(text)
+        if trap:
+            code = ctypes.c_uint8(255)
+            has_code = _trap_code(trap, ctypes.byref(code))
+            _trap_delete(trap)
+            overflow = bool(has_code) and code.value == _STACK_OVERFLOW
+            raise GuestStopped(f"wasm trap (code {code.value if has_code else 'none'})",
+                               stack_overflow=overflow)
+        return int(vals[0].i32)
+
+    def run(self, ptr: int, length: int) -> int:
+        return self._invoke(self._run, (ptr, length))
+
+    def resume(self, call_id: int, ok: int, ptr: int, length: int) -> int:
+        return self._invoke(self._resume, (call_id, ok, ptr, length))
+
+    def alloc(self, size: int) -> int:
+        return self._invoke(self._alloc, (size,)) & 0xFFFFFFFF
+
+    def memory(self, need: int = 0) -> tuple[int, int]:
+        """Base address and size of linear memory.
+
+        Memories never move (the engine is configured so), so the base is cached; the size is
+        re-read when a caller needs more than the size last seen (memory only grows).
+        """
+        if need > self._size or not self._base:
+            base = _mem_data(self._ctx, ctypes.byref(self._mem))
+            self._base = ctypes.cast(base, ctypes.c_void_p).value or 0
+            self._size = int(_mem_size(self._ctx, ctypes.byref(self._mem)))
+        return self._base, self._size
+
+    def close(self) -> None:
+        """Free the store, the instance and its memory (idempotent)."""
+        store, self._store = self._store, None
+        if store:
+            _store_delete(store)
+
+
+HostCallback = Callable[[Any, int], None]
+_keep: list[Any] = []
+
+
+def define_host_import(linker: wasmtime.Linker, module: str, name: str, ty: wasmtime.FuncType,
+                       fn: Callable[[Any, int], None]) -> None:
+    """Define an unchecked host import: ``fn(raw_args, n)`` reads and writes raw values."""
+
+    def trampoline(_env: Any, _caller: Any, args: Any, n: int) -> int:
+        try:
+            fn(args, n)
+        except BaseException:  # a ctypes callback must never raise; the run records errors
+            pass
+        return 0
+
+    cb = ffi.wasmtime_func_unchecked_callback_t(trampoline)
+    _keep.append(cb)  # the linker holds the function pointer for the process's lifetime
+    mod, nm = module.encode(), name.encode()
+    err = ffi.wasmtime_linker_define_func_unchecked(
+        linker.ptr(), ctypes.create_string_buffer(mod), len(mod),
+        ctypes.create_string_buffer(nm), len(nm), ty.ptr(), cb, None, _NO_FINALIZER,
+    )
+    if err:
+        text = _error_text(err)
+        _error_delete(err)
+        raise RuntimeError(f"could not define {module}.{name}: {text}")
