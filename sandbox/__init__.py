@@ -20,6 +20,7 @@ from sandbox._errors import (
     SandboxClosedError,
     SandboxError,
 )
+from sandbox._limits import Limits
 from sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics
 from sandbox._run import CodeExecution
 from sandbox._sandbox import Sandbox, run_code, run_code_sync
@@ -37,6 +38,7 @@ __all__ = [
     "CodeTimeout",
     "ErrorInfo",
     "GuestBuildError",
+    "Limits",
     "LogEntry",
     "RunMetrics",
     "Sandbox",

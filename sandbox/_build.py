@@ -41,7 +41,7 @@ CFLAGS = (
 )
 # The shadow stack (linear memory) holds C locals whose address is taken; QuickJS's own
 # stack limit is set per run and must stay below this.
-STACK_SIZE = 512 * 1024
+STACK_SIZE = 1280 * 1024
 LDFLAGS = (
     "-s",
     f"-Wl,-z,stack-size={STACK_SIZE}",

@@ -35,11 +35,11 @@ _GUEST_DIR = Path(__file__).resolve().parent / "_guest"
 
 # JS stack limit inside QuickJS and the native wasm stack, sized together (see WASM-NOTES):
 # the parser, JSON and regex recurse on the native stack, so it must be ≥ 16× the JS limit.
-JS_STACK_LIMIT = 256 * 1024
-MAX_WASM_STACK = 4 * 1024 * 1024
-ASYNC_STACK = 8 * 1024 * 1024
+JS_STACK_LIMIT = 1024 * 1024
+MAX_WASM_STACK = 16 * 1024 * 1024
+ASYNC_STACK = 20 * 1024 * 1024
 WORKER_STACK = 32 * 1024 * 1024
-KEEP_RESIDENT = 2 * 1024 * 1024
+KEEP_RESIDENT = 3 * 1024 * 1024
 MAX_LIVE_SANDBOXES = 1000
 MAX_MEMORY = 4 * 1024 * 1024 * 1024
 WASI_EBADF = 8
@@ -231,9 +231,10 @@ def _load_guest_info() -> GuestInfo:
     return GuestInfo(meta["build_id"], int(meta["stack_size"]), wasm)
 
 
-def _config() -> tuple[wasmtime.Config, str]:
+def _config(metered: bool) -> tuple[wasmtime.Config, str]:
     config = wasmtime.Config()
     config.epoch_interruption = True
+    config.consume_fuel = metered
     config.cranelift_opt_level = "speed"
     ffi.wasmtime_config_async_stack_size_set(config.ptr(), ASYNC_STACK)
     config.max_wasm_stack = MAX_WASM_STACK
@@ -248,7 +249,7 @@ def _config() -> tuple[wasmtime.Config, str]:
     ffi.wasmtime_pooling_allocation_config_max_memory_size_set(pool, MAX_MEMORY)
     ffi.wasmtime_pooling_allocation_strategy_set(config.ptr(), pool)
     config.memory_may_move = False
-    description = (f"epoch;speed;stack={MAX_WASM_STACK};async={ASYNC_STACK};"
+    description = (f"epoch;fuel={metered};speed;stack={MAX_WASM_STACK};async={ASYNC_STACK};"
                    f"pool={KEEP_RESIDENT},{MAX_LIVE_SANDBOXES},{MAX_MEMORY};nomove")
     return config, description
 
@@ -265,9 +266,10 @@ def cache_dir() -> Path:
 class EngineState:
     """The engine, the compiled module, the linker and the instance factory."""
 
-    def __init__(self, cache: Path | None = None) -> None:
+    def __init__(self, cache: Path | None = None, *, metered: bool = False) -> None:
         self.guest = _load_guest_info()
-        config, description = _config()
+        self.metered = metered
+        config, description = _config(metered)
         self.engine = wasmtime.Engine(config)
         self.module = self._load_module(cache or cache_dir(), description)
         self.linker = wasmtime.Linker(self.engine)
@@ -327,7 +329,8 @@ class EngineState:
             fn = clock_time_get if imp.name == "clock_time_get" else badf
             _native.define_host_import(self.linker, wasi, imp.name, ty, fn)
 
-    def new_instance(self, memory_limit: int, run: HostRouter) -> tuple[_native.NativeInstance, int]:
+    def new_instance(self, memory_limit: int, run: HostRouter,
+                     fuel: int | None = None) -> tuple[_native.NativeInstance, int]:
         """A fresh instance whose epoch callback consults ``run``; returns it and its key."""
         global _next_store_key
         with _stores_lock:
@@ -335,7 +338,8 @@ class EngineState:
             _next_store_key += 1
             _stores[key] = run
         try:
-            inst = _native.NativeInstance(self.engine, self.pre, memory_limit, _EPOCH_CB, key)
+            inst = _native.NativeInstance(self.engine, self.pre, memory_limit, _EPOCH_CB, key,
+                                          fuel=fuel)
         except BaseException:
             unregister_store(key)
             raise
@@ -344,6 +348,8 @@ class EngineState:
     def _probe(self) -> tuple[int, int, int]:
         store = wasmtime.Store(self.engine)
         store.set_epoch_deadline(1 << 40)
+        if self.metered:
+            store.set_fuel(1 << 40)
         inst = self.pre.instantiate(store)
         exports = inst.exports(store)
         scratch = exports["qj_scratch"]
@@ -376,18 +382,19 @@ def _wasmtime_version() -> str:
         return "unknown"
 
 
-_engine: EngineState | None = None
+_engines: dict[bool, EngineState] = {}
 _engine_lock = threading.Lock()
 
 
-def get_engine(cache: Path | None = None) -> EngineState:
-    """The process's engine, created on first use."""
-    global _engine
-    if _engine is None:
+def get_engine(cache: Path | None = None, *, metered: bool = False) -> EngineState:
+    """The process's engine (or its fuel-metered twin), created on first use."""
+    eng = _engines.get(metered)
+    if eng is None:
         with _engine_lock:
-            if _engine is None:
-                _engine = EngineState(cache)
-    return _engine
+            eng = _engines.get(metered)
+            if eng is None:
+                eng = _engines[metered] = EngineState(cache, metered=metered)
+    return eng
 
 
 def set_write_u64(fn: Callable[[int, int], bool] | None) -> None:

@@ -42,15 +42,20 @@ _byte_vec_delete = _lib.wasm_byte_vec_delete
 _Raw = ffi.wasmtime_val_raw_t
 _TrapPtr = ctypes.POINTER(ffi.wasm_trap_t)
 _STACK_OVERFLOW = 0
+_OUT_OF_FUEL = 11
+_set_fuel = _lib.wasmtime_context_set_fuel
+_get_fuel = _lib.wasmtime_context_get_fuel
 _NO_FINALIZER = ctypes.cast(None, ctypes.CFUNCTYPE(None, ctypes.c_void_p))
 
 
 class GuestStopped(Exception):
     """The guest trapped or an epoch callback stopped it; the instance is unusable."""
 
-    def __init__(self, message: str, *, stack_overflow: bool = False) -> None:
+    def __init__(self, message: str, *, stack_overflow: bool = False,
+                 out_of_fuel: bool = False) -> None:
         super().__init__(message)
         self.stack_overflow = stack_overflow
+        self.out_of_fuel = out_of_fuel
 
 
 def _error_text(err: Any) -> str:
@@ -68,7 +73,7 @@ class NativeInstance:
     __slots__ = ("_alloc", "_base", "_ctx", "_mem", "_resume", "_run", "_size", "_store")
 
     def __init__(self, engine: wasmtime.Engine, pre: wasmtime.InstancePre, memory_limit: int,
-                 epoch_cb: Any, epoch_key: int) -> None:
+                 epoch_cb: Any, epoch_key: int, fuel: int | None = None) -> None:
         store = _store_new(engine.ptr(), None, _NO_FINALIZER)
         if not store:
             raise MemoryError("wasmtime could not create a store")
@@ -77,6 +82,12 @@ class NativeInstance:
         _store_limiter(store, memory_limit, -1, -1, -1, -1)
         _epoch_callback(store, epoch_cb, epoch_key, _NO_FINALIZER)
         _set_deadline(self._ctx, 1)
+        if fuel is not None:
+            err = _set_fuel(self._ctx, fuel)
+            if err:
+                _error_delete(err)
+                self.close()
+                raise ValueError("fuel needs an engine with fuel metering")
         inst = ffi.wasmtime_instance_t()
         trap = _TrapPtr()
         err = _pre_instantiate(pre.ptr(), self._ctx, ctypes.byref(inst), ctypes.byref(trap))
@@ -117,8 +128,9 @@ class NativeInstance:
             has_code = _trap_code(trap, ctypes.byref(code))
             _trap_delete(trap)
             overflow = bool(has_code) and code.value == _STACK_OVERFLOW
+            no_fuel = bool(has_code) and code.value == _OUT_OF_FUEL
             raise GuestStopped(f"wasm trap (code {code.value if has_code else 'none'})",
-                               stack_overflow=overflow)
+                               stack_overflow=overflow, out_of_fuel=no_fuel)
         return int(vals[0].i32)
 
     def run(self, ptr: int, length: int) -> int:
@@ -141,6 +153,15 @@ class NativeInstance:
             self._base = ctypes.cast(base, ctypes.c_void_p).value or 0
             self._size = int(_mem_size(self._ctx, ctypes.byref(self._mem)))
         return self._base, self._size
+
+    def fuel_left(self) -> int:
+        """Fuel remaining in the store (metered engines only)."""
+        out = ctypes.c_uint64(0)
+        err = _get_fuel(self._ctx, ctypes.byref(out))
+        if err:
+            _error_delete(err)
+            return 0
+        return int(out.value)
 
     def close(self) -> None:
         """Free the store, the instance and its memory (idempotent)."""

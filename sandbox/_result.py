@@ -115,6 +115,7 @@ class RunMetrics:
     logs: int = 0
     slices: int = 0
     quota_refusals: int = 0
+    fuel_used: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

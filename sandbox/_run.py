@@ -24,6 +24,7 @@ import anyio.lowlevel
 import wasmtime
 
 from sandbox import _engine, _values
+from sandbox._limits import Limits
 from sandbox._native import GuestStopped
 from sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics, error_from_guest
 
@@ -38,6 +39,7 @@ LOG_LEVELS: tuple[Literal["log", "info", "warn", "error", "debug"], ...] = (
     "log", "info", "warn", "error", "debug",
 )
 _RUN_HEADER = struct.Struct("<11I")
+DETERMINISTIC_EPOCH_NS = 1_735_689_600_000_000_000  # 2025-01-01T00:00:00Z
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,14 +67,10 @@ class RunOptions:
     timeout: float | None = None
     dynamic_code: bool = False
     seed: int | None = None
-    max_logs: int = 1000
-    max_log_bytes: int = 1 * 2**20
-    max_reports: int = 10_000
-    max_report_bytes: int = 16 * 2**20
-    max_host_calls: int = 10_000
-    max_calls_in_flight: int = 256
-    max_bytes_in: int = 256 * 2**20
-    max_bytes_out: int = 256 * 2**20
+    limits: Limits = field(default_factory=Limits)
+    deterministic: bool = False
+    fuel: int | None = None
+    timeout_includes_host_calls: bool = True
     modules: dict[str, str] = field(default_factory=dict)
     host_modules: dict[str, bytes] = field(default_factory=dict)
     globals_message: bytes = b""
@@ -113,19 +111,42 @@ class Run:
         self._cpu = 0.0
         self._new_calls: list[tuple[int, HostFunction, list[Any]]] = []
         self._in_flight = 0
+        self._clock_reads = 0
+        self.fuel_used: int | None = None
         self.quota_refusals = 0
         self._report_listeners: list[Callable[[Any], None]] = []
         self.started = time.perf_counter()
         self.on_report_threadsafe: Callable[[Any], None] | None = None
         # instance
-        self.instance, self._store_key = engine.new_instance(opts.memory_limit_bytes, self)
+        self.instance, self._store_key = engine.new_instance(
+            opts.memory_limit_bytes, self, fuel=opts.fuel)
         self._deadline_key: int | None = None
+        self._deadline_at: float | None = None
+        self._time_left: float | None = None
         if opts.timeout is not None:
-            self._deadline_key = engine.deadlines.add(
-                time.monotonic() + opts.timeout, lambda: self.terminate("timeout")
-            )
+            self._deadline_at = time.monotonic() + opts.timeout
+            self._deadline_key = engine.deadlines.add(self._deadline_at, self._on_deadline)
 
     # ------------------------------------------------------------ control
+
+    def _on_deadline(self) -> None:
+        self.terminate("timeout")
+
+    def pause_deadline(self) -> None:
+        """Stop the clock while the run only waits for host calls (opt-out of counting them)."""
+        if self.opts.timeout_includes_host_calls or self._deadline_key is None:
+            return
+        self.engine.deadlines.cancel(self._deadline_key)
+        self._deadline_key = None
+        assert self._deadline_at is not None
+        self._time_left = max(0.0, self._deadline_at - time.monotonic())
+
+    def resume_deadline(self) -> None:
+        if self._time_left is None:
+            return
+        self._deadline_at = time.monotonic() + self._time_left
+        self._time_left = None
+        self._deadline_key = self.engine.deadlines.add(self._deadline_at, self._on_deadline)
 
     def should_stop(self) -> bool:
         return self.stop_reason is not None
@@ -161,6 +182,10 @@ class Run:
         return True
 
     def clock_ns(self, clock_id: int) -> int:
+        if self.opts.deterministic:
+            # a fixed start that advances by one millisecond per reading
+            self._clock_reads += 1
+            return DETERMINISTIC_EPOCH_NS + self._clock_reads * 1_000_000
         return time.time_ns() if clock_id == 0 else time.monotonic_ns()
 
     def _reply_with(self, data: bytes) -> int:
@@ -185,6 +210,13 @@ class Run:
                 return self._on_report(b, c)
             if op == OP_RESULT:
                 self._bytes_out += c
+                if c > self.opts.limits.max_result_bytes:
+                    self._outcome = (OUT_ERROR, {
+                        "name": "RangeError",
+                        "message": f"the result is larger than max_result_bytes "
+                                   f"({self.opts.limits.max_result_bytes})",
+                    })
+                    return 0
                 self._outcome = (a, _values.decode(self._read(b, c)))
                 return 0
             if op == OP_OOM:
@@ -200,8 +232,12 @@ class Run:
             if op == OP_MODULE:
                 return self._on_module(b, c)
             if op == OP_REJECTION:
-                if len(self.rejections) < 100:
-                    self.rejections.append(_values.decode(self._read(b, c)))
+                if len(self.rejections) < self.opts.limits.max_rejections:
+                    reason = _values.decode(self._read(b, c))
+                    self.rejections.append(reason)
+                    if len(self.logs) < self.opts.limits.max_logs:
+                        self.logs.append(LogEntry(
+                            "error", ["Unhandled promise rejection:", reason], time.time()))
                 return 0
             return E_HOST
         except _BadPointer:
@@ -217,7 +253,7 @@ class Run:
             return E_HOST
 
     def _on_log(self, level: int, ptr: int, length: int) -> int:
-        if len(self.logs) >= self.opts.max_logs or self._log_bytes + length > self.opts.max_log_bytes:
+        if len(self.logs) >= self.opts.limits.max_logs or self._log_bytes + length > self.opts.limits.max_log_bytes:
             if not self._logs_dropped:
                 self._logs_dropped = True
                 self.logs.append(LogEntry(
@@ -232,8 +268,8 @@ class Run:
         return 0
 
     def _on_report(self, ptr: int, length: int) -> int:
-        if (len(self.reports) >= self.opts.max_reports
-                or self._report_bytes + length > self.opts.max_report_bytes):
+        if (len(self.reports) >= self.opts.limits.max_reports
+                or self._report_bytes + length > self.opts.limits.max_report_bytes):
             return E_REFUSED
         self._report_bytes += length
         self._bytes_out += length
@@ -261,7 +297,7 @@ class Run:
         hf = funcs[fid]
         if hf.is_async and call_id <= 0:
             return E_HOST
-        o = self.opts
+        o = self.opts.limits
         refusal: str | None = None
         if self._host_calls >= o.max_host_calls:
             refusal = f"host call quota exceeded ({o.max_host_calls} calls per run)"
@@ -305,11 +341,12 @@ class Run:
         return self._reply_with(b"\x00" + data)
 
     def _check_in(self, n: int) -> int:
-        if self._bytes_in > self.opts.max_bytes_in:
+        cap = self.opts.limits.max_bytes_in
+        if self._bytes_in > cap:
             self.quota_refusals += 1
             return self._reply_with(b"\x00" + _values.encode({
                 "name": "RangeError",
-                "message": f"host call quota exceeded ({self.opts.max_bytes_in} bytes in per run)",
+                "message": f"host call quota exceeded ({cap} bytes in per run)",
             }))
         return n
 
@@ -322,7 +359,12 @@ class Run:
         source = o.source.encode("utf-8", "surrogatepass")
         args = _values.encode(o.args, path="execute.args") if o.args is not None else b""
         glob = o.globals_message
-        seed = o.seed if o.seed is not None else int.from_bytes(_urandom8(), "little")
+        if o.seed is not None:
+            seed = o.seed
+        elif o.deterministic:
+            seed = 0
+        else:
+            seed = int.from_bytes(_urandom8(), "little")
         soft = _soft_limit(o.memory_limit_bytes, self.engine.guest.stack_size)
         flags = (1 if o.dynamic_code else 0) | (2 if o.args is not None else 0)
         header = _RUN_HEADER.pack(
@@ -408,11 +450,15 @@ class Run:
         error: ErrorInfo | None = None
         reason: str | None = None
         status: str
-        if self.stop_reason is not None and (status_code is None or status_code == QJ_PENDING
-                                             or self._outcome is None):
+        trap = getattr(self, "_trap", None)
+        if self.opts.fuel is not None:
+            self.fuel_used = self.opts.fuel - self.instance.fuel_left()
+        if status_code is None and isinstance(trap, GuestStopped) and trap.out_of_fuel:
+            status, reason = "terminated", "fuel"
+        elif self.stop_reason is not None and (status_code is None or status_code == QJ_PENDING
+                                               or self._outcome is None):
             status, reason = "terminated", self.stop_reason
         elif status_code is None:
-            trap = getattr(self, "_trap", None)
             if self._oom:
                 status = "memory"
                 error = ErrorInfo("InternalError", "out of memory")
@@ -450,6 +496,7 @@ class Run:
             logs=len(self.logs),
             slices=self._slices,
             quota_refusals=self.quota_refusals,
+            fuel_used=self.fuel_used,
         )
         self.result = CodeResult(
             status=status,  # type: ignore[arg-type]
@@ -755,9 +802,11 @@ class CodeExecution:
                     while status == QJ_PENDING and run.stop_reason is None:
                         for call_id, hf, args in run.take_new_calls():
                             calls.start_soon(self._host_call, run, call_id, hf, args, settled)
+                        run.pause_deadline()
                         while not settled and run.stop_reason is None:
                             await self._wake.wait()
                             self._wake = anyio.Event()
+                        run.resume_deadline()
                         if run.stop_reason is not None:
                             break
                         batch, settled[:] = list(settled), []

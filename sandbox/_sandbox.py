@@ -16,6 +16,7 @@ from typing import Any, Literal
 from sandbox import _engine, _values
 from sandbox._errors import SandboxClosedError
 from sandbox._hostfn import build_validator
+from sandbox._limits import Limits
 from sandbox._result import CodeResult, ErrorInfo
 from sandbox._typescript import TypeScriptError as _TypeScriptError
 from sandbox._run import CodeExecution, HostFunction, RunOptions
@@ -26,7 +27,8 @@ _MIN_MEMORY = 8 * 2**20
 _MAX_MEMORY = 4 * 2**30 - 2**16
 _OPTIONS = frozenset({
     "execute", "kind", "filename", "report", "memory_limit_bytes", "timeout", "dynamic_code",
-    "imports", "globals", "modules", "language", "seed",
+    "imports", "globals", "modules", "language", "seed", "deterministic", "fuel", "limits",
+    "timeout_includes_host_calls",
 })
 
 
@@ -71,7 +73,8 @@ class Sandbox:
         if self._closed:
             raise SandboxClosedError("this Sandbox is closed")
         opts = self._options(source, options)
-        return CodeExecution(_engine.get_engine(self._cache_dir), opts)
+        return CodeExecution(_engine.get_engine(self._cache_dir, metered=opts.fuel is not None),
+                             opts)
 
     def run_code_sync(self, source: str, **options: Any) -> CodeResult:
         """Run to completion from synchronous code and return the result."""
@@ -140,6 +143,18 @@ class Sandbox:
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)
                                  or not 0 <= seed < 2**64):
             raise TypeError("seed must be an int in [0, 2**64)")
+
+        deterministic = o.get("deterministic", False)
+        if not isinstance(deterministic, bool):
+            raise TypeError("deterministic must be a bool")
+        fuel = o.get("fuel")
+        if fuel is not None and (not isinstance(fuel, int) or isinstance(fuel, bool)
+                                 or fuel <= 0):
+            raise TypeError("fuel must be a positive int (instruction budget units) or None")
+        limits = Limits.coerce(o.get("limits"))
+        tih = o.get("timeout_includes_host_calls", True)
+        if not isinstance(tih, bool):
+            raise TypeError("timeout_includes_host_calls must be a bool")
 
         language = o.get("language", "typescript")
         if language not in ("javascript", "typescript"):
@@ -212,7 +227,8 @@ class Sandbox:
             "source": source, "kind": kind, "fn": fn, "filename": filename,
             "language": language, "modules": modules, "dynamic": dynamic,
             "imports": sorted((k, v.hex()) for k, v in host_modules.items()),
-            "globals": globals_message.hex(),
+            "globals": globals_message.hex(), "deterministic": deterministic,
+            "seed": seed, "fuel": fuel,
         }, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
         return RunOptions(
@@ -233,6 +249,10 @@ class Sandbox:
             content_id=digest.hexdigest(),
             pre_error=pre_error,
             user_source=user_source,
+            deterministic=deterministic,
+            fuel=fuel,
+            limits=limits,
+            timeout_includes_host_calls=tih,
         )
 
 

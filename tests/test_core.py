@@ -456,7 +456,7 @@ def test_public_surface_is_exactly_the_documented_names() -> None:
     assert sorted(sandbox.__all__) == sorted([
         "UNDEFINED", "CodeError", "CodeExecution", "CodeFailed", "CodeLinkError",
         "CodeMemoryError", "CodeResult", "CodeTerminated", "CodeTimeout", "ErrorInfo",
-        "GuestBuildError", "LogEntry", "RunMetrics", "Sandbox", "SandboxClosedError",
+        "GuestBuildError", "Limits", "LogEntry", "RunMetrics", "Sandbox", "SandboxClosedError",
         "SandboxError", "TransferError", "run_code", "run_code_sync",
     ])
     for name in sandbox.__all__:

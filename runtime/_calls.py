@@ -1,0 +1,138 @@
+"""Model tool calls in, results out: OpenAI (Responses, Chat) and Anthropic shapes."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from ._errors import ProviderFormatError
+from ._result import AttachmentRef, ToolResult
+
+__all__ = ["ParsedCall", "ResultFormat", "parse_call", "render_results"]
+
+ResultFormat = Literal["openai-responses", "openai-chat", "anthropic"]
+_RESULT_FORMATS: Final = ("openai-responses", "openai-chat", "anthropic")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCall:
+    """A tool call in our own terms; ``error`` is set when it could not be understood."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | None
+    raw_arguments: Any = None
+    error: str | None = None
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:24]}"
+
+
+def parse_call(call: object) -> ParsedCall:
+    """Read one call in OpenAI Responses, OpenAI Chat or Anthropic shape.
+
+    Accepts mappings and SDK objects (anything with ``model_dump``). Never raises: a call that
+    cannot be read, names nothing or carries invalid JSON gets ``error`` set.
+    """
+    dump = getattr(call, "model_dump", None)
+    if callable(dump):
+        call = dump()
+    if not isinstance(call, Mapping):
+        return ParsedCall(_new_id("call"), "", None, error="a tool call must be a JSON object")
+    function = call.get("function")
+    if call.get("type") == "function_call":
+        call_id, name, raw = (
+            call.get("call_id") or call.get("id"),
+            call.get("name"),
+            call.get("arguments"),
+        )
+    elif call.get("type") == "tool_use":
+        call_id, name, raw = call.get("id"), call.get("name"), call.get("input")
+    elif isinstance(function, Mapping):
+        call_id, name, raw = call.get("id"), function.get("name"), function.get("arguments")
+    else:
+        return ParsedCall(
+            str(call.get("id") or call.get("call_id") or _new_id("call")),
+            str(call.get("name") or ""),
+            None,
+            error="unrecognized tool call shape (expected OpenAI Responses/Chat or Anthropic)",
+        )
+    call_id = str(call_id) if call_id else _new_id("call")
+    if not isinstance(name, str) or not name:
+        return ParsedCall(call_id, "", None, raw, "the tool call names no tool")
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return ParsedCall(call_id, name, {}, raw)
+    if isinstance(raw, str):
+        try:
+            raw_value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return ParsedCall(
+                call_id, name, None, raw, f"invalid JSON arguments for tool {name!r}: {exc}"
+            )
+    else:
+        raw_value = raw
+    if not isinstance(raw_value, Mapping):
+        shown = type(raw_value).__name__
+        return ParsedCall(
+            call_id, name, None, raw, f"arguments for tool {name!r} must be an object, got {shown}"
+        )
+    return ParsedCall(call_id, name, dict(raw_value), raw)
+
+
+def result_text(result: ToolResult) -> str:
+    """The text a model sees for a result: the value (JSON unless a string) or the error."""
+    if result.status == "error":
+        text = f"Error: {result.error}"
+    elif isinstance(result.result, str):
+        text = result.result
+    else:
+        text = json.dumps(result.result, ensure_ascii=False)
+    refs = [a for a in result.attachments if isinstance(a, AttachmentRef)]
+    if refs:
+        listed = "\n".join(f"- {r.path} ({r.mime_type}, {r.size} bytes)" for r in refs)
+        text = f"{text}\n\nAttachments:\n{listed}"
+    return text
+
+
+def render_results(results: Iterable[ToolResult], format: ResultFormat) -> list[dict[str, Any]]:
+    """Render results as the provider expects them back.
+
+    Args:
+        results: Results from ``Thread.execute_tool_calls`` (they carry their ``call_id``).
+        format: ``"openai-responses"`` (``function_call_output`` items), ``"openai-chat"``
+            (``role: tool`` messages) or ``"anthropic"`` (``tool_result`` content blocks, to
+            put in one user message).
+
+    Raises:
+        ProviderFormatError: Unknown format, or a result without ``call_id``.
+    """
+    if format not in _RESULT_FORMATS:
+        raise ProviderFormatError(f"unknown format {format!r}; expected one of {_RESULT_FORMATS}")
+    rendered: list[dict[str, Any]] = []
+    for result in results:
+        if not result.call_id:
+            raise ProviderFormatError(
+                f"result of tool {result.tool_name!r} has no call_id; render results returned "
+                "by execute_tool_calls"
+            )
+        text = result_text(result)
+        if format == "openai-responses":
+            rendered.append(
+                {"type": "function_call_output", "call_id": result.call_id, "output": text}
+            )
+        elif format == "openai-chat":
+            rendered.append({"role": "tool", "tool_call_id": result.call_id, "content": text})
+        else:
+            rendered.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": result.call_id,
+                    "content": text,
+                    "is_error": result.status == "error",
+                }
+            )
+    return rendered

@@ -1,0 +1,142 @@
+"""Code mode: one ``run_code`` tool whose sandbox can call other tools as async functions.
+
+The model writes a TypeScript module; ``import { tools } from "tools"`` (or a tool by name) gives
+one async function per tool, each returning ``{status, result, error}`` rather than throwing, so
+the model's code decides what a failure means. Arguments are validated by the tool's own model
+and every nested call is persisted on the thread like a top-level one (with ``parent_call_id``).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any, Final
+
+from pydantic import BaseModel, Field
+
+from ._calls import ParsedCall
+from ._errors import ToolDefinitionError
+from ._result import ToolResult
+from ._schema import is_export_name, ts_module_declaration
+from ._state import ThreadState
+from ._thread import run_call
+from ._tool import Tool, define_tool, unique_tools
+
+__all__ = ["code_mode_tool"]
+
+_MODULE: Final = "tools"
+_DEFAULT_DESCRIPTION: Final = (
+    "Run TypeScript in a fresh, isolated sandbox (ECMAScript only: no network, files, timers "
+    "or require). The module below gives one async function per tool; each resolves to "
+    "{status, result, error} and never throws. Run independent calls concurrently with "
+    "Promise.all. `export default` the final value (or an async function returning it); "
+    "console output is returned with it."
+)
+
+
+class RunCodeArgs(BaseModel):
+    # no docstring: pydantic would put it in the schema the model reads
+    code: str = Field(
+        description=(
+            'A TypeScript ES module, e.g. `import { tools } from "tools"; '
+            "export default await tools.some_tool({...});`"
+        )
+    )
+
+
+AsyncToolFn = Callable[..., Coroutine[Any, Any, dict[str, Any]]]
+
+
+def code_mode_tool(
+    tools: Iterable[Tool],
+    *,
+    name: str = "run_code",
+    description: str | None = None,
+    **run_code_options: Any,
+) -> Tool:
+    """Build a tool that runs model-written code able to call ``tools``.
+
+    Args:
+        tools: Local tools the code may call (unique names).
+        name: The code-mode tool's name.
+        description: Replaces the default introduction; the TypeScript declaration of the
+            ``"tools"`` module is always appended.
+        **run_code_options: Passed to ``state.run_code`` for every run (``timeout``,
+            ``memory_limit_bytes``, ``files=True``, extra ``imports``, ...).
+
+    Returns:
+        The tool; its description carries the declaration the model needs.
+
+    Raises:
+        ToolDefinitionError: Duplicate or provider-executed tools, or ``imports`` already
+            defining ``"tools"``.
+    """
+    index = unique_tools(tools, "code_mode_tool(tools=...)")
+    provider = [t.name for t in index.values() if t.execution_mode != "local"]
+    if provider:
+        raise ToolDefinitionError(f"code_mode_tool: provider-executed tools {provider} cannot run")
+    extra_imports = dict(run_code_options.pop("imports", None) or {})
+    if _MODULE in extra_imports:
+        raise ToolDefinitionError('code_mode_tool: imports must not define the "tools" module')
+    declaration = ts_module_declaration(list(index.values()), _MODULE)
+    text = f"{description or _DEFAULT_DESCRIPTION}\n\n```ts\n{declaration}\n```"
+
+    async def execute(state: ThreadState, args: RunCodeArgs) -> ToolResult:
+        functions = {tool_name: _tool_function(state, tool) for tool_name, tool in index.items()}
+        module: dict[str, Any] = {"tools": functions}
+        for tool_name, fn in functions.items():
+            if is_export_name(tool_name) and tool_name != "tools":
+                module[tool_name] = fn
+        options = {**run_code_options, "imports": {**extra_imports, _MODULE: module}}
+        return _code_result(await state.run_code(args.code, **options))
+
+    return define_tool(description=text, args=RunCodeArgs, execute=execute, name=name)
+
+
+def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:
+    core, parent = state._core, state.call_id
+
+    async def call_tool(args: Any = None) -> dict[str, Any]:
+        call_id = f"code_{uuid.uuid4().hex[:24]}"
+        if args is None:
+            args = {}
+        if isinstance(args, dict):
+            call = ParsedCall(call_id, tool.name, args, args)
+        else:
+            error = f"arguments for tool {tool.name!r} must be an object"
+            call = ParsedCall(call_id, tool.name, None, repr(args), error)
+        result = await run_call(core, call, tool=tool, parent_call_id=parent)
+        assert result is not None  # local tools always produce a result
+        out: dict[str, Any] = {
+            "status": result.status,
+            "result": result.result,
+            "error": result.error,
+        }
+        if result.attachments:
+            out["attachments"] = [a.model_dump(mode="json") for a in result.attachments]
+        return out
+
+    call_tool.__name__ = call_tool.__qualname__ = tool.name
+    return call_tool
+
+
+def _log_line(entry: Any) -> str:
+    parts = [a if isinstance(a, str) else json.dumps(a, default=str) for a in entry.args]
+    return f"[{entry.level}] {' '.join(parts)}"
+
+
+def _code_result(result: Any) -> ToolResult:
+    """Turn a ``sandbox.CodeResult`` into the code-mode tool's result."""
+    logs = [_log_line(entry) for entry in result.logs]
+    if result.status == "success":
+        return ToolResult.success({"result": result.result, "logs": logs})
+    error = result.error
+    if result.status == "error" and error is not None:
+        message = str(error)
+    elif result.status == "terminated":
+        message = f"terminated: {result.reason or 'stopped'}"
+    else:
+        message = f"{result.status}: {error}" if error is not None else result.status
+    stack = error.stack if error is not None and error.stack else None
+    return ToolResult.failure(message, result={"logs": logs}, stack=stack)

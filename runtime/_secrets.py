@@ -1,0 +1,136 @@
+"""Secrets at rest (AES-256-GCM), and redaction of secret values from all we store or return."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any, Final, TypeVar
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from ._errors import SecretKeyError
+
+__all__ = ["REDACTED", "Redactor", "SecretBox"]
+
+REDACTED: Final = "[REDACTED]"
+_VERSION: Final = b"\x01"
+_NONCE_BYTES: Final = 12
+_MIN_KEY_BYTES: Final = 32
+_INFO: Final = b"quickjail-runtime secrets v1"
+_MAX_PASSES: Final = 8
+
+
+class SecretBox:
+    """Encrypts variable values with a key derived (HKDF-SHA256) from ``secret_key``.
+
+    Each value gets a fresh 96-bit nonce and is bound to its thread and name (associated data),
+    so a ciphertext copied to another row does not decrypt.
+    """
+
+    __slots__ = ("_aead",)
+
+    def __init__(self, secret_key: bytes | str) -> None:
+        """Derive the encryption key.
+
+        Args:
+            secret_key: At least 32 bytes of key material (e.g. ``os.urandom(32)`` or
+                ``secrets.token_urlsafe(32)``); a str is UTF-8 encoded.
+
+        Raises:
+            SecretKeyError: The key is too short or of the wrong type.
+        """
+        material = secret_key.encode() if isinstance(secret_key, str) else secret_key
+        if not isinstance(material, bytes) or len(material) < _MIN_KEY_BYTES:
+            raise SecretKeyError(f"secret_key must be at least {_MIN_KEY_BYTES} bytes")
+        hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO)
+        self._aead = AESGCM(hkdf.derive(material))
+
+    def encrypt(self, value: str, context: bytes) -> bytes:
+        """Return ``version || nonce || ciphertext`` for ``value`` bound to ``context``."""
+        nonce = os.urandom(_NONCE_BYTES)
+        return _VERSION + nonce + self._aead.encrypt(nonce, value.encode(), context)
+
+    def decrypt(self, blob: bytes, context: bytes) -> str:
+        """Decrypt a value from :meth:`encrypt`.
+
+        Raises:
+            SecretKeyError: Wrong key, tampered or misplaced ciphertext.
+        """
+        if blob[:1] != _VERSION:
+            raise SecretKeyError("stored secret has an unknown format")
+        nonce, sealed = blob[1 : 1 + _NONCE_BYTES], blob[1 + _NONCE_BYTES :]
+        try:
+            return self._aead.decrypt(nonce, sealed, context).decode()
+        except InvalidTag:
+            raise SecretKeyError(
+                "cannot decrypt a stored secret: wrong secret_key or tampered data"
+            ) from None
+
+
+class Redactor:
+    """Replaces every occurrence of known secret values with ``[REDACTED]``.
+
+    Longer secrets are replaced first so a secret containing another is hidden whole, and the
+    replacement repeats until no secret is left (a marker next to the text around it can form
+    a secret again); if that does not settle, the whole text is replaced. A secret that is
+    itself part of the marker (``"RED"``) is replaced once, without that guarantee.
+    """
+
+    __slots__ = ("_secrets",)
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        """Start with some secret values (empty strings are ignored)."""
+        self._secrets: list[str] = []
+        for value in secrets:
+            self.add(value)
+
+    def add(self, value: str) -> None:
+        """Remember one more secret value."""
+        if value and value not in self._secrets:
+            self._secrets.append(value)
+            self._secrets.sort(key=len, reverse=True)
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)
+
+    def text(self, value: str) -> str:
+        """Redact a string."""
+        return _scrub(value, self._secrets, REDACTED)
+
+    def data(self, value: bytes) -> bytes:
+        """Redact raw bytes (UTF-8 occurrences of the secrets)."""
+        return _scrub(value, [s.encode() for s in self._secrets], REDACTED.encode())
+
+    def value(self, value: Any) -> Any:
+        """Redact every string (keys included) inside a JSON-like value."""
+        if not self._secrets:
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, bytes):
+            return self.data(value)
+        if isinstance(value, dict):
+            return {self.value(k): self.value(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.value(v) for v in value]
+        return value
+
+
+_Text = TypeVar("_Text", str, bytes)
+
+
+def _scrub(value: _Text, secrets: list[_Text], marker: _Text) -> _Text:
+    for secret in secrets:
+        if secret in value:
+            value = value.replace(secret, marker)
+    strong = [s for s in secrets if s not in marker]
+    for _ in range(_MAX_PASSES):
+        found = [s for s in strong if s in value]
+        if not found:
+            return value
+        for secret in found:
+            value = value.replace(secret, marker)
+    return marker if any(s in value for s in strong) else value

@@ -1,0 +1,416 @@
+"""What a tool sees of its thread: :class:`ThreadState`, its execution and abort signal."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import deque
+from collections.abc import Callable, Generator, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from ._errors import ScopedVariableError, SecretKeyError, ThreadFileNotFoundError
+from ._paths import normalize_dir, normalize_path
+from ._result import AttachmentRef, ToolAttachment, ToolResult
+from ._secrets import Redactor, SecretBox
+
+if TYPE_CHECKING:
+    from ._calls import ParsedCall
+    from ._store import Store
+    from ._tool import Tool
+
+__all__ = ["AbortSignal", "ExecutionState", "ThreadCodeExecution", "ThreadCore", "ThreadState"]
+
+EventHook = Callable[[str, str, Any], Any]
+
+
+class AbortSignal:
+    """Tells tools to stop early. Set by the runtime when a batch is cancelled, or by the host.
+
+    Tools poll :attr:`aborted`; calls of a batch not yet started when it is set are not run
+    (they get an error result).
+    """
+
+    __slots__ = ("_reason",)
+
+    def __init__(self) -> None:
+        """Create an unset signal."""
+        self._reason: str | None = None
+
+    @property
+    def aborted(self) -> bool:
+        """Whether the signal was set."""
+        return self._reason is not None
+
+    @property
+    def reason(self) -> str | None:
+        """Why it was set, or ``None``."""
+        return self._reason
+
+    def abort(self, reason: str = "aborted") -> None:
+        """Set the signal (the first reason is kept)."""
+        if self._reason is None:
+            self._reason = reason or "aborted"
+
+    def __repr__(self) -> str:
+        return f"<AbortSignal aborted={self.aborted} reason={self._reason!r}>"
+
+
+@dataclasses.dataclass(slots=True)
+class ExecutionState:
+    """Progress of the thread's current batch of tool calls.
+
+    Attributes:
+        step_count: Tool calls started in the current batch (nested code-mode calls included).
+        side: Which side of the conversation is acting (``"a"``, or ``"b"`` in dual-agent
+            threads).
+        abort_signal: The batch's :class:`AbortSignal`; a fresh one per batch.
+    """
+
+    step_count: int = 0
+    side: Literal["a", "b"] = "a"
+    abort_signal: AbortSignal = dataclasses.field(default_factory=AbortSignal)
+
+
+class ThreadCore:
+    """Shared, per-thread machinery behind every :class:`ThreadState` view. Internal."""
+
+    def __init__(
+        self,
+        *,
+        thread_id: str,
+        turn_count: int,
+        store: Store,
+        box: SecretBox | None,
+        tools: Mapping[str, Tool],
+        prompt_env: Mapping[str, str],
+        agent_env: Mapping[str, str],
+        on_event: EventHook | None,
+    ) -> None:
+        """Assemble the core; :meth:`load_secrets` must run before use."""
+        self.thread_id = thread_id
+        self.turn_count = turn_count
+        self.store = store
+        self.box = box
+        self.tools = tools
+        self.prompt_env = dict(prompt_env)
+        self.agent_env = dict(agent_env)
+        self.on_event = on_event
+        self.redactor = Redactor()
+        self.execution = ExecutionState()
+        self.pending: deque[ParsedCall] = deque()
+        self.batch_lock = anyio.Lock()
+        self.scoped: dict[str, set[str]] = {}
+        self.secret_names: set[str] = set()
+        for tool in tools.values():
+            self.declare(tool)
+        self.root = ThreadState(self)
+
+    def declare(self, tool: Tool) -> None:
+        """Learn a tool's variables: scoped owners, secret names and their configured values."""
+        for var in tool.variables:
+            if var.scoped:
+                self.scoped.setdefault(var.name, set()).add(tool.name)
+            if var.type == "secret" and var.name not in self.secret_names:
+                self.secret_names.add(var.name)
+                for layer in (self.prompt_env, self.agent_env):
+                    if var.name in layer:
+                        self.redactor.add(layer[var.name])
+
+    def context(self, name: str) -> bytes:
+        """Associated data binding a secret's ciphertext to this thread and name."""
+        return json.dumps(["quickjail-secret", self.thread_id, name]).encode()
+
+    async def load_secrets(self) -> None:
+        """Decrypt the thread's stored secrets (when a key is configured) to redact them."""
+        if self.box is None:
+            return
+        for name, kind, value in await self.store.list_variables(self.thread_id):
+            if kind == "secret":
+                self.redactor.add(self.box.decrypt(value, self.context(name)))
+
+    def redact_result(self, result: ToolResult) -> ToolResult:
+        """Return the result with every secret value replaced by ``[REDACTED]``."""
+        r = self.redactor
+        if not r:
+            return result
+        attachments: list[ToolAttachment | AttachmentRef] = []
+        for item in result.attachments:
+            if isinstance(item, ToolAttachment):
+                content = item.content()
+                clean = r.data(content)
+                item = (
+                    ToolAttachment.from_bytes(
+                        r.text(item.name),
+                        item.mime_type,
+                        clean,
+                        width=item.width,
+                        height=item.height,
+                    )
+                    if clean != content or r.text(item.name) != item.name
+                    else item
+                )
+            attachments.append(item)
+        return result.model_copy(
+            update={
+                "result": r.value(result.result),
+                "error": None if result.error is None else r.text(result.error),
+                "stack": None if result.stack is None else r.text(result.stack),
+                "attachments": attachments,
+            }
+        )
+
+
+class ThreadState:
+    """A thread as a tool sees it: identity, progress, variables, files and ``run_code``.
+
+    Each tool call gets a view bound to its tool (for scoped variables); all views of a thread
+    share one state, reachable as :attr:`root_state`.
+    """
+
+    __slots__ = ("_call_id", "_core", "_tool")
+
+    def __init__(
+        self, core: ThreadCore, tool: Tool | None = None, call_id: str | None = None
+    ) -> None:
+        """Create a view; obtain states from ``Runtime.thread(...)``, not directly."""
+        self._core = core
+        self._tool = tool
+        self._call_id = call_id
+
+    def __repr__(self) -> str:
+        tool = f" tool={self._tool.name!r}" if self._tool else ""
+        return f"<ThreadState {self._core.thread_id!r}{tool}>"
+
+    @property
+    def thread_id(self) -> str:
+        """The thread's id."""
+        return self._core.thread_id
+
+    @property
+    def turn_count(self) -> int:
+        """Batches of tool calls executed on the thread so far (one per model turn)."""
+        return self._core.turn_count
+
+    @property
+    def execution(self) -> ExecutionState:
+        """The current batch's progress and abort signal."""
+        return self._core.execution
+
+    @property
+    def root_state(self) -> ThreadState:
+        """The thread's top-level state (not bound to a tool), e.g. for ``queue_tool``."""
+        return self._core.root
+
+    @property
+    def tool_name(self) -> str | None:
+        """The tool this view is bound to, if any."""
+        return self._tool.name if self._tool else None
+
+    @property
+    def call_id(self) -> str | None:
+        """The id of the tool call this view serves, if any."""
+        return self._call_id
+
+    # ---------------------------------------------------------------- internal, used by tools
+
+    def _bind(self, tool: Tool, call_id: str | None = None) -> ThreadState:
+        if tool is self._tool and call_id is None:
+            return self
+        self._core.declare(tool)
+        return ThreadState(self._core, tool, call_id)
+
+    async def _missing_variables(self, variables: tuple[Any, ...]) -> list[str]:
+        core, missing = self._core, []
+        for var in variables:
+            if not var.required:
+                continue
+            if core.prompt_env.get(var.name) or core.agent_env.get(var.name):
+                continue
+            if await core.store.get_variable(core.thread_id, var.name) is None:
+                missing.append(var.name)
+        return missing
+
+    def _redact_result(self, result: ToolResult) -> ToolResult:
+        return self._core.redact_result(result)
+
+    # ---------------------------------------------------------------- variables
+
+    async def env(self, name: str) -> str | None:
+        """Resolve a variable: prompt, then agent, then the thread's own value.
+
+        Returns:
+            The value, or ``None`` if no layer has it.
+
+        Raises:
+            ScopedVariableError: The variable is scoped and this tool did not declare it.
+            SecretKeyError: It is a stored secret and no (or a wrong) ``secret_key`` is set.
+        """
+        core = self._core
+        tool = self._tool
+        declared = tool is not None and any(v.name == name for v in tool.variables)
+        if tool is not None and not declared and name in core.scoped:
+            owners = ", ".join(sorted(core.scoped[name]))
+            raise ScopedVariableError(
+                f"variable {name!r} is scoped to {owners}; tool {tool.name!r} did not declare it"
+            )
+        for layer in (core.prompt_env, core.agent_env):
+            if name in layer:
+                return layer[name]
+        row = await core.store.get_variable(core.thread_id, name)
+        if row is None:
+            return None
+        kind, value = row
+        if kind != "secret":
+            return value.decode()
+        if core.box is None:
+            raise SecretKeyError(
+                f"variable {name!r} is a secret; reading it needs Runtime(secret_key=...)"
+            )
+        secret = core.box.decrypt(value, core.context(name))
+        core.redactor.add(secret)
+        return secret
+
+    async def set_env(
+        self, name: str, value: str, type: Literal["text", "secret"] = "text"
+    ) -> None:
+        """Store a thread variable. Secrets are encrypted at rest and redacted everywhere.
+
+        A variable some tool declares as ``secret`` is stored as a secret whatever ``type``
+        says.
+
+        Raises:
+            SecretKeyError: Setting a secret without ``Runtime(secret_key=...)``.
+            TypeError: ``name`` or ``value`` is not a str, or ``type`` is unknown.
+        """
+        core = self._core
+        if not isinstance(name, str) or not name:
+            raise TypeError("a variable name must be a non-empty str")
+        if not isinstance(value, str):
+            raise TypeError(f"variable {name!r}: value must be a str")
+        if type not in ("text", "secret"):
+            raise TypeError(f"variable {name!r}: type must be 'text' or 'secret'")
+        if name in core.secret_names:
+            type = "secret"
+        if type == "secret":
+            if core.box is None:
+                raise SecretKeyError(
+                    f"setting secret {name!r} needs Runtime(secret_key=...); refusing to store "
+                    "it in plain text"
+                )
+            core.redactor.add(value)
+            blob = core.box.encrypt(value, core.context(name))
+        else:
+            blob = value.encode()
+        await core.store.set_variable(core.thread_id, name, type, blob)
+
+    # ---------------------------------------------------------------- files
+
+    async def read_file(self, path: str) -> bytes:
+        """Read a thread file.
+
+        Raises:
+            ThreadPathError: Malformed path.
+            ThreadFileNotFoundError: No such file.
+        """
+        canonical = normalize_path(path)
+        data = await self._core.store.read_file(self._core.thread_id, canonical)
+        if data is None:
+            raise ThreadFileNotFoundError(f"no such thread file: {canonical!r}")
+        return data
+
+    async def write_file(
+        self, path: str, data: bytes | str, *, mime_type: str | None = None
+    ) -> None:
+        """Create or replace a thread file (text is stored as UTF-8).
+
+        Like everything stored, the content has known secret values redacted.
+
+        Raises:
+            ThreadPathError: Malformed path.
+        """
+        canonical = normalize_path(path)
+        content = data.encode() if isinstance(data, str) else bytes(data)
+        content = self._core.redactor.data(content)
+        await self._core.store.write_file(self._core.thread_id, canonical, content, mime_type)
+
+    async def list_files(self, directory: str = "/") -> list[str]:
+        """List every file under ``directory`` (recursively), as canonical paths."""
+        canonical = normalize_dir(directory)
+        infos = await self._core.store.list_files(self._core.thread_id, canonical)
+        return [info.path for info in infos]
+
+    # ---------------------------------------------------------------- code
+
+    def run_code(self, source: str, *, files: bool = False, **options: Any) -> ThreadCodeExecution:
+        """Run code in a fresh sandbox, as ``sandbox.run_code`` does, bound to this thread.
+
+        Args:
+            source: JavaScript or TypeScript source of the entry module.
+            files: Bridge the thread's files read-only as ``import { readFile, readdir, stat }
+                from "fs"``.
+            **options: Passed to ``sandbox.run_code`` (``execute``, ``imports``, ``globals``,
+                ``modules``, ``language``, ``timeout``, ...).
+
+        Returns:
+            The run handle; awaiting it gives the ``CodeResult`` with secrets redacted.
+        """
+        import sandbox
+
+        if files:
+            from ._fs import thread_fs
+
+            imports = dict(options.pop("imports", None) or {})
+            if "fs" in imports:
+                raise ValueError("files=True provides the 'fs' module; do not pass imports['fs']")
+            imports["fs"] = thread_fs(self)
+            options["imports"] = imports
+        return ThreadCodeExecution(sandbox.run_code(source, **options), self._core.redactor)
+
+
+class ThreadCodeExecution:
+    """A ``sandbox`` run handle whose awaited result has the thread's secrets redacted.
+
+    Everything else (``reports()``, ``terminate()``, ``running``) is the sandbox handle's.
+    """
+
+    __slots__ = ("_inner", "_redactor")
+
+    def __init__(self, inner: Any, redactor: Redactor) -> None:
+        """Wrap a ``sandbox.CodeExecution``."""
+        self._inner = inner
+        self._redactor = redactor
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self.wait().__await__()
+
+    async def wait(self) -> Any:
+        """Drive the run and return its redacted ``CodeResult``."""
+        return redact_code_result(await self._inner, self._redactor)
+
+
+def redact_code_result(result: Any, r: Redactor) -> Any:
+    """Redact a ``sandbox.CodeResult`` (a frozen dataclass): value, error, logs and reports."""
+    if not r:
+        return result
+    error = result.error
+    if error is not None:
+        error = dataclasses.replace(
+            error,
+            message=r.text(error.message),
+            stack=r.text(error.stack or ""),
+            value=r.value(error.value),
+        )
+    logs = [dataclasses.replace(log, args=r.value(log.args)) for log in result.logs]
+    return dataclasses.replace(
+        result,
+        result=r.value(result.result),
+        error=error,
+        logs=logs,
+        reports=r.value(result.reports),
+        reason=None if result.reason is None else r.text(result.reason),
+    )

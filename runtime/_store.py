@@ -1,0 +1,512 @@
+"""SQLite persistence: one database file per runtime, WAL mode, versioned schema.
+
+Every call runs in a worker thread (``anyio.to_thread.run_sync``) on one connection guarded by a
+lock, inside one ``BEGIN IMMEDIATE`` transaction, so the event loop never blocks on disk and a
+cancelled caller never leaves a half-written transaction (the worker finishes first).
+
+The schema version is ``PRAGMA user_version``: the number of entries of :data:`MIGRATIONS`
+applied. A database written by a newer version is refused rather than guessed at.
+``secure_delete`` is on, so overwritten rows do not linger in free pages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Final, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from ._errors import RuntimeClosedError, StoreError
+from ._message import Message, MessageKind, Role
+from ._paths import ATTACHMENTS_DIR
+from ._result import AttachmentRef
+
+__all__ = ["MIGRATIONS", "FileInfo", "NewFile", "Store", "dumps"]
+
+T = TypeVar("T")
+
+_V1: Final = (
+    """CREATE TABLE threads (
+        id TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        turn_count INTEGER NOT NULL DEFAULT 0
+    )""",
+    """CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+        role TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        content TEXT NOT NULL,
+        tool_call_id TEXT,
+        tool_name TEXT,
+        parent_call_id TEXT,
+        created_at REAL NOT NULL
+    )""",
+    "CREATE INDEX messages_by_thread ON messages(thread_id, id)",
+    """CREATE TABLE files (
+        thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        id TEXT NOT NULL UNIQUE,
+        data BLOB NOT NULL,
+        mime_type TEXT,
+        size INTEGER NOT NULL,
+        width INTEGER,
+        height INTEGER,
+        description TEXT,
+        message_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (thread_id, path)
+    )""",
+    """CREATE TABLE variables (
+        thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        type TEXT NOT NULL CHECK (type IN ('text', 'secret')),
+        value BLOB NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (thread_id, name)
+    )""",
+    """CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+        type TEXT NOT NULL,
+        data TEXT NOT NULL,
+        created_at REAL NOT NULL
+    )""",
+)
+
+
+def _migrate_v1(conn: sqlite3.Connection) -> None:
+    """Create threads, messages, files, variables and events."""
+    for statement in _V1:
+        conn.execute(statement)
+
+
+#: Ordered migrations; the database's ``user_version`` counts those applied. Append only.
+MIGRATIONS: Final[Sequence[Callable[[sqlite3.Connection], None]]] = (_migrate_v1,)
+
+
+def dumps(value: Any) -> str:
+    """Serialize JSON compactly, keeping non-ASCII text readable."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    """Metadata of a stored file."""
+
+    path: str
+    size: int
+    mime_type: str | None
+    updated_at: float
+    is_dir: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NewFile:
+    """An attachment to store with a tool result."""
+
+    name: str
+    data: bytes
+    mime_type: str
+    width: int | None
+    height: int | None
+
+
+class Store:
+    """The runtime's database. Open with :meth:`open`; close with :meth:`close` (idempotent)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        """Wrap an open, migrated connection; use :meth:`open`."""
+        self._conn: sqlite3.Connection | None = conn
+        self._lock = threading.Lock()
+
+    @classmethod
+    async def open(cls, path: str | os.PathLike[str]) -> Store:
+        """Open (creating if needed) and migrate the database at ``path``.
+
+        Raises:
+            StoreError: The file is not a database, or was written by a newer version.
+        """
+        with anyio.CancelScope(shield=True):  # a cancelled open must not leak the connection
+            conn = await anyio.to_thread.run_sync(_connect, os.fspath(path))
+        return cls(conn)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._conn is None
+
+    async def close(self) -> None:
+        """Close the connection; safe to call more than once, and even while cancelled."""
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self._close_sync)
+
+    def _close_sync(self) -> None:
+        with self._lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                conn.close()
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return await anyio.to_thread.run_sync(self._transaction, fn)
+
+    def _transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            conn = self._conn
+            if conn is None:
+                raise RuntimeClosedError("the runtime's database is closed")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                value = fn(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return value
+
+    # ------------------------------------------------------------------ threads
+
+    async def open_thread(self, thread_id: str | None) -> tuple[str, int]:
+        """Create the thread if needed; return ``(thread_id, turn_count)``."""
+        return await self._run(partial(_open_thread, thread_id or uuid.uuid4().hex))
+
+    async def bump_turn(self, thread_id: str) -> int:
+        """Increment and return the thread's turn count."""
+        return await self._run(partial(_bump_turn, thread_id))
+
+    # ------------------------------------------------------------------ messages
+
+    async def add_message(
+        self,
+        thread_id: str,
+        role: Role,
+        kind: MessageKind,
+        content: Any,
+        *,
+        tool_call_id: str | None = None,
+        tool_name: str | None = None,
+        parent_call_id: str | None = None,
+    ) -> Message:
+        """Append a message (content already redacted) and return it."""
+        row = (thread_id, role, kind, dumps(content), tool_call_id, tool_name, parent_call_id)
+        return await self._run(partial(_insert_message, row))
+
+    async def add_tool_result(
+        self,
+        thread_id: str,
+        content: dict[str, Any],
+        attachments: Sequence[AttachmentRef | NewFile],
+        *,
+        tool_call_id: str | None,
+        tool_name: str | None,
+        parent_call_id: str | None,
+    ) -> tuple[Message, list[AttachmentRef]]:
+        """Store new attachments under ``/attachments/`` and the result message, atomically.
+
+        Returns:
+            The message (its content lists the attachment refs) and the refs, in order.
+        """
+        meta = (thread_id, tool_call_id, tool_name, parent_call_id)
+        return await self._run(partial(_insert_result, meta, content, list(attachments)))
+
+    async def get_messages(self, thread_id: str, limit: int | None) -> list[Message]:
+        """Return the last ``limit`` messages (all when ``None``), oldest first."""
+        return await self._run(partial(_select_messages, thread_id, limit))
+
+    # ------------------------------------------------------------------ variables
+
+    async def set_variable(self, thread_id: str, name: str, kind: str, value: bytes) -> None:
+        """Insert or replace a thread variable (``value`` already encrypted for secrets)."""
+        await self._run(partial(_upsert_variable, thread_id, name, kind, value))
+
+    async def get_variable(self, thread_id: str, name: str) -> tuple[str, bytes] | None:
+        """Return ``(type, value)`` of a thread variable, or ``None``."""
+        return await self._run(partial(_select_variable, thread_id, name))
+
+    async def list_variables(self, thread_id: str) -> list[tuple[str, str, bytes]]:
+        """Return ``(name, type, value)`` of every thread variable."""
+        return await self._run(partial(_select_variables, thread_id))
+
+    # ------------------------------------------------------------------ files
+
+    async def write_file(
+        self, thread_id: str, path: str, data: bytes, mime_type: str | None
+    ) -> FileInfo:
+        """Create or replace a file at a normalized path."""
+        return await self._run(partial(_upsert_file, thread_id, path, data, mime_type))
+
+    async def read_file(self, thread_id: str, path: str) -> bytes | None:
+        """Return a file's content, or ``None`` if it does not exist."""
+        return await self._run(partial(_select_file, thread_id, path))
+
+    async def stat(self, thread_id: str, path: str) -> FileInfo | None:
+        """Describe a file or a directory (a prefix of stored paths); ``None`` if neither."""
+        return await self._run(partial(_stat, thread_id, path))
+
+    async def list_files(self, thread_id: str, directory: str) -> list[FileInfo]:
+        """Return every file under a normalized directory (recursively), by path."""
+        return await self._run(partial(_select_files, thread_id, directory))
+
+    # ------------------------------------------------------------------ events
+
+    async def add_event(self, thread_id: str, kind: str, data: Any) -> None:
+        """Append a thread event (data already redacted)."""
+        await self._run(partial(_insert_event, thread_id, kind, dumps(data)))
+
+
+# ---------------------------------------------------------------------- worker-thread functions
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open the database: {exc}") from None
+    try:
+        conn.execute("PRAGMA busy_timeout = 5000")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise StoreError(f"the database refused WAL mode (got {mode!r})")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA secure_delete = ON")
+        _apply_migrations(conn)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StoreError(f"cannot open the database: {exc}") from None
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _apply_migrations(conn: sqlite3.Connection) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(MIGRATIONS):
+        raise StoreError(
+            f"the database has schema version {version}; this version of quickjail knows "
+            f"up to {len(MIGRATIONS)}"
+        )
+    for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            migration(conn)
+            conn.execute(f"PRAGMA user_version = {number:d}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+
+def _open_thread(thread_id: str, conn: sqlite3.Connection) -> tuple[str, int]:
+    conn.execute(
+        "INSERT OR IGNORE INTO threads (id, created_at) VALUES (?, ?)", (thread_id, time.time())
+    )
+    row = conn.execute("SELECT turn_count FROM threads WHERE id = ?", (thread_id,)).fetchone()
+    return thread_id, int(row[0])
+
+
+def _bump_turn(thread_id: str, conn: sqlite3.Connection) -> int:
+    conn.execute("UPDATE threads SET turn_count = turn_count + 1 WHERE id = ?", (thread_id,))
+    row = conn.execute("SELECT turn_count FROM threads WHERE id = ?", (thread_id,)).fetchone()
+    return int(row[0])
+
+
+_MESSAGE_COLUMNS: Final = (
+    "id, thread_id, role, kind, content, tool_call_id, tool_name, parent_call_id, created_at"
+)
+
+
+def _message(row: Sequence[Any]) -> Message:
+    return Message(
+        id=row[0],
+        thread_id=row[1],
+        role=row[2],
+        kind=row[3],
+        content=json.loads(row[4]),
+        tool_call_id=row[5],
+        tool_name=row[6],
+        parent_call_id=row[7],
+        created_at=row[8],
+    )
+
+
+def _insert_message(row: tuple[Any, ...], conn: sqlite3.Connection) -> Message:
+    cursor = conn.execute(
+        "INSERT INTO messages (thread_id, role, kind, content, tool_call_id, tool_name, "
+        "parent_call_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (*row, time.time()),
+    )
+    found = conn.execute(
+        f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE id = ?", (cursor.lastrowid,)
+    ).fetchone()
+    return _message(found)
+
+
+def _free_attachment_path(conn: sqlite3.Connection, thread_id: str, name: str) -> str:
+    stem, dot, ext = name.rpartition(".")
+    if not dot or not stem:
+        stem, dot, ext = name, "", ""
+    candidate, counter = name, 1
+    while conn.execute(
+        "SELECT 1 FROM files WHERE thread_id = ? AND path = ?",
+        (thread_id, f"{ATTACHMENTS_DIR}/{candidate}"),
+    ).fetchone():
+        candidate = f"{stem}-{counter}{dot}{ext}"
+        counter += 1
+    return f"{ATTACHMENTS_DIR}/{candidate}"
+
+
+def _insert_result(
+    meta: tuple[str, str | None, str | None, str | None],
+    content: dict[str, Any],
+    attachments: list[AttachmentRef | NewFile],
+    conn: sqlite3.Connection,
+) -> tuple[Message, list[AttachmentRef]]:
+    thread_id, call_id, tool_name, parent = meta
+    now = time.time()
+    refs: list[AttachmentRef] = []
+    new_ids: list[str] = []
+    for item in attachments:
+        if isinstance(item, AttachmentRef):
+            refs.append(item)
+            continue
+        path = _free_attachment_path(conn, thread_id, item.name)
+        ref = AttachmentRef(
+            id=f"att_{uuid.uuid4().hex}",
+            path=path,
+            name=path.rsplit("/", 1)[-1],
+            mime_type=item.mime_type,
+            size=len(item.data),
+            width=item.width,
+            height=item.height,
+        )
+        conn.execute(
+            "INSERT INTO files (thread_id, path, id, data, mime_type, size, width, height, "
+            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                thread_id,
+                path,
+                ref.id,
+                item.data,
+                ref.mime_type,
+                ref.size,
+                ref.width,
+                ref.height,
+                now,
+                now,
+            ),
+        )
+        refs.append(ref)
+        new_ids.append(ref.id)
+    content = {**content, "attachments": [r.model_dump(mode="json") for r in refs]}
+    row = (thread_id, "tool", "tool_result", dumps(content), call_id, tool_name, parent)
+    message = _insert_message(row, conn)
+    conn.executemany(
+        "UPDATE files SET message_id = ? WHERE id = ?", [(message.id, i) for i in new_ids]
+    )
+    return message, refs
+
+
+def _select_messages(thread_id: str, limit: int | None, conn: sqlite3.Connection) -> list[Message]:
+    rows = conn.execute(
+        f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE thread_id = ? ORDER BY id DESC LIMIT ?",
+        (thread_id, -1 if limit is None else limit),
+    ).fetchall()
+    return [_message(row) for row in reversed(rows)]
+
+
+def _upsert_variable(
+    thread_id: str, name: str, kind: str, value: bytes, conn: sqlite3.Connection
+) -> None:
+    conn.execute(
+        "INSERT INTO variables (thread_id, name, type, value, updated_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (thread_id, name) DO UPDATE SET type = excluded.type, "
+        "value = excluded.value, updated_at = excluded.updated_at",
+        (thread_id, name, kind, value, time.time()),
+    )
+
+
+def _select_variable(
+    thread_id: str, name: str, conn: sqlite3.Connection
+) -> tuple[str, bytes] | None:
+    row = conn.execute(
+        "SELECT type, value FROM variables WHERE thread_id = ? AND name = ?", (thread_id, name)
+    ).fetchone()
+    return None if row is None else (row[0], bytes(row[1]))
+
+
+def _select_variables(thread_id: str, conn: sqlite3.Connection) -> list[tuple[str, str, bytes]]:
+    rows = conn.execute(
+        "SELECT name, type, value FROM variables WHERE thread_id = ? ORDER BY name", (thread_id,)
+    ).fetchall()
+    return [(row[0], row[1], bytes(row[2])) for row in rows]
+
+
+def _upsert_file(
+    thread_id: str, path: str, data: bytes, mime_type: str | None, conn: sqlite3.Connection
+) -> FileInfo:
+    now = time.time()
+    conn.execute(
+        "INSERT INTO files (thread_id, path, id, data, mime_type, size, created_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, path) DO UPDATE SET "
+        "data = excluded.data, mime_type = excluded.mime_type, size = excluded.size, "
+        "updated_at = excluded.updated_at",
+        (thread_id, path, f"file_{uuid.uuid4().hex}", data, mime_type, len(data), now, now),
+    )
+    return FileInfo(path=path, size=len(data), mime_type=mime_type, updated_at=now)
+
+
+def _select_file(thread_id: str, path: str, conn: sqlite3.Connection) -> bytes | None:
+    row = conn.execute(
+        "SELECT data FROM files WHERE thread_id = ? AND path = ?", (thread_id, path)
+    ).fetchone()
+    return None if row is None else bytes(row[0])
+
+
+def _like_prefix(directory: str) -> str:
+    prefix = "/" if directory == "/" else directory + "/"
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _stat(thread_id: str, path: str, conn: sqlite3.Connection) -> FileInfo | None:
+    row = conn.execute(
+        "SELECT size, mime_type, updated_at FROM files WHERE thread_id = ? AND path = ?",
+        (thread_id, path),
+    ).fetchone()
+    if row is not None:
+        return FileInfo(path=path, size=row[0], mime_type=row[1], updated_at=row[2])
+    row = conn.execute(
+        "SELECT MAX(updated_at) FROM files WHERE thread_id = ? AND path LIKE ? ESCAPE '\\'",
+        (thread_id, _like_prefix(path)),
+    ).fetchone()
+    if path != "/" and (row is None or row[0] is None):
+        return None
+    updated = (row[0] if row else None) or 0.0
+    return FileInfo(path=path, size=0, mime_type=None, updated_at=updated, is_dir=True)
+
+
+def _select_files(thread_id: str, directory: str, conn: sqlite3.Connection) -> list[FileInfo]:
+    rows = conn.execute(
+        "SELECT path, size, mime_type, updated_at FROM files WHERE thread_id = ? "
+        "AND path LIKE ? ESCAPE '\\' ORDER BY path",
+        (thread_id, _like_prefix(directory)),
+    ).fetchall()
+    return [FileInfo(path=r[0], size=r[1], mime_type=r[2], updated_at=r[3]) for r in rows]
+
+
+def _insert_event(thread_id: str, kind: str, data: str, conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "INSERT INTO events (thread_id, type, data, created_at) VALUES (?, ?, ?, ?)",
+        (thread_id, kind, data, time.time()),
+    )

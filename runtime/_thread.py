@@ -1,0 +1,170 @@
+"""A thread and the execution of a model's tool calls against it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Final
+
+import anyio
+
+from ._calls import ParsedCall, parse_call
+from ._paths import attachment_name
+from ._result import AttachmentRef, ToolAttachment, ToolResult
+from ._state import AbortSignal, ThreadCore, ThreadState
+from ._store import NewFile
+
+if TYPE_CHECKING:
+    from ._tool import Tool
+
+__all__ = ["Thread", "run_call"]
+
+_MAX_NAMES_SHOWN: Final = 20
+
+
+class Thread:
+    """One conversation: its :class:`ThreadState` and the execution of tool calls.
+
+    Obtained from ``await runtime.thread(...)``; lives as long as its runtime is open.
+    """
+
+    __slots__ = ("_core",)
+
+    def __init__(self, core: ThreadCore) -> None:
+        """Wrap a thread core; use ``Runtime.thread``."""
+        self._core = core
+
+    def __repr__(self) -> str:
+        return f"<Thread {self._core.thread_id!r}>"
+
+    @property
+    def thread_id(self) -> str:
+        """The thread's id."""
+        return self._core.thread_id
+
+    @property
+    def state(self) -> ThreadState:
+        """The thread's top-level state."""
+        return self._core.root
+
+    async def execute_tool_calls(self, calls: Iterable[object]) -> list[ToolResult]:
+        """Run a model's tool calls in order, then any queued ones, persisting each result.
+
+        Each call is validated and run sequentially; its call and result are stored as messages
+        before the next call starts. Failures (unknown tool, invalid JSON or arguments, missing
+        variables, a tool that raises) become error results and never halt the batch. Calls of
+        provider-executed tools are left to the provider and produce no result here. One batch
+        counts as one turn. Cancelling the caller sets the abort signal, records the running
+        call as cancelled, drops the calls not yet started and propagates.
+
+        Args:
+            calls: OpenAI Responses (``function_call``), OpenAI Chat (``{"id", "function"}``) or
+                Anthropic (``tool_use``) tool calls, as dicts or SDK objects.
+
+        Returns:
+            The results (``call_id`` and ``tool_name`` set), in execution order.
+        """
+        if isinstance(calls, (Mapping, str, bytes)):
+            raise TypeError("execute_tool_calls takes a list of tool calls")
+        parsed = [parse_call(call) for call in calls]
+        core = self._core
+        async with core.batch_lock:
+            core.turn_count = await core.store.bump_turn(core.thread_id)
+            core.execution.step_count = 0
+            core.execution.abort_signal = AbortSignal()
+            queued = list(core.pending)
+            core.pending.clear()
+            core.pending.extend(parsed)
+            core.pending.extend(queued)
+            results: list[ToolResult] = []
+            try:
+                while core.pending:
+                    result = await run_call(core, core.pending.popleft())
+                    if result is not None:
+                        results.append(result)
+            except BaseException:
+                core.pending.clear()
+                raise
+            return results
+
+
+async def run_call(
+    core: ThreadCore,
+    call: ParsedCall,
+    *,
+    tool: Tool | None = None,
+    parent_call_id: str | None = None,
+) -> ToolResult | None:
+    """Run one call and persist it: a ``tool_call`` message, then a ``tool_result`` message.
+
+    Returns:
+        The stored result, or ``None`` for a provider-executed tool (not run locally).
+    """
+    if tool is None:
+        tool = core.tools.get(call.name)
+    if tool is not None and tool.execution_mode == "provider":
+        return None
+    core.execution.step_count += 1
+    arguments = call.arguments if call.arguments is not None else call.raw_arguments
+    await core.store.add_message(
+        core.thread_id,
+        "assistant",
+        "tool_call",
+        core.redactor.value({"name": call.name, "arguments": arguments}),
+        tool_call_id=call.call_id,
+        tool_name=call.name or None,
+        parent_call_id=parent_call_id,
+    )
+    signal = core.execution.abort_signal
+    try:
+        if call.error is not None:
+            result = ToolResult.failure(call.error)
+        elif signal.aborted:
+            result = ToolResult.failure(f"not run: execution aborted ({signal.reason})")
+        elif tool is None:
+            result = ToolResult.failure(_unknown_tool(core, call.name))
+        else:
+            result = await tool.call(call.arguments, core.root._bind(tool, call.call_id))
+    except anyio.get_cancelled_exc_class():
+        signal.abort("cancelled")
+        with anyio.CancelScope(shield=True):
+            cancelled = ToolResult.failure("cancelled while running")
+            await _persist(core, cancelled, call, parent_call_id)
+        raise
+    return await _persist(core, core.redact_result(result), call, parent_call_id)
+
+
+def _unknown_tool(core: ThreadCore, name: str) -> str:
+    local = sorted(n for n, t in core.tools.items() if t.execution_mode == "local")
+    shown = ", ".join(local[:_MAX_NAMES_SHOWN]) + (", ..." if len(local) > _MAX_NAMES_SHOWN else "")
+    return f"unknown tool {name!r}; available: {shown or '(none)'}"
+
+
+async def _persist(
+    core: ThreadCore, result: ToolResult, call: ParsedCall, parent_call_id: str | None
+) -> ToolResult:
+    items: list[AttachmentRef | NewFile] = []
+    for item in result.attachments:
+        if isinstance(item, ToolAttachment):
+            data = core.redactor.data(item.content())
+            name = attachment_name(item.name)
+            items.append(NewFile(name, data, item.mime_type, item.width, item.height))
+        else:
+            items.append(item)
+    content = {
+        "status": result.status,
+        "result": result.result,
+        "error": result.error,
+        "stack": result.stack,
+    }
+    _, refs = await core.store.add_tool_result(
+        core.thread_id,
+        content,
+        items,
+        tool_call_id=call.call_id,
+        tool_name=call.name or None,
+        parent_call_id=parent_call_id,
+    )
+    attachments: list[ToolAttachment | AttachmentRef] = list(refs)
+    return result.model_copy(
+        update={"attachments": attachments, "call_id": call.call_id, "tool_name": call.name or None}
+    )

@@ -1,0 +1,269 @@
+"""Code mode and run_code bound to a thread (these need the sandbox's host functions)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import BaseModel, Field
+
+import runtime
+from runtime import ThreadState, ToolResult, code_mode_tool, define_tool
+from runtime._errors import ToolDefinitionError
+
+pytestmark = pytest.mark.anyio
+
+
+class CityArgs(BaseModel):
+    city: str = Field(description="City name")
+
+
+class AddArgs(BaseModel):
+    a: int
+    b: int
+
+
+def _tools(barrier: anyio.Event | None = None, started: list[str] | None = None) -> list[Any]:
+    async def weather(state: ThreadState, args: Any) -> ToolResult:
+        if started is not None and barrier is not None:
+            started.append("weather")
+            if len(started) == 2:
+                barrier.set()
+            await barrier.wait()  # only returns if both tools are in flight at once
+        return ToolResult.success({"city": args.city, "temp_c": 21})
+
+    async def add(state: ThreadState, args: Any) -> ToolResult:
+        if started is not None and barrier is not None:
+            started.append("add")
+            if len(started) == 2:
+                barrier.set()
+            await barrier.wait()
+        return ToolResult.success(args.a + args.b)
+
+    return [
+        define_tool(
+            description="Current weather.", args=CityArgs, execute=weather, name="get_weather"
+        ),
+        define_tool(description="Add integers.", args=AddArgs, execute=add, name="add"),
+    ]
+
+
+PROMISE_ALL = """
+import { tools } from "tools";
+
+export default async function () {
+  const [weather, sum] = await Promise.all([
+    tools.get_weather({ city: "Paris" }),
+    tools.add({ a: 2, b: 3 }),
+  ]);
+  console.log("both done");
+  return { weather: weather.result, sum: sum.result };
+}
+"""
+
+
+def _call(code: str, call_id: str = "outer") -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": "run_code", "input": {"code": code}}
+
+
+async def test_code_mode_runs_two_tools_with_promise_all_and_persists_both(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    barrier, started = anyio.Event(), list[str]()
+    tool = code_mode_tool(_tools(barrier, started), timeout=30)
+    async with open_runtime(tools=[tool]) as rt:
+        thread = await rt.thread()
+        with anyio.fail_after(60):
+            (result,) = await thread.execute_tool_calls([_call(PROMISE_ALL)])
+        messages = await runtime.get_messages(thread.state)
+    assert result.status == "success", result.error
+    assert result.result == {
+        "result": {"weather": {"city": "Paris", "temp_c": 21}, "sum": 5},
+        "logs": ["[log] both done"],
+    }
+    assert sorted(started) == ["add", "weather"]
+    nested = [m for m in messages if m.parent_call_id == "outer"]
+    assert sorted((m.kind, m.tool_name) for m in nested) == [
+        ("tool_call", "add"),
+        ("tool_call", "get_weather"),
+        ("tool_result", "add"),
+        ("tool_result", "get_weather"),
+    ]
+    results = {m.tool_name: m.content for m in nested if m.kind == "tool_result"}
+    assert results["add"]["result"] == 5
+    assert results["get_weather"]["result"] == {"city": "Paris", "temp_c": 21}
+    assert (messages[0].kind, messages[0].tool_call_id) == ("tool_call", "outer")
+    assert (messages[-1].kind, messages[-1].tool_call_id) == ("tool_result", "outer")
+
+
+async def test_code_mode_validates_nested_arguments_with_the_tools_model(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    code = """
+    import { add } from "tools";
+    export default await add({ a: "two", b: 3 });
+    """
+    async with open_runtime(tools=[code_mode_tool(_tools(), timeout=30)]) as rt:
+        thread = await rt.thread()
+        (result,) = await thread.execute_tool_calls([_call(code)])
+        nested = [
+            m for m in await runtime.get_messages(thread.state) if m.parent_call_id == "outer"
+        ]
+    assert result.status == "success", result.error
+    returned = result.result["result"]
+    assert returned["status"] == "error"
+    assert "invalid arguments for tool 'add'" in returned["error"]
+    assert [m.kind for m in nested] == ["tool_call", "tool_result"]
+
+
+async def test_code_mode_reports_program_errors_with_position(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    code = 'const x: number = 1;\nthrow new TypeError("bad " + x);\nexport default 1;\n'
+    async with open_runtime(tools=[code_mode_tool(_tools(), timeout=30)]) as rt:
+        (result,) = await (await rt.thread()).execute_tool_calls([_call(code)])
+    assert result.status == "error"
+    assert result.error is not None and result.error.startswith("TypeError: bad 1")
+    assert ":2:" in result.error
+
+
+async def test_run_code_bridges_thread_files_read_only(rt: runtime.Runtime) -> None:
+    state = (await rt.thread()).state
+    await state.write_file("notes/a.txt", "alpha")
+    await state.write_file("notes/b.bin", b"\x01\x02")
+    code = """
+    import { readFile, readdir, stat } from "fs";
+    export default async function () {
+      let missing = "";
+      try { await readFile("nope.txt", "utf8"); } catch (e) { missing = String(e.message); }
+      let escaped = "";
+      try { await readFile("../x", "utf8"); } catch (e) { escaped = String(e.message); }
+      return {
+        text: await readFile("notes/a.txt", "utf8"),
+        bytes: Array.from(await readFile("/notes/b.bin")),
+        root: await readdir("."),
+        notes: await readdir("notes"),
+        kind: (await stat("notes")).type,
+        size: (await stat("notes/a.txt")).size,
+        missing, escaped,
+      };
+    }
+    """
+    with anyio.fail_after(60):
+        result = await state.run_code(code, files=True, timeout=30)
+    assert result.status == "success", result.error
+    value = result.result
+    assert value["text"] == "alpha" and value["bytes"] == [1, 2]
+    assert value["root"] == ["notes"] and value["notes"] == ["a.txt", "b.bin"]
+    assert value["kind"] == "directory" and value["size"] == 5
+    assert "ENOENT" in value["missing"] and "nope.txt" in value["missing"]
+    assert "EINVAL" in value["escaped"]
+
+
+async def test_run_code_results_and_logs_are_redacted(rt: runtime.Runtime) -> None:
+    state = (await rt.thread()).state
+    await state.set_env("TOKEN", "tok-secret-123", type="secret")
+    secret = await state.env("TOKEN")
+    code = 'import { token } from "env"; console.log("t=" + token); export default token;'
+    with anyio.fail_after(60):
+        result = await state.run_code(code, imports={"env": {"token": secret}}, timeout=30)
+    assert result.status == "success", result.error
+    assert result.result == "[REDACTED]"
+    assert result.logs[0].args == ["t=[REDACTED]"]
+
+
+async def test_run_code_plain_script_needs_no_capabilities(rt: runtime.Runtime) -> None:
+    state = (await rt.thread()).state
+    with anyio.fail_after(60):
+        result = await state.run_code("export default 6 * 7", language="javascript")
+    assert result.status == "success" and result.result == 42
+
+
+# ----------------------------------------------------------------------------- no sandbox needed
+
+
+def test_code_mode_description_declares_the_tools_module() -> None:
+    tool = code_mode_tool(_tools())
+    assert tool.name == "run_code"
+    assert tool.input_schema == {
+        "properties": {
+            "code": {
+                "description": (
+                    'A TypeScript ES module, e.g. `import { tools } from "tools"; '
+                    "export default await tools.some_tool({...});`"
+                ),
+                "type": "string",
+            }
+        },
+        "required": ["code"],
+        "type": "object",
+        "additionalProperties": False,
+    }
+    declaration = tool.description.split("```ts\n", 1)[1].rsplit("\n```", 1)[0]
+    assert declaration == (
+        'declare module "tools" {\n'
+        "  export type ToolResult<T = unknown> =\n"
+        '    | { status: "success"; result: T; error: null; attachments?: unknown[] }\n'
+        '    | { status: "error"; result: unknown; error: string };\n'
+        "  /** Current weather. */\n"
+        "  export function get_weather(args: {\n"
+        "    /** City name */\n"
+        "    city: string;\n"
+        "  }): Promise<ToolResult<unknown>>;\n"
+        "  /** Add integers. */\n"
+        "  export function add(args: {\n"
+        "    a: number;\n"
+        "    b: number;\n"
+        "  }): Promise<ToolResult<unknown>>;\n"
+        "  export const tools: {\n"
+        "    get_weather: typeof get_weather;\n"
+        "    add: typeof add;\n"
+        "  };\n"
+        "}"
+    )
+
+
+def _typescript_errors(source: str) -> list[str]:
+    import tree_sitter
+    import tree_sitter_typescript
+
+    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_typescript.language_typescript()))
+    tree = parser.parse(source.encode())
+    errors: list[str] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            errors.append(source.encode()[node.start_byte : node.end_byte].decode())
+        stack.extend(node.children)
+    return errors
+
+
+def test_generated_declarations_parse_as_typescript() -> None:
+    class Odd(BaseModel):
+        class_: str = Field(alias="class")
+        nested: dict[str, list[int | None]]
+
+    async def run(state: Any, args: Any) -> ToolResult:
+        return ToolResult.success()
+
+    with pytest.warns(runtime.ToolNameWarning):
+        dashed = define_tool(description="*/ tricky */", args=Odd, execute=run, name="has-dash")
+    reserved = define_tool(description="reserved word", args=Odd, execute=run, name="delete")
+    tool = code_mode_tool([*_tools(), dashed, reserved])
+    declaration = tool.description.split("```ts\n", 1)[1].rsplit("\n```", 1)[0]
+    assert _typescript_errors(declaration) == []
+    assert '"has-dash": (args:' in declaration and '"delete": (args:' in declaration
+    assert "function delete" not in declaration
+    for single in _tools():
+        assert _typescript_errors(single.typescript_declaration) == []
+
+
+def test_code_mode_refuses_provider_tools_and_a_tools_import() -> None:
+    web = define_tool(description="web", name="web", execution_mode="provider")
+    with pytest.raises(ToolDefinitionError, match="provider"):
+        code_mode_tool([web])
+    with pytest.raises(ToolDefinitionError, match='"tools"'):
+        code_mode_tool(_tools(), imports={"tools": {}})

@@ -1,0 +1,159 @@
+"""Secrets are encrypted at rest and redacted from everything stored or returned."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+import runtime
+from runtime import ThreadState, ToolAttachment, ToolResult, Variable, define_tool
+
+pytestmark = pytest.mark.anyio
+
+
+def db_bytes(db_path: Path) -> bytes:
+    """The raw bytes of the database file and its WAL, shared-memory and journal files."""
+    out = b""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        path = Path(f"{db_path}{suffix}")
+        if path.exists():
+            out += path.read_bytes()
+    return out
+
+
+SECRET = "sk-live-7f3a9c-DO-NOT-LEAK"
+PROMPT_SECRET = "prompt-level-secret-42"
+
+
+class EchoArgs(BaseModel):
+    text: str
+
+
+async def _leak_in_result(state: ThreadState) -> ToolResult:
+    token = await state.env("TOKEN")
+    return ToolResult.success({"token": token, "nested": [f"Bearer {token}"], token or "": 1})
+
+
+async def _leak_in_error(state: ThreadState) -> ToolResult:
+    token = await state.env("TOKEN")
+    raise RuntimeError(f"auth failed for {token}")
+
+
+async def _leak_in_failure(state: ThreadState) -> ToolResult:
+    return ToolResult.failure(f"bad token {await state.env('TOKEN')}", result=await state.env("K"))
+
+
+async def _leak_in_file_and_attachment(state: ThreadState) -> ToolResult:
+    token = await state.env("TOKEN") or ""
+    await state.write_file("config.env", f"TOKEN={token}\n")
+    await runtime.inject_message(state, f"the token is {token}")
+    await runtime.emit_thread_event(state, "debug", {"token": token})
+    attachment = ToolAttachment.from_bytes(f"{token}.txt", "text/plain", token.encode())
+    return ToolResult.success("ok", attachments=[attachment])
+
+
+async def _echo(state: ThreadState, args: Any) -> ToolResult:
+    return ToolResult.success(args.text)
+
+
+async def _leak_prompt_secret(state: ThreadState) -> ToolResult:
+    return ToolResult.success(await state.env("PROMPT_KEY"))
+
+
+TOOLS = [
+    define_tool(description="r", execute=_leak_in_result, name="leak_result"),
+    define_tool(description="e", execute=_leak_in_error, name="leak_error"),
+    define_tool(description="f", execute=_leak_in_failure, name="leak_failure"),
+    define_tool(description="a", execute=_leak_in_file_and_attachment, name="leak_files"),
+    define_tool(description="echo", args=EchoArgs, execute=_echo, name="echo"),
+    define_tool(
+        description="p",
+        execute=_leak_prompt_secret,
+        name="leak_prompt",
+        variables=[Variable("PROMPT_KEY", type="secret")],
+    ),
+]
+
+
+def _calls() -> list[dict[str, Any]]:
+    names = ["leak_result", "leak_error", "leak_failure", "leak_files", "leak_prompt"]
+    calls: list[dict[str, Any]] = [
+        {"type": "tool_use", "id": f"c{i}", "name": n, "input": {}} for i, n in enumerate(names)
+    ]
+    calls.append({"type": "tool_use", "id": "echo", "name": "echo", "input": {"text": SECRET}})
+    return calls
+
+
+async def test_secret_never_reaches_the_database_files_nor_any_returned_text(
+    open_runtime: Callable[..., runtime.Runtime], db_path: Path
+) -> None:
+    events: list[Any] = []
+    async with open_runtime(
+        tools=TOOLS,
+        prompt_env={"PROMPT_KEY": PROMPT_SECRET},
+        on_event=lambda *event: events.append(event),
+    ) as rt:
+        thread = await rt.thread("leaky")
+        await thread.state.set_env("TOKEN", SECRET, type="secret")
+        results = await thread.execute_tool_calls(_calls())
+        messages = await runtime.get_messages(thread.state)
+        rendered = runtime.render_results(results, "anthropic")
+        file_text = await thread.state.read_file("config.env")
+        attachment_path = results[3].attachments[0]
+        assert isinstance(attachment_path, runtime.AttachmentRef)
+        attachment = await thread.state.read_file(attachment_path.path)
+        while_open = db_bytes(db_path)
+        assert await thread.state.env("TOKEN") == SECRET  # still usable by tools
+
+    returned = repr(results) + repr(messages) + repr(rendered) + repr(events)
+    for secret in (SECRET, PROMPT_SECRET):
+        assert secret not in returned
+        assert secret.encode() not in file_text + attachment
+        assert secret.encode() not in while_open
+        assert secret.encode() not in db_bytes(db_path)
+    assert "[REDACTED]" in results[0].result["token"]
+    assert results[0].result == {
+        "token": "[REDACTED]",
+        "nested": ["Bearer [REDACTED]"],
+        "[REDACTED]": 1,
+    }
+    assert results[1].error == "RuntimeError: auth failed for [REDACTED]"
+    assert results[1].stack is not None and "[REDACTED]" in results[1].stack
+    assert results[2].error == "bad token [REDACTED]"
+    assert results[4].result == "[REDACTED]"
+    assert results[5].result == "[REDACTED]"
+    assert file_text == b"TOKEN=[REDACTED]\n"
+    assert attachment_path.name == "_REDACTED_.txt"
+
+
+async def test_secret_is_stored_encrypted_and_bound_to_its_row(
+    open_runtime: Callable[..., runtime.Runtime], db_path: Path
+) -> None:
+    async with open_runtime() as rt:
+        await (await rt.thread("a")).state.set_env("TOKEN", SECRET, type="secret")
+        await (await rt.thread("b")).state.set_env("TOKEN", "other-secret", type="secret")
+    with sqlite3.connect(db_path) as conn:
+        rows = conn.execute("SELECT thread_id, type, value FROM variables ORDER BY 1").fetchall()
+        assert [(r[0], r[1]) for r in rows] == [("a", "secret"), ("b", "secret")]
+        # move a's ciphertext onto b: it must not decrypt there
+        conn.execute("UPDATE variables SET value = ? WHERE thread_id = 'b'", (rows[0][2],))
+    conn.close()
+    async with open_runtime() as rt:
+        with pytest.raises(runtime.ToolRuntimeError, match="wrong secret_key or tampered"):
+            await rt.thread("b")
+
+
+async def test_overwriting_a_text_value_with_a_secret_leaves_no_plaintext_behind(
+    open_runtime: Callable[..., runtime.Runtime], db_path: Path
+) -> None:
+    async with open_runtime() as rt:
+        state = (await rt.thread()).state
+        await state.set_env("TOKEN", SECRET)  # oops, plain text
+        await state.set_env("TOKEN", SECRET, type="secret")
+        await state.write_file("x.txt", "filler" * 1000)
+    assert SECRET.encode() not in db_bytes(db_path)
