@@ -39,8 +39,9 @@ JS_STACK_LIMIT = 1024 * 1024
 MAX_WASM_STACK = 16 * 1024 * 1024
 ASYNC_STACK = 20 * 1024 * 1024
 WORKER_STACK = 32 * 1024 * 1024
-KEEP_RESIDENT = 3 * 1024 * 1024
+KEEP_RESIDENT = 0
 MAX_LIVE_SANDBOXES = 1000
+WARM_SLOTS = 8
 MAX_MEMORY = 4 * 1024 * 1024 * 1024
 WASI_EBADF = 8
 
@@ -243,6 +244,8 @@ def _config(metered: bool) -> tuple[wasmtime.Config, str]:
     # memories never move (so a run can cache its memory's base address).
     pool = ffi.wasmtime_pooling_allocation_config_new()
     ffi.wasmtime_pooling_allocation_config_linear_memory_keep_resident_set(pool, KEEP_RESIDENT)
+    # idle slots keep their resident pages: cap how many stay warm so RSS stays bounded
+    ffi.wasmtime_pooling_allocation_config_max_unused_warm_slots_set(pool, WARM_SLOTS)
     ffi.wasmtime_pooling_allocation_config_total_memories_set(pool, MAX_LIVE_SANDBOXES)
     ffi.wasmtime_pooling_allocation_config_total_core_instances_set(pool, MAX_LIVE_SANDBOXES)
     ffi.wasmtime_pooling_allocation_config_total_tables_set(pool, MAX_LIVE_SANDBOXES)
@@ -250,7 +253,7 @@ def _config(metered: bool) -> tuple[wasmtime.Config, str]:
     ffi.wasmtime_pooling_allocation_strategy_set(config.ptr(), pool)
     config.memory_may_move = False
     description = (f"epoch;fuel={metered};speed;stack={MAX_WASM_STACK};async={ASYNC_STACK};"
-                   f"pool={KEEP_RESIDENT},{MAX_LIVE_SANDBOXES},{MAX_MEMORY};nomove")
+                   f"pool={KEEP_RESIDENT},{MAX_LIVE_SANDBOXES},{MAX_MEMORY},{WARM_SLOTS};nomove")
     return config, description
 
 

@@ -1,0 +1,26 @@
+"""The README's programs run as written."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", ["demo.py", "tools.py"])
+def test_example_program_runs_and_prints_its_results(name: str) -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / name)], capture_output=True,
+                          text=True, timeout=110, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    if name == "demo.py":
+        assert "report  -> {'step': 1, 'total': 1}" in proc.stdout
+        assert "status  -> success" in proc.stdout
+        assert "-> terminated (timeout)" in proc.stdout
+        assert "32 MiB cap -> memory" in proc.stdout
+    else:
+        assert "success {'result': ['sunny', 'snow'], 'logs': []}" in proc.stdout
