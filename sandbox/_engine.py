@@ -27,6 +27,7 @@ import wasmtime
 from wasmtime import _bindings as ffi
 
 from sandbox import _native
+from sandbox._bytecode import BytecodeCache
 from sandbox._errors import GuestBuildError
 
 __all__ = ["EngineState", "HostRouter", "get_engine"]
@@ -280,6 +281,7 @@ class EngineState:
         self.pre = self.linker.instantiate_pre(self.module)
         self.workers = _Workers(max_workers=max(4, (os.cpu_count() or 2) * 4))
         self.deadlines = _Deadlines()
+        self.bytecode = BytecodeCache()
         self.scratch_addr, self.scratch_size, self.initial_memory = self._probe()
 
     def _load_module(self, cache: Path, description: str) -> wasmtime.Module:

@@ -116,6 +116,7 @@ class RunMetrics:
     slices: int = 0
     quota_refusals: int = 0
     fuel_used: int | None = None
+    bytecode_hits: int = 0
 
 
 @dataclass(frozen=True, slots=True)

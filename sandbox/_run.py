@@ -24,6 +24,7 @@ import anyio.lowlevel
 import wasmtime
 
 from sandbox import _engine, _values
+from sandbox._bytecode import batch_record, module_key
 from sandbox._limits import Limits
 from sandbox._native import GuestStopped
 from sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics, error_from_guest
@@ -32,7 +33,10 @@ __all__ = ["CodeExecution", "RunOptions"]
 
 # ABI constants; tests check them against the C source
 QJ_DONE, QJ_PENDING, QJ_FAIL = 0, 1, 2
-OP_LOG, OP_REPORT, OP_RESULT, OP_OOM, OP_MODULE, OP_CALL, OP_FETCH, OP_REJECTION = range(1, 9)
+(OP_LOG, OP_REPORT, OP_RESULT, OP_OOM, OP_MODULE, OP_CALL, OP_FETCH, OP_REJECTION,
+ OP_BYTECODE) = range(1, 10)
+FLAG_DYNAMIC, FLAG_ARGS, FLAG_BYTECODE = 1, 2, 4
+KIND_MODULE, KIND_SCRIPT, KIND_COMPILE = 0, 1, 2
 OUT_VALUE, OUT_ERROR, OUT_LINK_ERROR = 0, 1, 2
 E_HOST, E_REFUSED, E_PENDING = -1, -2, -3
 LOG_LEVELS: tuple[Literal["log", "info", "warn", "error", "debug"], ...] = (
@@ -78,6 +82,7 @@ class RunOptions:
     content_id: str = ""
     pre_error: ErrorInfo | None = None
     user_source: str | None = None
+    use_bytecode: bool = True
 
 
 class _Stopped(Exception):
@@ -112,6 +117,8 @@ class Run:
         self._new_calls: list[tuple[int, HostFunction, list[Any]]] = []
         self._in_flight = 0
         self._clock_reads = 0
+        self._bytecode_hits = 0
+        self._compiled_now: set[bytes] = set()
         self.fuel_used: int | None = None
         self.quota_refusals = 0
         self._report_listeners: list[Callable[[Any], None]] = []
@@ -287,6 +294,13 @@ class Run:
             return self._reply_with(b"H" + host)
         src = self.opts.modules.get(name)
         if src is not None:
+            if self.opts.use_bytecode:
+                key = module_key(self.engine.guest.build_id, name, src)
+                blob = self.engine.bytecode.get(key)
+                if blob is not None:
+                    if key not in self._compiled_now:
+                        self._bytecode_hits += 1
+                    return self._reply_with(b"B" + blob)
             return self._reply_with(b"S" + src.encode("utf-8", "surrogatepass"))
         return E_REFUSED
 
@@ -352,11 +366,36 @@ class Run:
 
     # ------------------------------------------------------------ slices (worker thread)
 
+    def _compile_missing(self) -> bytes | None:
+        """Compile uncached modules of the graph in a throw-away instance; return the entry's
+        bytecode if it is (now) cached."""
+        o = self.opts
+        build = self.engine.guest.build_id
+        cache = self.engine.bytecode
+        entry_key = module_key(build, o.filename, o.source)
+        entry = cache.get(entry_key)
+        if entry is not None:
+            self._bytecode_hits += 1
+        missing: list[tuple[bytes, str, str]] = []
+        if entry is None:
+            missing.append((entry_key, o.filename, o.source))
+        for name, src in o.modules.items():
+            key = module_key(build, name, src)
+            if cache.get(key) is None:
+                missing.append((key, name, src))
+        self._compiled_now = {key for key, _, _ in missing}
+        if missing:
+            _Compiler(self).compile(missing)
+            if entry is None:
+                entry = cache.get(entry_key)
+        return entry
+
     def slice_start(self) -> int:
         o = self.opts
+        bytecode = self._compile_missing() if o.use_bytecode and o.kind == "module" else None
         fn = o.fn.encode()
         filename = o.filename.encode("utf-8", "replace")
-        source = o.source.encode("utf-8", "surrogatepass")
+        source = bytecode if bytecode is not None else o.source.encode("utf-8", "surrogatepass")
         args = _values.encode(o.args, path="execute.args") if o.args is not None else b""
         glob = o.globals_message
         if o.seed is not None:
@@ -366,23 +405,27 @@ class Run:
         else:
             seed = int.from_bytes(_urandom8(), "little")
         soft = _soft_limit(o.memory_limit_bytes, self.engine.guest.stack_size)
-        flags = (1 if o.dynamic_code else 0) | (2 if o.args is not None else 0)
+        flags = ((FLAG_DYNAMIC if o.dynamic_code else 0) | (FLAG_ARGS if o.args is not None else 0)
+                 | (FLAG_BYTECODE if bytecode is not None else 0))
         header = _RUN_HEADER.pack(
-            1 if o.kind == "script" else 0, flags, seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF,
-            soft, _engine.JS_STACK_LIMIT, len(filename), len(source), len(fn), len(args),
-            len(glob),
+            KIND_SCRIPT if o.kind == "script" else KIND_MODULE, flags, seed & 0xFFFFFFFF,
+            (seed >> 32) & 0xFFFFFFFF, soft, _engine.JS_STACK_LIMIT, len(filename), len(source),
+            len(fn), len(args), len(glob),
         )
         record = b"".join((header, filename, source, fn, args, glob))
+        return self._enter(self.instance, record)
+
+    def _enter(self, instance: Any, record: bytes) -> int:
         self._bytes_in += len(record)
         if len(record) <= self.engine.scratch_size:
             self._write(self.engine.scratch_addr, record)
-            return self._call(self.instance.run, 0, len(record))
-        ptr = self._call(self.instance.alloc, len(record))
+            return self._call(instance.run, 0, len(record))
+        ptr = self._call(instance.alloc, len(record))
         if ptr == 0:
             self._oom = True
             return QJ_FAIL
         self._write(ptr, record)
-        return self._call(self.instance.run, ptr, len(record))
+        return self._call(instance.run, ptr, len(record))
 
     def slice_resume(self, settled: list[tuple[int, bool, bytes]]) -> int:
         status = QJ_PENDING
@@ -497,6 +540,7 @@ class Run:
             slices=self._slices,
             quota_refusals=self.quota_refusals,
             fuel_used=self.fuel_used,
+            bytecode_hits=self._bytecode_hits,
         )
         self.result = CodeResult(
             status=status,  # type: ignore[arg-type]
@@ -519,6 +563,61 @@ class Run:
 
 class _BadPointer(Exception):
     pass
+
+
+class _Compiler:
+    """Routes the host import of a compile-only instance; nothing but bytecode comes back."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.engine = run.engine
+        self.items: list[tuple[bytes, str, str]] = []
+
+    def should_stop(self) -> bool:
+        return self.run.should_stop()
+
+    def clock_ns(self, clock_id: int) -> int:
+        return 0
+
+    def on_host(self, op: int, a: int, b: int, c: int, d: int) -> int:
+        if op != OP_BYTECODE or not 0 <= a < len(self.items):
+            return 0
+        try:
+            base, size = self.instance.memory(b + c)
+            if b < 0 or c < 0 or b + c > size:
+                return E_HOST
+            self.engine.bytecode.put(self.items[a][0], ctypes.string_at(base + b, c))
+        except Exception:
+            return E_HOST
+        return 0
+
+    def compile(self, items: list[tuple[bytes, str, str]]) -> None:
+        self.items = items
+        record_body = batch_record([(name, src) for _, name, src in items])
+        header = _RUN_HEADER.pack(KIND_COMPILE, 0, 0, 0, 0, _engine.JS_STACK_LIMIT, 0,
+                                  len(record_body), 0, 0, 0)
+        record = header + record_body
+        inst, key = self.engine.new_instance(max(64 * 2**20, len(record) * 8), self)
+        self.instance = inst
+        try:
+            _engine.set_current(self)
+            try:
+                if len(record) <= self.engine.scratch_size:
+                    base, _ = inst.memory(self.engine.scratch_addr + len(record))
+                    ctypes.memmove(base + self.engine.scratch_addr, record, len(record))
+                    inst.run(0, len(record))
+                else:
+                    ptr = inst.alloc(len(record))
+                    if ptr:
+                        base, _ = inst.memory(ptr + len(record))
+                        ctypes.memmove(base + ptr, record, len(record))
+                        inst.run(ptr, len(record))
+            except GuestStopped:
+                pass  # the run itself will report what went wrong
+        finally:
+            _engine.set_current(self.run)
+            _engine.unregister_store(key)
+            inst.close()
 
 
 def _urandom8() -> bytes:

@@ -114,3 +114,29 @@ def test_the_content_id_is_stable_and_changes_with_the_source_and_options() -> N
     assert a != run_code("export default 1", language="javascript").content_id
     assert a != run_code("export default 1", modules={"./m.js": ""}).content_id
     assert len(a) == 64
+
+
+def test_a_repeated_graph_loads_every_module_from_cached_bytecode() -> None:
+    import uuid
+
+    tag = uuid.uuid4().hex  # a graph no earlier test compiled
+    modules = {
+        "./a.ts": f"export const tag: string = '{tag}'",
+        "./b.js": "export { tag } from './a.ts'; export * from './c.js'",
+        "./c.js": "export const c = 3",
+    }
+    src = "import { tag, c } from './b.js'; export default [tag, c]"
+    first = run_code_sync(src, modules=modules)
+    second = run_code_sync(src, modules=modules)
+    assert first.result == second.result == [tag, 3]
+    assert first.metrics.bytecode_hits == 0
+    assert second.metrics.bytecode_hits == 4  # the entry and its three modules
+
+
+def test_cached_bytecode_keeps_error_positions() -> None:
+    src = "const x = 1;\nexport default function main() {\n  throw new Error('here');\n}"
+    a = run_code_sync(src, filename="pos.js")
+    b = run_code_sync(src, filename="pos.js")
+    assert b.metrics.bytecode_hits == 1
+    assert a.error is not None and b.error is not None
+    assert (a.error.line, a.error.column) == (b.error.line, b.error.column) == (3, 13)

@@ -54,6 +54,7 @@ enum {
     QJ_OP_CALL = 6,       /* a=function id, (b,c)=args message, d=call id (0 = sync) */
     QJ_OP_FETCH = 7,      /* copy the pending reply into (b, c) */
     QJ_OP_REJECTION = 8,  /* (b,c)=error message of an unhandled rejection */
+    QJ_OP_BYTECODE = 9,   /* a=index in the compile batch, (b,c)=the module's bytecode */
 };
 
 enum { QJ_OUT_VALUE = 0, QJ_OUT_ERROR = 1, QJ_OUT_LINK_ERROR = 2 };
@@ -162,6 +163,7 @@ typedef struct {
     JSValue args;
     int has_args;
     int link_failed;
+    int compile_only;     /* compile batches: imports resolve to empty stubs, nothing runs */
     uint64_t rng[2];
     PendingCall *calls;
     uint32_t ncalls, calls_cap;
@@ -1034,9 +1036,33 @@ static char *module_normalize(JSContext *ctx, const char *base, const char *name
 
 static int host_module_init(JSContext *ctx, JSModuleDef *m);
 
+static int stub_module_init(JSContext *ctx, JSModuleDef *m)
+{
+    (void)ctx; (void)m;
+    return 0;
+}
+
+/* Read a module from bytecode the host cached (produced by a compile batch of ours). */
+static JSModuleDef *module_from_bytecode(JSContext *ctx, const uint8_t *p, size_t n)
+{
+    JSValue v = JS_ReadObject(ctx, p, n, JS_READ_OBJ_BYTECODE);
+    if (JS_IsException(v))
+        return NULL;
+    if (JS_VALUE_GET_TAG(v) != JS_TAG_MODULE) {
+        JS_FreeValue(ctx, v);
+        JS_ThrowInternalError(ctx, "cached bytecode is not a module");
+        return NULL;
+    }
+    JSModuleDef *m = JS_VALUE_GET_PTR(v);
+    JS_FreeValue(ctx, v);
+    return m;
+}
+
 static JSModuleDef *module_loader(JSContext *ctx, const char *name, void *opaque)
 {
     (void)opaque;
+    if (g.compile_only)
+        return JS_NewCModule(ctx, name, stub_module_init);
     size_t nlen = strlen(name);
     int64_t r = qj_host(QJ_OP_MODULE, 0, (int32_t)(uintptr_t)name, (int32_t)nlen, 0);
     if (r < 0) {
@@ -1064,6 +1090,17 @@ static JSModuleDef *module_loader(JSContext *ctx, const char *name, void *opaque
                 m = JS_VALUE_GET_PTR(fv);
                 JS_FreeValue(ctx, fv);
             }
+        } else {
+            JS_ThrowOutOfMemory(ctx);
+        }
+    } else if (p[0] == 'B') {
+        /* reading a module resolves its imports, which calls this loader again and reuses the
+         * scratch buffer: read from a private copy */
+        uint8_t *copy = malloc((size_t)r);
+        if (copy) {
+            memcpy(copy, p + 1, (size_t)r - 1);
+            m = module_from_bytecode(ctx, copy, (size_t)r - 1);
+            free(copy);
         } else {
             JS_ThrowOutOfMemory(ctx);
         }
@@ -1274,7 +1311,8 @@ int32_t qj_init(void)
 /* runs */
 
 /* Run record (little-endian u32 fields, then the byte fields in this order):
- *   kind (0 module, 1 script) | flags (bit0 dynamic code, bit1 args given) | seed_lo | seed_hi
+ *   kind (0 module, 1 script, 2 compile batch) | flags (bit0 dynamic code, bit1 args given,
+ *   bit2 the source field is the entry's bytecode) | seed_lo | seed_hi
  *   | soft_mem_limit | stack_limit | filename_len | source_len | fn_len | args_len | globals_len
  *   then filename, source, fn, args (a value message holding an array), globals (a value
  *   message holding an object whose properties become frozen globals; host functions in it are
@@ -1489,6 +1527,59 @@ static int32_t call_entry(void)
     return r;
 }
 
+/* Compile batch: u32 count, then (u32 name_len, name, u32 src_len, src)*. Each module that
+ * compiles is sent to the host as bytecode (QJ_OP_BYTECODE); none of its code runs. */
+static int32_t compile_batch(const uint8_t *p, size_t n)
+{
+    JSContext *ctx = g.ctx;
+    g.compile_only = 1;
+    if (n < 4)
+        return QJ_FAIL;
+    uint32_t count = rd_u32(p);
+    size_t pos = 4;
+    for (uint32_t i = 0; i < count; i++) {
+        if (n - pos < 4) return QJ_FAIL;
+        uint32_t nl = rd_u32(p + pos); pos += 4;
+        if (n - pos < nl) return QJ_FAIL;
+        const uint8_t *name_p = p + pos; pos += nl;
+        if (n - pos < 4) return QJ_FAIL;
+        uint32_t sl = rd_u32(p + pos); pos += 4;
+        if (n - pos < sl) return QJ_FAIL;
+        const uint8_t *src_p = p + pos; pos += sl;
+        char *name = malloc((size_t)nl + 1);
+        char *src = malloc((size_t)sl + 1);
+        if (!name || !src) { free(name); free(src); return QJ_FAIL; }
+        memcpy(name, name_p, nl); name[nl] = 0;
+        memcpy(src, src_p, sl); src[sl] = 0;
+        JSValue v = JS_Eval(ctx, src, sl, name, JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY);
+        free(src);
+        free(name);
+        if (JS_IsException(v)) {
+            JS_FreeValue(ctx, JS_GetException(ctx));
+            continue;
+        }
+        size_t blen;
+        uint8_t *bc = JS_WriteObject(ctx, &blen, v, JS_WRITE_OBJ_BYTECODE);
+        JS_FreeValue(ctx, v);
+        if (!bc) {
+            JS_FreeValue(ctx, JS_GetException(ctx));
+            continue;
+        }
+        /* only hand out bytecode that reads back: some module shapes do not round-trip
+         * (re-exports in QuickJS-ng 0.17); those modules are simply parsed every time */
+        JSValue back = JS_ReadObject(ctx, bc, blen, JS_READ_OBJ_BYTECODE);
+        if (JS_IsException(back)) {
+            JS_FreeValue(ctx, JS_GetException(ctx));
+        } else {
+            JS_FreeValue(ctx, back);
+            qj_host(QJ_OP_BYTECODE, (int32_t)i, (int32_t)(uintptr_t)bc, (int32_t)blen, 0);
+        }
+        js_free(ctx, bc);
+    }
+    g.phase = 3;
+    return QJ_DONE;
+}
+
 __attribute__((export_name("qj_run")))
 int32_t qj_run(uint8_t *rec, uint32_t len)
 {
@@ -1514,6 +1605,11 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
     const uint8_t *args_p = (const uint8_t *)fn_p + h[8];
     const uint8_t *globals_p = args_p + h[9];
 
+    if (h[0] == 2) {
+        int32_t r = compile_batch((const uint8_t *)source_p, h[7]);
+        free(owned);
+        return r;
+    }
     g.kind = (int)h[0];
     g.has_args = (h[1] & 2) != 0;
     g.rng[0] = ((uint64_t)h[3] << 32 | h[2]) ^ 0x9E3779B97F4A7C15ull;
@@ -1576,7 +1672,18 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
             return finish_with_exception(QJ_OUT_ERROR);
         g.promise = v;
     } else {
-        v = JS_Eval(ctx, source, h[7], filename, JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY);
+        if (h[1] & 4) {
+            /* the entry arrives as bytecode from the host's cache */
+            JSModuleDef *m = module_from_bytecode(ctx, (const uint8_t *)source, h[7]);
+            v = m ? JS_DupValue(ctx, JS_MKPTR(JS_TAG_MODULE, m)) : JS_EXCEPTION;
+            if (m && JS_ResolveModule(ctx, v) < 0) {
+                JS_FreeValue(ctx, v);
+                v = JS_EXCEPTION;
+            }
+        } else {
+            v = JS_Eval(ctx, source, h[7], filename,
+                        JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY);
+        }
         free(source);
         free(filename);
         if (JS_IsException(v))

@@ -1,0 +1,158 @@
+"""Rows 4–5: host functions called from JS, per call.
+
+Per-call time is ``(median run with the calls − median run of the same loop without them) /
+calls``: both runs pay the same fresh sandbox, the same globals and the same loop, so what is
+left is the crossing. quickjs-rs is given fewer calls per run (it takes ~0.5 ms a call) so a
+measure stays within its time budget; per call, the count does not matter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from benchmarks._engines import (
+    NG,
+    QUICKJAIL,
+    RS,
+    BenchFailure,
+    ng_eval,
+    qj,
+    qj_async,
+    rs_eval,
+    rs_eval_async,
+)
+from benchmarks._harness import Config
+from benchmarks._report import Cell, Row, Target, compare, compare_async
+
+__all__ = ["rows"]
+
+FULL, EMPTY = "calls", "empty"
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+async def add_async(a: int, b: int) -> int:
+    return a + b
+
+
+def _sequential(calls: int, *, call: bool, awaited: bool) -> str:
+    step = "add(s, 1)" if call else "(s + 1)"
+    if awaited:
+        step = f"await {step}"
+    return f"let s = 0;\nfor (let i = 0; i < {calls}; i++) s = {step};\n"
+
+
+def _fan_out(calls: int, *, call: bool) -> str:
+    make = "add(i, 1)" if call else "Promise.resolve(i + 1)"
+    return (f"const r = await Promise.all(Array.from({{length: {calls}}}, (_, i) => {make}));\n"
+            "const s = r.reduce((a, b) => a + b, 0);\n")
+
+
+def _checker(wanted: dict[str, int]) -> Callable[[str, Any], None]:
+    def check(key: str, value: Any) -> None:
+        want = wanted[key.split(":")[0]]
+        if value != want:
+            raise BenchFailure(f"the loop returned {value!r}, expected {want}")
+    return check
+
+
+def _per_call(cells: dict[str, Cell], engine: str, calls: int) -> Cell:
+    """Per-call cell of ``engine`` from its ``engine:calls`` and ``engine:empty`` cells."""
+    full, empty = cells[f"{engine}:{FULL}"], cells[f"{engine}:{EMPTY}"]
+    if full.stats is None or empty.stats is None or not (full.ok and empty.ok):
+        return Cell(error=full.error or empty.error or "not measured")
+    stats = full.stats.per_item(empty.stats.median_ns, calls)
+    return Cell(stats.median_ns, stats, extra={
+        "calls_per_run": calls, "run_median_ns": full.stats.median_ns,
+        "empty_run_median_ns": empty.stats.median_ns})
+
+
+def _variants(make: Callable[[bool], Callable[[], Any]], engine: str
+              ) -> dict[str, Callable[[], Any]]:
+    return {f"{engine}:{FULL}": make(True), f"{engine}:{EMPTY}": make(False)}
+
+
+def _sync_row(cfg: Config, failures: list[str]) -> Row:
+    n = 10 if cfg.dry else 10_000
+    n_rs = 10 if cfg.dry else 1000
+
+    def quickjail(call: bool) -> Callable[[], Any]:
+        src = _sequential(n, call=call, awaited=False) + "export default s;"
+        return lambda: qj(src, globals={"add": add})
+
+    def native(call: bool) -> Callable[[], Any]:
+        src = f"(function () {{ {_sequential(n, call=call, awaited=False)} return s; }})()"
+        return lambda: ng_eval(src, callables={"add": add})
+
+    def rs(call: bool) -> Callable[[], Any]:
+        src = f"(function () {{ {_sequential(n_rs, call=call, awaited=False)} return s; }})()"
+        return lambda: rs_eval(src, callables={"add": add})
+
+    cells = compare(cfg, failures, "host_call_sync", {
+        **_variants(quickjail, QUICKJAIL), **_variants(native, NG), **_variants(rs, RS),
+    }, _checker({QUICKJAIL: n, NG: n, RS: n_rs}))
+    return Row(
+        "host_call_sync", "sync host call `add(a, b)` from JS, per call", "time",
+        _per_call(cells, QUICKJAIL, n),
+        {NG: _per_call(cells, NG, n), RS: _per_call(cells, RS, n_rs)},
+        Target("<=", 15e3, "≤ 15 µs"),
+        note=f"(run with {n:,} calls − same loop with `s + 1`) / calls; quickjail: "
+             "`globals={'add': add}`, quickjs-ng: `ctx.add_callable`, quickjs-rs: "
+             f"`ctx.register` ({n_rs:,} calls per run).",
+    )
+
+
+def _async_rows(cfg: Config, failures: list[str]) -> list[Row]:
+    n = 10 if cfg.dry else 1000
+    n_rs = 10 if cfg.dry else 200
+    fan = 10 if cfg.dry else 100
+    fan_total = fan * (fan + 1) // 2
+
+    def qj_seq(call: bool) -> Callable[[], Awaitable[Any]]:
+        src = _sequential(n, call=call, awaited=True) + "export default s;"
+        return lambda: qj_async(src, globals={"add": add_async})
+
+    def rs_seq(call: bool) -> Callable[[], Awaitable[Any]]:
+        src = _sequential(n_rs, call=call, awaited=True) + "s"
+        return lambda: rs_eval_async(src, callables={"add": add_async})
+
+    def qj_fan(call: bool) -> Callable[[], Awaitable[Any]]:
+        src = _fan_out(fan, call=call) + "export default s;"
+        return lambda: qj_async(src, globals={"add": add_async})
+
+    def rs_fan(call: bool) -> Callable[[], Awaitable[Any]]:
+        src = _fan_out(fan, call=call) + "s"
+        return lambda: rs_eval_async(src, callables={"add": add_async})
+
+    async def main() -> tuple[dict[str, Cell], dict[str, Cell]]:
+        seq = await compare_async(cfg, failures, "host_call_async", {
+            **_variants(qj_seq, QUICKJAIL), **_variants(rs_seq, RS),
+        }, _checker({QUICKJAIL: n, RS: n_rs}))
+        fanned = await compare_async(cfg, failures, "host_call_all", {
+            **_variants(qj_fan, QUICKJAIL), **_variants(rs_fan, RS),
+        }, _checker({QUICKJAIL: fan_total, RS: fan_total}))
+        return seq, fanned
+
+    seq, fanned = anyio.run(main)
+    no_async = Cell(error="no async host functions", display="n/a (no async host fns)")
+    return [
+        Row("host_call_async", "async host call, sequential awaits, per call", "time",
+            _per_call(seq, QUICKJAIL, n), {NG: no_async, RS: _per_call(seq, RS, n_rs)},
+            Target("<=", 60e3, "≤ 60 µs"),
+            note=f"`async def add`; `s = await add(s, 1)` × {n:,} (quickjs-rs: {n_rs:,}) − the "
+                 "same loop with `await (s + 1)`, per call; one `anyio.run` (asyncio)."),
+        Row("host_call_all", f"async host call, `Promise.all` of {fan}, per call", "time",
+            _per_call(fanned, QUICKJAIL, fan), {NG: no_async, RS: _per_call(fanned, RS, fan)},
+            None,
+            note=f"{fan} concurrent `add(i, 1)` − the same with `Promise.resolve(i + 1)`, "
+                 "per call."),
+    ]
+
+
+def rows(cfg: Config, failures: list[str]) -> list[Row]:
+    return [_sync_row(cfg, failures), *_async_rows(cfg, failures)]
