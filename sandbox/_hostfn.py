@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, get_type_hints
 
-import pydantic
+if TYPE_CHECKING:
+    import pydantic
 
 __all__ = ["ArgumentError", "build_validator"]
 
@@ -70,6 +71,8 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
             return tuple(args), {}
         return count_only
 
+    import pydantic  # only needed when a host function declares types
+
     names = [p.name for p in params]
     model_param = (
         params[0] if len(params) == 1 and isinstance(hints.get(params[0].name), type)
@@ -85,13 +88,15 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
         **fields,
     )
 
+    ValidationError = pydantic.ValidationError
+
     def validate(args: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if len(args) > len(names) and not has_var:
             raise ArgumentError(f"{label}() takes at most {len(names)} argument(s), got {len(args)}")
         data = dict(zip(names, args, strict=False))
         try:
             checked = model.model_validate(data)
-        except pydantic.ValidationError as exc:
+        except ValidationError as exc:
             raise ArgumentError(_describe(exc, names, label)) from None
         values = tuple(getattr(checked, n) for n in names[: max(len(args), _required(params))])
         return values + tuple(args[len(names):]), {}

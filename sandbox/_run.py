@@ -833,10 +833,7 @@ class CodeExecution:
         if threading.get_ident() == self._loop_thread:
             wake.set()
             return
-        try:
-            anyio.from_thread.run_sync(wake.set, token=token)
-        except RuntimeError:
-            pass  # the loop is gone; the driver is gone with it
+        _soon(token, wake.set)
 
     def _notify_reports(self) -> None:
         events, self._report_cursor_events = self._report_cursor_events, []
@@ -853,10 +850,7 @@ class CodeExecution:
             try:
                 box.append(run.run_slice(work))
             finally:
-                try:
-                    anyio.from_thread.run_sync(done.set, token=token)
-                except RuntimeError:
-                    pass
+                _soon(token, done.set)
 
         self._engine.workers.submit(job)
         try:
@@ -880,12 +874,8 @@ class CodeExecution:
         send_report, receive_report = anyio.create_memory_object_stream[Any](math.inf)
 
         def on_report(value: Any) -> None:
-            try:
-                anyio.from_thread.run_sync(self._report_arrived,
-                                           send_report if report_cb is not None else None,
-                                           value, token=self._token)
-            except RuntimeError:
-                pass
+            _soon(self._token, self._report_arrived,
+                  send_report if report_cb is not None else None, value)
 
         run.on_report_threadsafe = on_report
         status: int | None = QJ_FAIL
@@ -950,6 +940,28 @@ class CodeExecution:
         settled.append((call_id, ok, data))
         assert self._wake is not None
         self._wake.set()
+
+
+def _soon(token: anyio.lowlevel.EventLoopToken | None, fn: Callable[..., None],
+          *args: Any) -> None:
+    """Schedule ``fn(*args)`` on the token's event loop from another thread, without waiting.
+
+    anyio's ``from_thread.run_sync`` blocks the calling thread until the loop has run the
+    function; a worker finishing a slice only needs to wake the loop, so it uses the native
+    non-blocking primitive of the backend when there is one.
+    """
+    if token is None:
+        return
+    native = token.native_token
+    try:
+        if hasattr(native, "call_soon_threadsafe"):
+            native.call_soon_threadsafe(fn, *args)
+        elif hasattr(native, "run_sync_soon"):
+            native.run_sync_soon(fn, *args)
+        else:
+            anyio.from_thread.run_sync(fn, *args, token=token)
+    except RuntimeError:
+        pass  # the loop is gone, and whoever waited on it with it
 
 
 def _is_async_callable(fn: Any) -> bool:

@@ -15,6 +15,7 @@ tag        JavaScript                    Python
 ``m``      ``Map``                       ``dict``
 ``s``      ``Set``                       ``frozenset``
 ``f``      ``NaN``/``±Infinity``/``-0``  ``float``
+``t``      a string of ≥ 1 KiB           ``str`` (payload: blob index, UTF-8)
 =========  ============================  ==================================
 
 Object keys starting with ``"\\0"`` carry one extra leading ``"\\0"`` on the wire. Bytes travel
@@ -39,6 +40,7 @@ _SAFE_INT = 2**53 - 1
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 MAX_DEPTH: Final = 128
 FN_KEY: Final = "\x02fn"
+TEXT_BLOB_MIN: Final = 1024
 
 
 @final
@@ -134,6 +136,7 @@ def decode(buf: bytes | memoryview) -> Any:
             return json.loads(text)
         tags = dict(_TAGS)
         tags["b"] = blobs.__getitem__
+        tags["t"] = lambda i: blobs[i].decode("utf-8", "replace")
 
         def hook(obj: dict[str, Any]) -> Any:
             if len(obj) == 1 and "\0" in obj:
@@ -166,7 +169,13 @@ class _Encoder:
         return {"\0": [tag] if payload is None else [tag, payload]}
 
     def walk(self, value: Any, path: str, depth: int, seen: set[int]) -> Any:
-        if value is None or value is True or value is False or isinstance(value, str):
+        if isinstance(value, str):
+            if len(value) < TEXT_BLOB_MIN:
+                return value
+            # long text travels as a raw UTF-8 blob: no JSON escaping on either side
+            self.blobs.append(value.encode("utf-8", "surrogatepass"))
+            return self.tag("t", len(self.blobs) - 1)
+        if value is None or value is True or value is False:
             return value
         if isinstance(value, int):
             if -_SAFE_INT <= value <= _SAFE_INT:

@@ -255,29 +255,38 @@ typedef struct {
 static void enc_json_string(Buf *b, const char *s, size_t n, int escape_nul_key)
 {
     static const char hex[] = "0123456789abcdef";
-    if (buf_reserve(b, n + 2))
+    if (buf_reserve(b, n + 8))
         return;
     buf_putc(b, '"');
     if (escape_nul_key && n > 0 && s[0] == '\0')
         buf_puts(b, "\\u0000");
+    size_t run = 0; /* start of the pending run of bytes that need no escaping */
     for (size_t i = 0; i < n; i++) {
         uint8_t c = (uint8_t)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0xED)
+            continue;
+        if (c == 0xED && !(i + 2 < n && (uint8_t)s[i + 1] >= 0xA0))
+            continue; /* an ordinary 3-byte character */
+        buf_put(b, s + run, i - run);
         if (c == '"' || c == '\\') {
             buf_putc(b, '\\');
             buf_putc(b, (char)c);
         } else if (c < 0x20) {
             char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
             buf_put(b, esc, 6);
-        } else if (c == 0xED && i + 2 < n && (uint8_t)s[i + 1] >= 0xA0) {
+        } else {
             /* a lone surrogate, which QuickJS encodes as 3 bytes: replace with U+FFFD */
             buf_put(b, "\xEF\xBF\xBD", 3);
             i += 2;
-        } else {
-            buf_putc(b, (char)c);
         }
+        run = i + 1;
     }
+    buf_put(b, s + run, n - run);
     buf_putc(b, '"');
 }
+
+/* Long strings travel as raw UTF-8 blobs (tag "t"): no escaping on either side. */
+#define ENC_TEXT_BLOB_MIN 1024
 
 static void path_push(Enc *e, const char *seg, size_t n, size_t *saved)
 {
@@ -478,6 +487,20 @@ static int enc_value(Enc *e, JSValueConst v)
             JS_FreeCString(ctx, s);
             return enc_fail(e, "a string larger than the size cap");
         }
+        if (len >= ENC_TEXT_BLOB_MIN) {
+            /* replace lone surrogates (3-byte ED A0..BF xx) in place: same length */
+            char *w = (char *)s;
+            for (char *q = memchr(w, 0xED, len); q; q = memchr(q + 1, 0xED, len - (size_t)(q + 1 - w))) {
+                size_t at = (size_t)(q - w);
+                if (at + 2 < len && (uint8_t)q[1] >= 0xA0) {
+                    q[0] = (char)0xEF; q[1] = (char)0xBF; q[2] = (char)0xBD;
+                }
+                if (at + 1 >= len) break;
+            }
+            int r = enc_blob(e, "t", (const uint8_t *)s, len);
+            JS_FreeCString(ctx, s);
+            return r;
+        }
         enc_json_string(&e->json, s, len, 0);
         JS_FreeCString(ctx, s);
         return 0;
@@ -651,6 +674,13 @@ static JSValue dec_tagged(Dec *d, JSValue arr, int depth)
             out = JS_ThrowTypeError(ctx, "malformed host value");
         else
             out = JS_NewUint8ArrayCopy(ctx, d->blob_ptr[idx], d->blob_len[idx]);
+    } else if (!strcmp(tag, "t")) {
+        int32_t idx = -1;
+        JS_ToInt32(ctx, &idx, payload);
+        if (idx < 0 || (uint32_t)idx >= d->nblobs)
+            out = JS_ThrowTypeError(ctx, "malformed host value");
+        else
+            out = JS_NewStringLen(ctx, (const char *)d->blob_ptr[idx], d->blob_len[idx]);
     } else if (!strcmp(tag, "n")) {
         out = JS_Call(ctx, g.bigint_ctor, JS_UNDEFINED, 1, (JSValueConst *)&payload);
     } else if (!strcmp(tag, "d")) {
