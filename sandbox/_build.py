@@ -175,7 +175,8 @@ def build(force: bool = False) -> Path:
 
 def _load_sibling(name: str) -> types.ModuleType:
     """Import a module next to this file without importing the package (build envs lack deps)."""
-    spec = importlib.util.spec_from_file_location(f"_quickjail_build_{name}", PACKAGE_DIR / f"{name}.py")
+    path = PACKAGE_DIR / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_quickjail_build_{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -100,7 +100,7 @@ def _epoch_cb(_ctx: Any, data: int | None, delta: Any, kind: Any) -> int:
 
 
 _EPOCH_CB = _EPOCH_CB_TYPE(_epoch_cb)
-_NO_FINALIZER = ctypes.cast(None, _FINALIZER_TYPE)
+_NO_FINALIZER = _FINALIZER_TYPE()  # a NULL function pointer
 
 
 def register_store(store: wasmtime.Store, run: HostRouter) -> int:
@@ -286,8 +286,7 @@ class EngineState:
 
     def _load_module(self, cache: Path, description: str) -> wasmtime.Module:
         key = hashlib.sha256(
-            f"{self.guest.build_id};{wasmtime.__version__ if hasattr(wasmtime, '__version__') else ''};"
-            f"{_wasmtime_version()};{description}".encode()
+            f"{self.guest.build_id};{_wasmtime_version()};{description}".encode()
         ).hexdigest()[:32]
         path = cache / f"guest-{key}.cwasm"
         if path.exists():
@@ -332,7 +331,7 @@ class EngineState:
             if imp.module != wasi:
                 raise GuestBuildError(f"unexpected guest import {imp.module}.{imp.name}")
             fn = clock_time_get if imp.name == "clock_time_get" else badf
-            _native.define_host_import(self.linker, wasi, imp.name, ty, fn)
+            _native.define_host_import(self.linker, wasi, imp.name or "", ty, fn)
 
     def new_instance(self, memory_limit: int, run: HostRouter,
                      fuel: int | None = None) -> tuple[_native.NativeInstance, int]:

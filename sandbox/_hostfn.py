@@ -82,7 +82,7 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
     for p in params:
         ann = hints.get(p.name, Any)
         fields[p.name] = (ann, ... if p.default is p.empty else p.default)
-    model = pydantic.create_model(  # type: ignore[call-overload]
+    model = pydantic.create_model(
         f"Args_{getattr(fn, '__name__', 'fn')}",
         __config__=pydantic.ConfigDict(arbitrary_types_allowed=True, extra="forbid"),
         **fields,
@@ -92,7 +92,8 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
 
     def validate(args: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         if len(args) > len(names) and not has_var:
-            raise ArgumentError(f"{label}() takes at most {len(names)} argument(s), got {len(args)}")
+            raise ArgumentError(
+                f"{label}() takes at most {len(names)} argument(s), got {len(args)}")
         data = dict(zip(names, args, strict=False))
         try:
             checked = model.model_validate(data)

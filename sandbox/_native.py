@@ -21,7 +21,7 @@ from wasmtime import _bindings as ffi
 
 __all__ = ["GuestStopped", "NativeInstance", "define_host_import"]
 
-_lib: Any = ffi.dll
+_lib: Any = getattr(ffi, "dll")  # noqa: B009 - not re-exported by wasmtime's stubs
 _store_new = _lib.wasmtime_store_new
 _store_context = _lib.wasmtime_store_context
 _store_delete = _lib.wasmtime_store_delete
@@ -45,7 +45,7 @@ _STACK_OVERFLOW = 0
 _OUT_OF_FUEL = 11
 _set_fuel = _lib.wasmtime_context_set_fuel
 _get_fuel = _lib.wasmtime_context_get_fuel
-_NO_FINALIZER = ctypes.cast(None, ctypes.CFUNCTYPE(None, ctypes.c_void_p))
+_NO_FINALIZER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)()  # a NULL function pointer
 
 
 class GuestStopped(Exception):

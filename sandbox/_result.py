@@ -58,7 +58,7 @@ def _byte_col_to_char_col(source: str | None, line: int, col: int) -> int:
     return len(raw[: col - 1].decode("utf-8", "ignore")) + 1
 
 
-def error_from_guest(info: Any, files: Mapping[str, str]) -> ErrorInfo:
+def error_from_guest(info: Any, files: Mapping[str, str | None]) -> ErrorInfo:
     """Build an ErrorInfo from the guest's error record ({name, message, stack} or {thrown}).
 
     ``files`` maps each module name of the run to its source, to find the user's frame and

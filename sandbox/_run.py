@@ -10,6 +10,7 @@ the guest.
 from __future__ import annotations
 
 import ctypes
+import functools
 import inspect
 import math
 import struct
@@ -21,7 +22,6 @@ from typing import Any, Literal
 
 import anyio
 import anyio.lowlevel
-import wasmtime
 
 from sandbox import _engine, _values
 from sandbox._bytecode import batch_record, module_key
@@ -260,7 +260,8 @@ class Run:
             return E_HOST
 
     def _on_log(self, level: int, ptr: int, length: int) -> int:
-        if len(self.logs) >= self.opts.limits.max_logs or self._log_bytes + length > self.opts.limits.max_log_bytes:
+        limits = self.opts.limits
+        if len(self.logs) >= limits.max_logs or self._log_bytes + length > limits.max_log_bytes:
             if not self._logs_dropped:
                 self._logs_dropped = True
                 self.logs.append(LogEntry(
@@ -488,7 +489,8 @@ class Run:
             peak = self.instance.memory(1 << 40)[1]
         except Exception:
             peak = 0
-        files = {**self.opts.modules, self.opts.filename: self.opts.user_source}
+        files: dict[str, str | None] = {**self.opts.modules,
+                                         self.opts.filename: self.opts.user_source}
         result: Any = None
         error: ErrorInfo | None = None
         reason: str | None = None
@@ -512,8 +514,9 @@ class Run:
                     self.host_errors.append(trap)
         elif status_code == QJ_FAIL or self._outcome is None:
             status = "memory" if self._oom else "error"
-            error = ErrorInfo("InternalError",
-                              "out of memory" if self._oom else "the sandbox failed to run the code")
+            error = ErrorInfo(
+                "InternalError",
+                "out of memory" if self._oom else "the sandbox failed to run the code")
         else:
             kind, payload = self._outcome
             if kind == OUT_VALUE:
@@ -898,8 +901,10 @@ class CodeExecution:
                         run.resume_deadline()
                         if run.stop_reason is not None:
                             break
-                        batch, settled[:] = list(settled), []
-                        status = await self._in_worker(run, lambda b=batch: run.slice_resume(b))
+                        batch = list(settled)
+                        settled.clear()
+                        status = await self._in_worker(run, functools.partial(run.slice_resume,
+                                                                              batch))
                     calls.cancel_scope.cancel()
                 send_report.close()
         finally:
@@ -968,7 +973,7 @@ def _is_async_callable(fn: Any) -> bool:
     if fn is None:
         return False
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)
+        type(fn).__call__ if callable(fn) else None
     )
 
 

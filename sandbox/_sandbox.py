@@ -18,8 +18,8 @@ from sandbox._errors import SandboxClosedError
 from sandbox._hostfn import build_validator
 from sandbox._limits import Limits
 from sandbox._result import CodeResult, ErrorInfo
-from sandbox._typescript import TypeScriptError as _TypeScriptError
 from sandbox._run import CodeExecution, HostFunction, RunOptions
+from sandbox._typescript import TypeScriptError as _TypeScriptError
 
 __all__ = ["Sandbox", "run_code", "run_code_sync"]
 
@@ -164,7 +164,7 @@ class Sandbox:
 
         def register(fn: Callable[..., Any], path: str) -> tuple[int, bool]:
             is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-                getattr(fn, "__call__", None))
+                type(fn).__call__ if not inspect.isfunction(fn) else None)
             label = path.replace("imports[", "").replace("globals[", "").replace("]", "")
             label = label.replace("'", "")
             functions.append(HostFunction(len(functions), fn, is_async, label,

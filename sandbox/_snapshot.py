@@ -131,7 +131,7 @@ def _memory_section(payload: bytes, pages: int) -> bytes:
     return _enc_uleb(1) + bytes([flags]) + _enc_uleb(pages) + rest
 
 
-def _data_segments(image: bytes, start: int) -> list[tuple[int, bytes]]:
+def _data_segments(image: bytes | bytearray, start: int) -> list[tuple[int, bytes]]:
     """Split the non-zero bytes of image[start:] into segments."""
     view = memoryview(image)
     segments: list[tuple[int, bytes]] = []
