@@ -24,7 +24,7 @@ test: $(STAMP) ## Set everything up if needed and run the whole test suite
 	$(PY) -m pytest -q
 
 lint: $(STAMP) ## ruff
-	$(PY) -m ruff check sandbox bridge runtime tests benchmarks examples
+	$(PY) -m ruff check sandbox bridge runtime quickjail tests benchmarks examples
 
 typecheck: $(STAMP) ## mypy --strict on the packages
 	$(PY) -m mypy

@@ -233,6 +233,37 @@ class _Encoder:
         raise TransferError(f"cannot transfer a value of type {type(value).__name__} at {path}")
 
 
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_dumps_ascii = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+_CONSTANTS = {None: b"null", True: b"true", False: b"false"}
+_NO_BLOBS = b"\0\0\0\0"
+
+
+def _encode_scalar(value: Any) -> bytes | None:
+    """The message of a plain scalar, built directly (host calls mostly return these)."""
+    t = type(value)
+    if t is int:
+        if not -_SAFE_INT <= value <= _SAFE_INT:
+            return None
+        data = str(value).encode()
+    elif t is str:
+        if len(value) >= TEXT_BLOB_MIN:
+            return None
+        try:
+            data = _dumps(value).encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+    elif t is float:
+        if not math.isfinite(value) or (value == 0 and math.copysign(1, value) < 0):
+            return None
+        data = repr(value).encode()
+    elif value is None or t is bool:
+        data = _CONSTANTS[value]
+    else:
+        return None
+    return _HEAD.pack(0, len(data)) + data + _NO_BLOBS
+
+
 def encode(
     value: Any,
     *,
@@ -251,14 +282,17 @@ def encode(
     Raises:
         TransferError: the value (or something inside it) cannot be transferred.
     """
+    fast = _encode_scalar(value)
+    if fast is not None:
+        return fast
     enc = _Encoder(functions)
     tree = enc.walk(value, path, 0, set())
-    text = json.dumps(tree, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = _dumps(tree)
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
         # lone surrogates: let JSON escapes carry them exactly
-        data = json.dumps(tree, separators=(",", ":"), allow_nan=False).encode("ascii")
+        data = _dumps_ascii(tree).encode("ascii")
     parts = [_HEAD.pack(1 if enc.tagged else 0, len(data)), data, _U32.pack(len(enc.blobs))]
     for blob in enc.blobs:
         parts.append(_U32.pack(len(blob)))

@@ -1223,19 +1223,47 @@ static int host_module_init(JSContext *ctx, JSModuleDef *m)
 /* ------------------------------------------------------------------ */
 /* unhandled rejections are told to the host (it records them) */
 
+/* A rejection counts as unhandled only if no handler was attached by the end of the run
+ * (and it is not the run's own error): remember them until then. */
 static void rejection_tracker(JSContext *ctx, JSValueConst promise, JSValueConst reason,
                               bool is_handled, void *opaque)
 {
-    (void)promise; (void)opaque;
-    if (is_handled)
-        return;
-    Buf m;
-    if (encode_message(ctx, reason, 1, "reason", &m) == 0) {
-        qj_host(QJ_OP_REJECTION, 0, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
-        buf_free(&m);
-    } else {
+    (void)opaque;
+    JSValue fn = JS_GetPropertyStr(ctx, g.helpers, is_handled ? "rejDel" : "rejAdd");
+    JSValueConst argv[2] = { promise, reason };
+    JSValue r = JS_Call(ctx, fn, JS_UNDEFINED, is_handled ? 1 : 2, argv);
+    if (JS_IsException(r))
         JS_FreeValue(ctx, JS_GetException(ctx));
+    JS_FreeValue(ctx, r);
+    JS_FreeValue(ctx, fn);
+}
+
+/* Tell the host about rejections still unhandled; `error` (if has_error) is the run's own. */
+static void report_rejections(int has_error, JSValueConst error)
+{
+    JSContext *ctx = g.ctx;
+    JSValue fn = JS_GetPropertyStr(ctx, g.helpers, "rejTake");
+    JSValueConst argv[2] = { JS_NewBool(ctx, has_error), error };
+    JSValue list = JS_Call(ctx, fn, JS_UNDEFINED, 2, argv);
+    JS_FreeValue(ctx, fn);
+    if (JS_IsException(list)) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return;
     }
+    int64_t n = 0;
+    JS_GetLength(ctx, list, &n);
+    for (int64_t i = 0; i < n; i++) {
+        JSValue reason = JS_GetPropertyInt64(ctx, list, i);
+        Buf m;
+        if (encode_message(ctx, reason, 1, "reason", &m) == 0) {
+            qj_host(QJ_OP_REJECTION, 0, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
+            buf_free(&m);
+        } else {
+            JS_FreeValue(ctx, JS_GetException(ctx));
+        }
+        JS_FreeValue(ctx, reason);
+    }
+    JS_FreeValue(ctx, list);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1246,6 +1274,7 @@ static const char bootstrap_src[] =
     "  const entries = Map.prototype.entries, values = Set.prototype.values;\n"
     "  const getTime = Date.prototype.getTime, from = Array.from;\n"
     "  const M = Map, S = Set, dp = Object.defineProperty, gp = Object.getPrototypeOf;\n"
+    "  const rej = new Map();\n"
     "  const G = globalThis, F = Function, E = G.eval;\n"
     "  const protos = [gp(function(){}), gp(async function(){}), gp(function*(){}),\n"
     "                  gp(async function*(){})];\n"
@@ -1256,6 +1285,9 @@ static const char bootstrap_src[] =
     "    time: (d) => getTime.call(d),\n"
     "    newMap: (a) => new M(a),\n"
     "    newSet: (a) => new S(a),\n"
+    "    rejAdd: (p, r) => { if (rej.size < 10000) rej.set(p, r); },\n"
+    "    rejDel: (p) => { rej.delete(p); },\n"
+    "    rejTake: (has, e) => { const out = []; for (const r of rej.values()) if (!has || r !== e) out.push(r); rej.clear(); return out; },\n"
     "    disableDynamic: (t, e) => {\n"
     "      dp(t, 'prototype', { value: F.prototype });\n"
     "      for (const p of protos) dp(p, 'constructor', { value: t, writable: true, configurable: true });\n"
@@ -1383,6 +1415,7 @@ static int32_t finish_with_exception(int outcome)
 {
     JSContext *ctx = g.ctx;
     JSValue ex = JS_GetException(ctx);
+    report_rejections(1, ex);
     JSValue info = JS_NewObject(ctx);
     if (JS_IsError(ex)) {
         static const char *const fields[] = { "name", "message", "stack" };
@@ -1433,6 +1466,7 @@ static int32_t finish_with_exception(int outcome)
 
 static int32_t finish_with_value(JSValueConst v)
 {
+    report_rejections(0, JS_UNDEFINED);
     Buf m;
     if (encode_message(g.ctx, v, 0, "result", &m))
         return finish_with_exception(QJ_OUT_ERROR);
