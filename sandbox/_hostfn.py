@@ -1,5 +1,8 @@
 """Host functions: argument validation and the safe JS view of their failures.
 
+As in JavaScript, a call may pass more arguments than the function declares: the extra ones
+are ignored (``[1, 2].map(lookup)`` calls ``lookup(value)``), unless it takes ``*args``.
+
 A host callable whose parameters carry type hints (or a pydantic model) gets its arguments
 validated before it is called; a violation is a ``TypeError`` inside JS that names the
 argument and the reason, and the callable is not called. A callable whose only parameter is a
@@ -62,13 +65,14 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
         # still check the count, so a JS caller cannot trigger a Python TypeError deep inside
         def count_only(args: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
             required = sum(1 for p in params if p.default is p.empty)
-            if len(args) < required or (len(args) > len(params) and not has_var):
+            if len(args) < required:
                 raise ArgumentError(
                     f"{label}() takes {required}"
                     + (f" to {len(params)}" if len(params) != required else "")
                     + f" argument(s), got {len(args)}"
                 )
-            return tuple(args), {}
+            # like a JavaScript function, extra arguments are ignored
+            return tuple(args if has_var else args[: len(params)]), {}
         return count_only
 
     import pydantic  # only needed when a host function declares types
@@ -91,16 +95,14 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
     ValidationError = pydantic.ValidationError
 
     def validate(args: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        if len(args) > len(names) and not has_var:
-            raise ArgumentError(
-                f"{label}() takes at most {len(names)} argument(s), got {len(args)}")
+        extra = tuple(args[len(names):]) if has_var else ()  # else ignored, as in JavaScript
         data = dict(zip(names, args, strict=False))
         try:
             checked = model.model_validate(data)
         except ValidationError as exc:
             raise ArgumentError(_describe(exc, names, label)) from None
         values = tuple(getattr(checked, n) for n in names[: max(len(args), _required(params))])
-        return values + tuple(args[len(names):]), {}
+        return values[: len(names)] + extra, {}
 
     if model_param is not None:
         return validate  # a single model parameter: a JS object validates as the model

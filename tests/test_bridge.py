@@ -170,8 +170,9 @@ def test_untyped_functions_still_get_their_argument_count_checked() -> None:
     def two(a, b):  # type: ignore[no-untyped-def]
         return [a, b]
 
-    src = "let e; try { two(1, 2, 3) } catch (x) { e = x.name } export default [two(1, 'x'), e]"
-    assert run_code_sync(src, globals={"two": two}).result == [[1, "x"], "TypeError"]
+    src = """let e; try { two(1) } catch (x) { e = x.name }
+      export default [two(1, 'x'), two(1, 2, 3), e]"""
+    assert run_code_sync(src, globals={"two": two}).result == [[1, "x"], [1, 2], "TypeError"]
 
 
 def test_the_host_call_quota_is_a_catchable_error_counted_in_metrics() -> None:
