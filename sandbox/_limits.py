@@ -48,7 +48,7 @@ class Limits:
     def coerce(cls, value: Limits | Mapping[str, Any] | None) -> Limits:
         """Accept a Limits, a mapping of field names, or None (the defaults)."""
         if value is None:
-            return cls()
+            return _DEFAULT
         if isinstance(value, Limits):
             return value
         if isinstance(value, Mapping):
@@ -58,3 +58,6 @@ class Limits:
                 raise TypeError(f"unknown limit(s): {', '.join(sorted(map(str, unknown)))}")
             return cls(**value)
         raise TypeError("limits must be a sandbox.Limits or a mapping of its fields")
+
+
+_DEFAULT = Limits()

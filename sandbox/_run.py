@@ -79,7 +79,7 @@ class RunOptions:
     host_modules: dict[str, bytes] = field(default_factory=dict)
     globals_message: bytes = b""
     functions: list[HostFunction] = field(default_factory=list)
-    content_id: str = ""
+    content_id: Callable[[], str] = lambda: ""
     pre_error: ErrorInfo | None = None
     user_source: str | None = None
     use_bytecode: bool = True
@@ -682,13 +682,16 @@ class CodeExecution:
         self._wake: anyio.Event | None = None
         self._loop_thread: int | None = None
         self._report_cursor_events: list[anyio.Event] = []
+        self._content_id: str | None = None
 
     # ------------------------------------------------------------ public surface
 
     @property
     def content_id(self) -> str:
         """sha256 of the build ID, the sources, the module graph and the options."""
-        return self._opts.content_id
+        if self._content_id is None:
+            self._content_id = self._opts.content_id()
+        return self._content_id
 
     @property
     def running(self) -> bool:

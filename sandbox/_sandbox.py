@@ -221,15 +221,18 @@ class Sandbox:
             pre_error = ErrorInfo("SyntaxError", exc.message, f"    at {exc.filename}:{exc.line}:"
                                   f"{exc.column}\n", exc.line, exc.column, exc.filename)
 
-        digest = hashlib.sha256()
-        digest.update(_engine.get_engine(self._cache_dir).guest.build_id.encode())
-        digest.update(json.dumps({
-            "source": source, "kind": kind, "fn": fn, "filename": filename,
-            "language": language, "modules": modules, "dynamic": dynamic,
-            "imports": sorted((k, v.hex()) for k, v in host_modules.items()),
-            "globals": globals_message.hex(), "deterministic": deterministic,
-            "seed": seed, "fuel": fuel,
-        }, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        build_id = _engine.get_engine(self._cache_dir).guest.build_id
+
+        def content_id() -> str:
+            digest = hashlib.sha256(build_id.encode())
+            digest.update(json.dumps({
+                "source": source, "kind": kind, "fn": fn, "filename": filename,
+                "language": language, "modules": modules, "dynamic": dynamic,
+                "imports": sorted((k, v.hex()) for k, v in host_modules.items()),
+                "globals": globals_message.hex(), "deterministic": deterministic,
+                "seed": seed, "fuel": fuel,
+            }, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+            return digest.hexdigest()
 
         return RunOptions(
             source=source,
@@ -246,7 +249,7 @@ class Sandbox:
             host_modules=host_modules,
             globals_message=globals_message,
             functions=functions,
-            content_id=digest.hexdigest(),
+            content_id=content_id,
             pre_error=pre_error,
             user_source=user_source,
             deterministic=deterministic,
