@@ -9,7 +9,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmarks import _compute, _hostcalls, _memory, _startup, _throughput, _transfer
+from benchmarks import (
+    _compute,
+    _hostcalls,
+    _limits,
+    _memory,
+    _modules,
+    _startup,
+    _throughput,
+    _transfer,
+)
 from benchmarks._harness import Config
 from benchmarks._report import Row, environment, render_table, to_json
 
@@ -20,6 +29,8 @@ AREAS: dict[str, Callable[[Config, list[str]], list[Row]]] = {
     "compute": _compute.rows,
     "memory": _memory.rows,
     "throughput": _throughput.rows,
+    "modules": _modules.rows,
+    "limits": _limits.rows,
 }
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 
