@@ -13,9 +13,11 @@ import ctypes
 import functools
 import inspect
 import math
+import os
 import struct
 import threading
 import time
+import traceback
 from collections.abc import AsyncIterator, Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -43,6 +45,8 @@ LOG_LEVELS: tuple[Literal["log", "info", "warn", "error", "debug"], ...] = (
     "log", "info", "warn", "error", "debug",
 )
 _RUN_HEADER = struct.Struct("<11I")
+MAX_HOST_ERRORS = 100
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 DETERMINISTIC_EPOCH_NS = 1_735_689_600_000_000_000  # 2025-01-01T00:00:00Z
 
 
@@ -124,6 +128,7 @@ class Run:
         self._report_listeners: list[Callable[[Any], None]] = []
         self.started = time.perf_counter()
         self.on_report_threadsafe: Callable[[Any], None] | None = None
+        self.on_stop: Callable[[], None] | None = None
         # instance
         self.instance, self._store_key = engine.new_instance(
             opts.memory_limit_bytes, self, fuel=opts.fuel)
@@ -165,6 +170,9 @@ class Run:
                 return False
             self.stop_reason = reason
         self.engine.engine.increment_epoch()
+        wake = self.on_stop
+        if wake is not None:
+            wake()  # a driver waiting for host calls must notice too
         return True
 
     # ------------------------------------------------------------ memory access
@@ -239,25 +247,40 @@ class Run:
             if op == OP_MODULE:
                 return self._on_module(b, c)
             if op == OP_REJECTION:
-                if len(self.rejections) < self.opts.limits.max_rejections:
+                limits = self.opts.limits
+                if (len(self.rejections) < limits.max_rejections
+                        and len(self.logs) < limits.max_logs
+                        and self._log_bytes + c <= limits.max_log_bytes):
+                    self._log_bytes += c
                     reason = _values.decode(self._read(b, c))
                     self.rejections.append(reason)
-                    if len(self.logs) < self.opts.limits.max_logs:
-                        self.logs.append(LogEntry(
-                            "error", ["Unhandled promise rejection:", reason], time.time()))
+                    self.logs.append(LogEntry(
+                        "error", ["Unhandled promise rejection:", reason], time.time()))
                 return 0
             return E_HOST
         except _BadPointer:
-            self.host_errors.append(RuntimeError(f"guest passed a bad pointer (op {op})"))
+            self._host_error(RuntimeError(f"guest passed a bad pointer (op {op})"))
             return E_HOST
         except _values.TransferError as exc:
-            self.host_errors.append(exc)
+            self._host_error(exc)
             if op == OP_RESULT:
                 self._outcome = (OUT_ERROR, {"name": "TypeError", "message": str(exc)})
             return E_REFUSED
         except Exception as exc:  # never let a host bug trap the guest
-            self.host_errors.append(exc)
+            self._host_error(exc)
             return E_HOST
+
+    def _host_error(self, exc: BaseException) -> None:
+        """Keep a host-side exception for the result, without pinning its frames' locals."""
+        tb = exc.__traceback__
+        # drop our own frames (they hold the decoded arguments) and clear the rest's locals
+        while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+            tb = tb.tb_next
+        exc.__traceback__ = tb
+        if tb is not None:
+            traceback.clear_frames(tb)
+        if len(self.host_errors) < MAX_HOST_ERRORS:
+            self.host_errors.append(exc)
 
     def _on_log(self, level: int, ptr: int, length: int) -> int:
         limits = self.opts.limits
@@ -345,7 +368,7 @@ class Run:
                 raise TypeError("a sync host function returned an awaitable")
             reply = b"\x01" + _values.encode(value, path=f"{hf.path}() result")
         except Exception as exc:
-            self.host_errors.append(exc)
+            self._host_error(exc)
             reply = b"\x00" + _values.encode(_js_error_for(exc, hf))
         return self._check_in(self._reply_with(reply))
 
@@ -511,7 +534,7 @@ class Run:
                 status = "error"
                 error = ErrorInfo("InternalError", _trap_message(trap))
                 if trap is not None:
-                    self.host_errors.append(trap)
+                    self._host_error(trap)
         elif status_code == QJ_FAIL or self._outcome is None:
             status = "memory" if self._oom else "error"
             error = ErrorInfo(
@@ -524,7 +547,11 @@ class Run:
             else:
                 error = error_from_guest(payload, files)
                 uncatchable = isinstance(payload, dict) and payload.get("uncatchable") is True
-                if self._oom and (error.name == "InternalError" or uncatchable):
+                # status memory needs the host fact (the allocator failed in this run); the
+                # error's shape only narrows it, so a program that caught an OOM and then
+                # threw something else is an ordinary error
+                is_oom_error = error.name == "InternalError" and error.message == "out of memory"
+                if self._oom and (is_oom_error or uncatchable):
                     status = "memory"
                 elif kind == OUT_LINK_ERROR:
                     status = "link_error"
@@ -631,7 +658,7 @@ def _urandom8() -> bytes:
 
 def _soft_limit(hard: int, stack: int) -> int:
     """QuickJS's own cap: below the hard cap by the stack, static data and a reserve."""
-    reserve = max(2 * 2**20, hard // 16)
+    reserve = max(4 * 2**20, hard // 8)
     return max(1 * 2**20, min(hard - stack - reserve, 0xFFFFFFFF))
 
 
@@ -652,6 +679,8 @@ def _close_awaitable(value: Any) -> None:
 
 def _js_error_for(exc: BaseException, hf: HostFunction) -> dict[str, Any]:
     """The safe JS-side view of a host exception: its class name and no host details."""
+    if isinstance(exc, _values.TransferError):
+        return {"name": "TypeError", "message": str(exc)}
     safe = getattr(exc, "js_message", None)
     if isinstance(safe, str):
         return {"name": getattr(exc, "js_name", "Error"), "message": safe}
@@ -722,8 +751,7 @@ class CodeExecution:
             if run is None:
                 self._pending_stop = self._pending_stop or reason
                 return
-        if run.terminate(reason):
-            self._poke()
+        run.terminate(reason)
 
     def __await__(self) -> Generator[Any, None, CodeResult]:
         return self.wait().__await__()
@@ -809,7 +837,7 @@ class CodeExecution:
             cb(value)
         except Exception as exc:
             if self._run is not None:
-                self._run.host_errors.append(exc)
+                self._run._host_error(exc)
 
     def _create_run(self) -> Run | None:
         with self._lock:
@@ -820,6 +848,7 @@ class CodeExecution:
                 self._result = CodeResult(status="error", error=self._opts.pre_error)
                 return None
             self._run = Run(self._engine, self._opts)
+            self._run.on_stop = self._poke
             return self._run
 
     def _finish(self, run: Run, status: int | None) -> CodeResult:
@@ -933,7 +962,7 @@ class CodeExecution:
                     if inspect.isawaitable(out):
                         await out
                 except Exception as exc:
-                    run.host_errors.append(exc)
+                    run._host_error(exc)
 
     async def _host_call(self, run: Run, call_id: int, hf: HostFunction, args: list[Any],
                          settled: list[tuple[int, bool, bytes]]) -> None:
@@ -942,7 +971,7 @@ class CodeExecution:
             data = _values.encode(value, path=f"{hf.path}() result")
             ok = True
         except Exception as exc:
-            run.host_errors.append(exc)
+            run._host_error(exc)
             data = _values.encode(_js_error_for(exc, hf))
             ok = False
         settled.append((call_id, ok, data))

@@ -104,7 +104,7 @@ _FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "-0": 
 
 _TAGS: dict[str, Callable[[Any], Any]] = {
     "u": lambda _: UNDEFINED,
-    "n": int,
+    "n": lambda hexdigits: int(hexdigits, 16),
     "d": _date,
     "m": _map,
     "s": _set,
@@ -124,19 +124,20 @@ def decode(buf: bytes | memoryview) -> Any:
         pos = 5 + jlen
         (nblobs,) = _U32.unpack_from(buf, pos)
         pos += 4
-        blobs: list[bytes] = []
+        view = memoryview(buf)
+        blobs: list[memoryview] = []
         for _ in range(nblobs):
             (n,) = _U32.unpack_from(buf, pos)
             pos += 4
             if pos + n > len(buf):
                 raise TransferError("malformed value message")
-            blobs.append(bytes(buf[pos : pos + n]))
+            blobs.append(view[pos : pos + n])
             pos += n
         if not flags & 1:
             return json.loads(text)
         tags = dict(_TAGS)
-        tags["b"] = blobs.__getitem__
-        tags["t"] = lambda i: blobs[i].decode("utf-8", "replace")
+        tags["b"] = lambda i: bytes(blobs[i])
+        tags["t"] = lambda i: str(blobs[i], "utf-8", "replace")
 
         def hook(obj: dict[str, Any]) -> Any:
             if len(obj) == 1 and "\0" in obj:
@@ -180,7 +181,7 @@ class _Encoder:
         if isinstance(value, int):
             if -_SAFE_INT <= value <= _SAFE_INT:
                 return value
-            return self.tag("n", str(value))
+            return self.tag("n", format(value, "x"))
         if isinstance(value, float):
             if math.isfinite(value) and not (value == 0 and math.copysign(1, value) < 0):
                 return value
@@ -197,7 +198,8 @@ class _Encoder:
         if depth >= MAX_DEPTH:
             raise TransferError(f"cannot transfer a value nested deeper than {MAX_DEPTH} at {path}")
         if callable(value) and self.functions is not None and not isinstance(value, type):
-            name = getattr(value, "__name__", "") or ""
+            # the JS name is the key it is bound to, never the Python function's own name
+            name = path.rsplit(".", 1)[-1].strip("[]'\"")
             fid, is_async = self.functions(value, path)
             return {FN_KEY: [fid, is_async, name if name.isidentifier() else ""]}
         ident = id(value)

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <malloc.h>
+#include <stdio.h>
 #include "quickjs.h"
 
 #define QJ_SCRATCH_SIZE (256 * 1024)
@@ -73,21 +74,58 @@ static uint8_t scratch[QJ_SCRATCH_SIZE];
 typedef struct {
     size_t used;
     size_t soft_limit; /* 0 = none */
+    size_t grace;      /* extra room granted once the soft cap was hit, so `catch` can run */
+    int in_grace;
+    void *emergency;   /* a block held back from the heap, released at the first failure */
+    void *finish_reserve; /* held back for reporting the outcome, released when finishing */
 } MemState;
+
 
 static MemState mem;
 
+/* The program is done: lift the soft cap and release the last reserve so its outcome can be
+ * encoded even when it left the heap full (wasmtime's hard cap still holds). */
+static void mem_finishing(void)
+{
+    mem.soft_limit = 0;
+    free(mem.finish_reserve);
+    mem.finish_reserve = NULL;
+}
+
 static void *mem_fail(size_t size)
 {
+    /* when linear memory itself is exhausted, give back the emergency block so the error
+     * object and the program's `catch` block can still allocate */
+    if (mem.emergency) {
+        free(mem.emergency);
+        mem.emergency = NULL;
+    }
     qj_host(QJ_OP_OOM, (int32_t)(size > INT32_MAX ? INT32_MAX : size), 0, 0, 0);
     return NULL;
+}
+
+/* The effective cap: the soft limit, plus the grace reserve after a failure at the soft limit
+ * (re-armed once usage falls back below the soft limit). */
+static size_t mem_cap(void)
+{
+    if (!mem.soft_limit)
+        return SIZE_MAX;
+    if (mem.in_grace && mem.used + mem.grace / 2 < mem.soft_limit)
+        mem.in_grace = 0;
+    return mem.in_grace ? mem.soft_limit + mem.grace : mem.soft_limit;
+}
+
+static void *mem_fail_soft(size_t size)
+{
+    mem.in_grace = 1;
+    return mem_fail(size);
 }
 
 static void *qj_js_malloc(void *opaque, size_t size)
 {
     (void)opaque;
-    if (mem.soft_limit && mem.used + size > mem.soft_limit)
-        return mem_fail(size);
+    if (mem.used + size > mem_cap())
+        return mem_fail_soft(size);
     void *p = malloc(size);
     if (!p)
         return mem_fail(size);
@@ -101,8 +139,8 @@ static void *qj_js_calloc(void *opaque, size_t count, size_t size)
     if (size && count > SIZE_MAX / size)
         return mem_fail(SIZE_MAX);
     size_t total = count * size;
-    if (mem.soft_limit && mem.used + total > mem.soft_limit)
-        return mem_fail(total);
+    if (mem.used + total > mem_cap())
+        return mem_fail_soft(total);
     void *p = calloc(count, size);
     if (!p)
         return mem_fail(total);
@@ -123,8 +161,8 @@ static void *qj_js_realloc(void *opaque, void *ptr, size_t size)
 {
     (void)opaque;
     size_t old = ptr ? malloc_usable_size(ptr) : 0;
-    if (size > old && mem.soft_limit && mem.used - old + size > mem.soft_limit)
-        return mem_fail(size);
+    if (size > old && mem.used - old + size > mem_cap())
+        return mem_fail_soft(size);
     void *p = realloc(ptr, size);
     if (!p && size)
         return mem_fail(size);
@@ -154,6 +192,7 @@ typedef struct {
     JSContext *ctx;
     JSValue helpers;      /* bootstrap helpers object (original builtins) */
     JSValue bigint_ctor;
+    JSValue ctors;        /* the intrinsic error constructors, for host errors */
     /* run state */
     int phase;            /* 0 idle, 1 module evaluating, 2 awaiting call, 3 done */
     int kind;             /* 0 module, 1 script */
@@ -287,6 +326,8 @@ static void enc_json_string(Buf *b, const char *s, size_t n, int escape_nul_key)
 
 /* Long strings travel as raw UTF-8 blobs (tag "t"): no escaping on either side. */
 #define ENC_TEXT_BLOB_MIN 1024
+/* console.* arguments: longer strings are cut (the host caps log bytes anyway) */
+#define ENC_LOG_STRING_MAX (256 * 1024)
 
 static void path_push(Enc *e, const char *seg, size_t n, size_t *saved)
 {
@@ -487,6 +528,17 @@ static int enc_value(Enc *e, JSValueConst v)
             JS_FreeCString(ctx, s);
             return enc_fail(e, "a string larger than the size cap");
         }
+        char note[64];
+        size_t note_len = 0;
+        if (e->lenient && len > ENC_LOG_STRING_MAX) {
+            /* logs keep the start of a huge string (on a character boundary) and say so */
+            size_t cut = ENC_LOG_STRING_MAX;
+            while (cut > 0 && ((uint8_t)s[cut] & 0xC0) == 0x80)
+                cut--;
+            note_len = (size_t)snprintf(note, sizeof(note), "… [%zu more bytes]", len - cut);
+            memcpy((char *)s + cut, note, note_len);
+            len = cut + note_len;
+        }
         if (len >= ENC_TEXT_BLOB_MIN) {
             /* replace lone surrogates (3-byte ED A0..BF xx) in place: same length */
             char *w = (char *)s;
@@ -507,8 +559,13 @@ static int enc_value(Enc *e, JSValueConst v)
     }
     case JS_TAG_BIG_INT:
     case JS_TAG_SHORT_BIG_INT: {
+        /* hexadecimal: linear to convert on both sides, whatever the size */
+        JSValue hex;
+        if (enc_call_helper(e, "bigHex", v, &hex))
+            return -1;
         size_t len;
-        const char *s = JS_ToCStringLen(ctx, &len, v);
+        const char *s = JS_ToCStringLen(ctx, &len, hex);
+        JS_FreeValue(ctx, hex);
         if (!s)
             return -1;
         enc_tag_open(e, "n");
@@ -572,12 +629,21 @@ static int enc_value(Enc *e, JSValueConst v)
         }
     } else if (JS_IsMap(v) || JS_IsSet(v)) {
         int is_map = JS_IsMap(v);
-        rc = enc_call_helper(e, is_map ? "mapEntries" : "setValues", v, &tmp);
-        if (rc == 0) {
-            enc_tag_open(e, is_map ? "m" : "s");
-            buf_putc(&e->json, ',');
-            rc = enc_array_items(e, tmp);
-            enc_tag_close(e);
+        rc = enc_call_helper(e, "keyCheck", v, &tmp);
+        if (rc == 0 && !JS_IsUndefined(tmp)) {
+            /* Python needs hashable keys and members: primitives and Dates only */
+            rc = e->lenient ? enc_describe(e, is_map ? "[Map]" : "[Set]")
+                            : enc_fail(e, is_map ? "a Map with an object key"
+                                                 : "a Set with an object member");
+        } else if (rc == 0) {
+            JS_FreeValue(ctx, tmp);
+            rc = enc_call_helper(e, is_map ? "mapEntries" : "setValues", v, &tmp);
+            if (rc == 0) {
+                enc_tag_open(e, is_map ? "m" : "s");
+                buf_putc(&e->json, ',');
+                rc = enc_array_items(e, tmp);
+                enc_tag_close(e);
+            }
         }
     } else if (JS_IsPromise(v)) {
         rc = e->lenient ? enc_describe(e, "[Promise]") : enc_fail(e, "a Promise");
@@ -682,7 +748,9 @@ static JSValue dec_tagged(Dec *d, JSValue arr, int depth)
         else
             out = JS_NewStringLen(ctx, (const char *)d->blob_ptr[idx], d->blob_len[idx]);
     } else if (!strcmp(tag, "n")) {
-        out = JS_Call(ctx, g.bigint_ctor, JS_UNDEFINED, 1, (JSValueConst *)&payload);
+        JSValue fn = JS_GetPropertyStr(ctx, g.helpers, "fromHex");
+        out = JS_Call(ctx, fn, JS_UNDEFINED, 1, (JSValueConst *)&payload);
+        JS_FreeValue(ctx, fn);
     } else if (!strcmp(tag, "d")) {
         double ms = 0;
         if (JS_IsNull(payload))
@@ -848,15 +916,40 @@ bad:
     return JS_ThrowTypeError(ctx, "malformed host value");
 }
 
-/* Turn a host error record {name, message} into a JS Error. Consumes rec. */
+/* Turn a host error record {name, message} into a JS Error. Consumes rec. Built in C so the
+ * error's stack shows only the program's own frames. */
 static JSValue make_error(JSContext *ctx, JSValue rec)
 {
     if (JS_IsException(rec))
         return rec;
-    JSValue fn = JS_GetPropertyStr(ctx, g.helpers, "makeError");
-    JSValue e = JS_Call(ctx, fn, JS_UNDEFINED, 1, (JSValueConst *)&rec);
-    JS_FreeValue(ctx, fn);
+    JSValue name = JS_GetPropertyStr(ctx, rec, "name");
+    JSValue msg = JS_GetPropertyStr(ctx, rec, "message");
     JS_FreeValue(ctx, rec);
+    const char *n = JS_IsString(name) ? JS_ToCString(ctx, name) : NULL;
+    static const char *const kinds[] = { "TypeError", "RangeError", "SyntaxError",
+                                         "ReferenceError", "EvalError", NULL };
+    JSValue ctor = JS_UNDEFINED;
+    int custom = n && strcmp(n, "Error") != 0;
+    for (int i = 0; n && kinds[i]; i++) {
+        if (!strcmp(n, kinds[i])) {
+            ctor = JS_GetPropertyStr(ctx, g.ctors, kinds[i]);
+            custom = 0;
+        }
+    }
+    if (JS_IsUndefined(ctor))
+        ctor = JS_GetPropertyStr(ctx, g.ctors, "Error");
+    JSValue text = JS_IsUndefined(msg) ? JS_NewString(ctx, "") : JS_ToString(ctx, msg);
+    JSValue e = JS_IsException(text) ? text
+                                     : JS_CallConstructor(ctx, ctor, 1, (JSValueConst *)&text);
+    if (custom && !JS_IsException(e))
+        JS_DefinePropertyValueStr(ctx, e, "name", JS_DupValue(ctx, name),
+                                  JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
+    if (n)
+        JS_FreeCString(ctx, n);
+    JS_FreeValue(ctx, text);
+    JS_FreeValue(ctx, ctor);
+    JS_FreeValue(ctx, name);
+    JS_FreeValue(ctx, msg);
     return e;
 }
 
@@ -1273,7 +1366,7 @@ static const char bootstrap_src[] =
     "(() => {\n"
     "  const entries = Map.prototype.entries, values = Set.prototype.values;\n"
     "  const getTime = Date.prototype.getTime, from = Array.from;\n"
-    "  const M = Map, S = Set, dp = Object.defineProperty, gp = Object.getPrototypeOf;\n"
+    "  const B = BigInt, D = Date, M = Map, S = Set, dp = Object.defineProperty, gp = Object.getPrototypeOf;\n"
     "  const rej = new Map();\n"
     "  const G = globalThis, F = Function, E = G.eval;\n"
     "  const protos = [gp(function(){}), gp(async function(){}), gp(function*(){}),\n"
@@ -1282,9 +1375,13 @@ static const char bootstrap_src[] =
     "  return {\n"
     "    mapEntries: (m) => from(entries.call(m)),\n"
     "    setValues: (s) => from(values.call(s)),\n"
+    "    keyCheck: (c) => { const it = c instanceof M ? from(entries.call(c), (p) => p[0]) : from(values.call(c));\n"
+    "      for (const k of it) if (k !== null && (typeof k === 'object' || typeof k === 'function') && !(k instanceof D)) return true; },\n"
     "    time: (d) => getTime.call(d),\n"
     "    newMap: (a) => new M(a),\n"
     "    newSet: (a) => new S(a),\n"
+    "    bigHex: (b) => b < 0n ? '-' + (-b).toString(16) : b.toString(16),\n"
+    "    fromHex: (s) => { s = String(s); return s[0] === '-' ? -B('0x' + s.slice(1)) : B('0x' + s); },\n"
     "    rejAdd: (p, r) => { if (rej.size < 10000) rej.set(p, r); },\n"
     "    rejDel: (p) => { rej.delete(p); },\n"
     "    rejTake: (has, e) => { const out = []; for (const r of rej.values()) if (!has || r !== e) out.push(r); rej.clear(); return out; },\n"
@@ -1298,13 +1395,6 @@ static const char bootstrap_src[] =
     "      protos.forEach((p, i) => dp(p, 'constructor', { value: ctors[i], writable: true, configurable: true }));\n"
     "      dp(G, 'Function', { value: F, writable: true, configurable: true });\n"
     "      dp(G, 'eval', { value: E, writable: true, configurable: true });\n"
-    "    },\n"
-    "    makeError: (o) => {\n"
-    "      const kinds = { Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError };\n"
-    "      const name = o && typeof o.name === 'string' ? o.name : 'Error';\n"
-    "      const e = new (kinds[name] || Error)(o && o.message !== undefined ? String(o.message) : '');\n"
-    "      if (!(name in kinds)) e.name = name;\n"
-    "      return e;\n"
     "    },\n"
     "  };\n"
     "})()";
@@ -1347,6 +1437,13 @@ int32_t qj_init(void)
         return QJ_FAIL;
     JSValue global = JS_GetGlobalObject(ctx);
     g.bigint_ctor = JS_GetPropertyStr(ctx, global, "BigInt");
+    g.ctors = JS_NewObject(ctx);
+    {
+        static const char *const names[] = { "Error", "TypeError", "RangeError", "SyntaxError",
+                                             "ReferenceError", "EvalError" };
+        for (int i = 0; i < 6; i++)
+            JS_SetPropertyStr(ctx, g.ctors, names[i], JS_GetPropertyStr(ctx, global, names[i]));
+    }
 
     JSValue console = JS_NewObject(ctx);
     for (int i = 0; i < 5; i++)
@@ -1414,6 +1511,7 @@ static void send_result(int outcome, const Buf *m)
 static int32_t finish_with_exception(int outcome)
 {
     JSContext *ctx = g.ctx;
+    mem_finishing();
     JSValue ex = JS_GetException(ctx);
     report_rejections(1, ex);
     JSValue info = JS_NewObject(ctx);
@@ -1466,6 +1564,7 @@ static int32_t finish_with_exception(int outcome)
 
 static int32_t finish_with_value(JSValueConst v)
 {
+    mem_finishing();
     report_rejections(0, JS_UNDEFINED);
     Buf m;
     if (encode_message(g.ctx, v, 0, "result", &m))
@@ -1683,6 +1782,10 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
     for (int i = 0; i < 8; i++)
         rng_next();
     mem.soft_limit = h[4];
+    mem.grace = h[4] / 16 > (1u << 20) ? h[4] / 16 : (1u << 20);
+    mem.in_grace = 0;
+    mem.emergency = malloc(mem.grace / 2);
+    mem.finish_reserve = malloc(256 * 1024);
     JS_UpdateStackTop(g.rt);
     JS_SetMaxStackSize(g.rt, h[5]);
 
