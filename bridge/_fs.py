@@ -234,9 +234,21 @@ class ReadOnlyDir:
                 f"ReadOnlyDir root {root_path!r} is not a usable directory: {reason}"
             ) from exc
         self._fd = fd
+        self._root = os.path.realpath(root_path)
         self._max_file_bytes = max_file_bytes
         self._max_path_length = max_path_length
         self._max_entries = max_entries
+
+    @property
+    def root(self) -> str:
+        """The host directory this capability exposes (for the host; never shown to JS).
+
+        Raises:
+            FsError: ``EBADF`` once the capability is closed.
+        """
+        if self._closed:
+            raise FsError("EBADF", "EBADF: the directory capability is closed")
+        return self._root
 
     # ------------------------------------------------------------------ lifecycle
 

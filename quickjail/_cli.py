@@ -1,9 +1,12 @@
-"""The ``quickjail`` command: ``run`` a JS/TS program, or serve ``run_code`` over ``mcp``.
+"""The ``quickjail`` command: ``run`` a JS/TS program, serve ``run_code`` over ``mcp``, or
+``stress``-test a bridge configuration.
 
 Every flag of ``quickjail run`` maps to one option of :func:`sandbox.run_code`; the program
 gets no host capability unless a flag bridges it (``--allow-read DIR`` bridges a
 :class:`bridge.ReadOnlyDir` as the module ``"fs"``). Values leave the sandbox through
-:func:`to_json_safe`, shared with the MCP server. Exit codes are the ``EXIT_*`` constants.
+:func:`to_json_safe`, shared with the MCP server. ``quickjail stress`` runs the isolation
+stress test of ``quickjail._stress`` against the bridge a factory returns. Exit codes are the
+``EXIT_*`` constants.
 """
 
 from __future__ import annotations
@@ -23,12 +26,15 @@ import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 import anyio
 
 import bridge
 import sandbox
+
+if TYPE_CHECKING:
+    from quickjail._stress import Progress
 
 __all__ = [
     "EXIT_ERROR",
@@ -108,6 +114,26 @@ examples:
   quickjail run --allow-read ./data --execute main --arg '"notes.txt"' tool.ts
   echo '1 + 1' | quickjail run --script -
   quickjail run --json --timeout 2 --memory 32M untrusted.js
+"""
+
+
+_STRESS_EPILOG: Final = f"""\
+the bridge factory:
+  # my_pkg/sandbox_bridge.py
+  def make():
+      return {{"imports": {{"fs": bridge.ReadOnlyDir("/srv/data")}},
+              "globals": {{"lookup": lookup}}, "timeout": 5}}
+
+exit codes:
+  {EXIT_OK}    every invariant held
+  {EXIT_ERROR}    violations were found (listed after the summary, and in --junit)
+  {EXIT_USAGE}    usage error: a bad flag, a bridge that cannot be imported or used,
+       hypothesis not installed
+
+examples:
+  quickjail stress --bridge my_pkg.sandbox_bridge:make
+  quickjail stress --bridge my_pkg.sandbox_bridge:make --junit stress.xml --examples 500 -q
+  quickjail stress --bridge my_pkg.sandbox_bridge:make --seed 1234   # repeat a run
 """
 
 
@@ -276,6 +302,16 @@ def _parse_seed(text: str) -> int:
     return value
 
 
+def _parse_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count; give an integer >= 0, e.g. 50")
+    return value
+
+
 def _parse_json(flag: str, example: str) -> Callable[[str], Any]:
     def parse(text: str) -> Any:
         try:
@@ -322,7 +358,8 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Build the ``quickjail`` argument parser with its ``run`` and ``mcp`` subcommands."""
+    """Build the ``quickjail`` argument parser with its ``run``, ``mcp`` and ``stress``
+    subcommands."""
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
         prog="quickjail",
@@ -402,6 +439,36 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--memory", metavar="SIZE", type=parse_size, default=DEFAULT_MEMORY,
                      help="memory limit of each call: bytes or K/M/G (default: 64M)")
     mcp.set_defaults(handler=_cmd_mcp, parser=mcp)
+
+    stress = sub.add_parser(
+        "stress", help="stress-test your bridge: hostile programs and fuzzed host calls",
+        description="Run quickjail's adversarial corpus (escape attempts, memory bombs, CPU\n"
+                    "hogs, deep recursion, floods, information leaks) with your bridge, then\n"
+                    "fuzz every bridged host function with hostile arguments, and check that\n"
+                    "the host stays safe: nothing escapes, no exception leaves the sandbox,\n"
+                    "a canary file outside your ReadOnlyDir roots is never read, time and\n"
+                    "memory stay bounded, no thread is left running. Needs the 'stress'\n"
+                    "extra: pip install 'quickjail[stress]'.",
+        epilog=_STRESS_EPILOG, formatter_class=raw)
+    stress.add_argument("--bridge", metavar="MODULE:CALLABLE", required=True,
+                        help="a factory returning your bridge configuration: a dict with "
+                             "'imports' and/or 'globals' (optionally 'limits', 'timeout', "
+                             "'memory_limit_bytes'); imported from the current directory")
+    stress.add_argument("--junit", metavar="FILE",
+                        help="write a JUnit XML report: one testcase per corpus program and "
+                             "per fuzzed function")
+    stress.add_argument("--seed", metavar="N", type=_parse_seed,
+                        help="hypothesis seed, to repeat a run (default: random, printed)")
+    stress.add_argument("--examples", metavar="N", type=_parse_count, default=None,
+                        help="generated calls per host function (default: 100); fixed path "
+                             "tricks aimed at the canary are tried on top")
+    stress.add_argument("--timeout", metavar="SECONDS", type=parse_seconds,
+                        help="timeout of each run (default: the bridge's, else 2)")
+    stress.add_argument("--memory", metavar="SIZE", type=parse_size,
+                        help="memory limit of each run (default: the bridge's, else 64M)")
+    stress.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress; print only the summary and the violations")
+    stress.set_defaults(handler=_cmd_stress, parser=stress)
     return parser
 
 
@@ -424,7 +491,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print("quickjail: error: name a command: run or mcp (see quickjail --help)",
+        print("quickjail: error: name a command: run, mcp or stress (see quickjail --help)",
               file=sys.stderr)
         return EXIT_USAGE
     for stream in (sys.stdout, sys.stderr):
@@ -699,4 +766,88 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         memory_limit_bytes=args.memory,
     )
     _mcp.serve(options)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- quickjail stress
+
+
+class _StressProgress:
+    """Prints a line per phase and a live counter (on a terminal) to stderr."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._tty = stream.isatty()
+        self._started = 0.0
+        self._last = 0.0
+
+    def __call__(self, event: Progress) -> None:
+        import time
+
+        now = time.monotonic()
+        what = {"corpus": "hostile programs", "fuzz": "fuzzed host calls",
+                "host": "host check(s)"}[event.phase]
+        if event.event == "start":
+            self._started = now
+            print(f"{event.phase}: {event.total} {what}", file=self._stream, flush=True)
+        elif event.event == "step":
+            if self._tty and now - self._last >= 0.1:
+                self._last = now
+                print(f"\r  {event.done}/{event.total}  violations: {event.violations}  "
+                      f"{event.case[:40]:<40}", end="", file=self._stream, flush=True)
+        else:
+            if self._tty:
+                print("\r\033[K", end="", file=self._stream)
+            print(f"  done: {event.done} in {now - self._started:.1f} s, "
+                  f"violations so far: {event.violations}", file=self._stream, flush=True)
+
+
+def _cmd_stress(args: argparse.Namespace) -> int:
+    try:
+        import hypothesis  # noqa: F401
+
+        from quickjail import _stress
+    except ImportError as exc:
+        raise _UsageError(f"quickjail stress needs hypothesis ({exc}); install it with: "
+                          "pip install 'quickjail[stress]'") from None
+    import secrets
+
+    try:
+        config = _stress.load_bridge(args.bridge)
+    except _stress.StressConfigError as exc:
+        raise _UsageError(str(exc)) from None
+    seed = args.seed if args.seed is not None else secrets.randbits(32)
+    if not args.quiet:
+        print(f"quickjail stress: bridge {args.bridge}, seed {seed}", file=sys.stderr,
+              flush=True)
+    try:
+        report = _stress.run_stress(
+            config,
+            examples=args.examples if args.examples is not None else _stress.DEFAULT_EXAMPLES,
+            seed=seed, timeout=args.timeout, memory_limit_bytes=args.memory,
+            progress=None if args.quiet else _StressProgress(sys.stderr))
+    except _stress.StressConfigError as exc:
+        raise _UsageError(f"--bridge {args.bridge}: {exc}") from None
+    if args.junit is not None:
+        try:
+            report.write_junit(args.junit)
+        except OSError as exc:
+            print(f"quickjail: cannot write --junit {args.junit!r}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return EXIT_USAGE
+    functions = ", ".join(report.functions) or "none"
+    print(f"bridge {args.bridge}: host functions {functions}; timeout {report.timeout:g} s; "
+          f"memory {_format_size(report.memory_limit_bytes)}; seed {report.seed}")
+    if report.canary is None:
+        print("note: no place outside the ReadOnlyDir roots for the canary file; "
+              "canary reads were not tested")
+    print(report.format_table())
+    found = report.violations
+    if found:
+        print(f"\n{len(found)} violation(s):")
+        for v in found:
+            print(f"  {v}")
+        print(f"\nrepeat with: quickjail stress --bridge {args.bridge} --seed {report.seed}")
+        return EXIT_ERROR
+    print("\nno violations")
     return EXIT_OK

@@ -129,6 +129,7 @@ class Run:
         self.started = time.perf_counter()
         self.on_report_threadsafe: Callable[[Any], None] | None = None
         self.on_stop: Callable[[], None] | None = None
+        self.fatal: BaseException | None = None
         # instance
         self.instance, self._store_key = engine.new_instance(
             opts.memory_limit_bytes, self, fuel=opts.fuel)
@@ -266,8 +267,12 @@ class Run:
             if op == OP_RESULT:
                 self._outcome = (OUT_ERROR, {"name": "TypeError", "message": str(exc)})
             return E_REFUSED
-        except Exception as exc:  # never let a host bug trap the guest
+        except BaseException as exc:  # never let a host bug trap the guest or vanish
             self._host_error(exc)
+            if not isinstance(exc, Exception):
+                # SystemExit, KeyboardInterrupt: stop the run; the caller re-raises it
+                self.fatal = exc
+                self.terminate("interrupted")
             return E_HOST
 
     def _host_error(self, exc: BaseException) -> None:
@@ -550,7 +555,11 @@ class Run:
                 # status memory needs the host fact (the allocator failed in this run); the
                 # error's shape only narrows it, so a program that caught an OOM and then
                 # threw something else is an ordinary error
-                is_oom_error = error.name == "InternalError" and error.message == "out of memory"
+                # QuickJS throws null when it cannot even allocate the error object
+                thrown_null = isinstance(payload, dict) and "thrown" in payload \
+                    and payload["thrown"] is None
+                is_oom_error = thrown_null or (
+                    error.name == "InternalError" and error.message == "out of memory")
                 if self._oom and (is_oom_error or uncatchable):
                     status = "memory"
                 elif kind == OUT_LINK_ERROR:
@@ -825,6 +834,8 @@ class CodeExecution:
         out = box[0]
         if isinstance(out, BaseException):
             raise out
+        if self._run is not None and self._run.fatal is not None:
+            raise self._run.fatal
         return out
 
     # ------------------------------------------------------------ internals
@@ -944,6 +955,8 @@ class CodeExecution:
             if self._result is None:
                 self._finish(run, status)
         assert self._result is not None
+        if run.fatal is not None:
+            raise run.fatal
         return self._result
 
     def _report_arrived(self, send: Any, value: Any) -> None:

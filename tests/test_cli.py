@@ -325,7 +325,7 @@ USAGE_CASES = [
                  "lower --timeout or raise --max-timeout", id="mcp-timeout-above-max"),
     pytest.param(["mcp", "--allow-read", "{missing}"], "is not a directory",
                  id="mcp-allow-read-missing"),
-    pytest.param([], "name a command: run or mcp", id="no-command"),
+    pytest.param([], "name a command: run, mcp or stress", id="no-command"),
     pytest.param(["run"], "the following arguments are required: FILE", id="no-file"),
 ]
 
@@ -359,4 +359,4 @@ def test_help_documents_every_exit_code_and_the_log_timing() -> None:
 def test_public_surface() -> None:
     import quickjail
 
-    assert sorted(quickjail.__all__) == ["main", "result_to_json", "to_json_safe"]
+    assert sorted(quickjail.__all__) == ["StressReport", "Violation", "main", "result_to_json", "run_stress", "to_json_safe"]

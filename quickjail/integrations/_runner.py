@@ -1,0 +1,155 @@
+"""The framework-free core of the agent tools: one call, one fresh sandbox, a JSON answer."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import sandbox
+from quickjail._cli import result_to_json
+
+__all__ = ["TOOL_NAME", "CodeRunner"]
+
+TOOL_NAME: Final = "run_code"
+
+
+@dataclass(frozen=True, slots=True)
+class CodeRunner:
+    """How every ``run_code`` tool call runs.
+
+    Attributes:
+        imports: Host modules the programs may import (as for :func:`sandbox.run_code`).
+        globals: Host globals the programs see (functions and data).
+        timeout: Seconds a call may run when it does not choose a timeout.
+        max_timeout: Largest timeout a call may ask for; larger requests are lowered to it.
+        memory_limit_bytes: Memory limit of every call.
+        language: ``"typescript"`` (which also runs plain JavaScript) or ``"javascript"``.
+        limits: Output and host-call limits (:class:`sandbox.Limits` or a mapping).
+        capabilities: One sentence for the tool description saying what the bridge offers
+            (e.g. ``'import { readFile } from "fs" reads the project files.'``).
+    """
+
+    imports: Mapping[str, Any] | None = None
+    globals: Mapping[str, Any] | None = None
+    timeout: float = 10.0
+    max_timeout: float = 60.0
+    memory_limit_bytes: int = 64 * 2**20
+    language: Literal["typescript", "javascript"] = "typescript"
+    limits: sandbox.Limits | Mapping[str, int] | None = field(default=None)
+    capabilities: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("timeout", "max_timeout"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not (value > 0 and math.isfinite(value)):
+                raise ValueError(f"{name} must be a positive number of seconds")
+        if self.max_timeout < self.timeout:
+            raise ValueError("max_timeout must not be below timeout")
+
+    def description(self) -> str:
+        """The tool description a model reads."""
+        extra = self.capabilities or _bridged(self.imports, self.globals)
+        return (
+            "Run JavaScript or TypeScript in a fresh, isolated QuickJS sandbox and return its "
+            "result. `code` is an ES module: its default export is the result "
+            "(`export default 6 * 7`, or `export default async function () { ... }`, which "
+            "is called and awaited). Top-level await works. Only ECMAScript is available: no "
+            f"Node or browser APIs, no fetch, no timers. {extra} `console.log(...)` output and "
+            "`report(value)` calls are returned with the result. "
+            f"Each call has {self.memory_limit_bytes // 2**20} MiB of memory and a "
+            f"{self.timeout:g} s timeout by default (at most {self.max_timeout:g} s). "
+            "The answer is a JSON object {status, result, error, reason, reports, logs}; "
+            'status is "success", "error", "link_error" (bad import), "memory", '
+            '"terminated" (reason "timeout") or "invalid_arguments".'
+        )
+
+    def _options(self, timeout: float | None) -> dict[str, Any]:
+        chosen = self.timeout if timeout is None else timeout
+        if (not isinstance(chosen, int | float) or isinstance(chosen, bool)
+                or not (chosen > 0 and math.isfinite(chosen))):
+            raise ValueError("`timeout` must be a positive number of seconds")
+        options: dict[str, Any] = {
+            "language": self.language,
+            "timeout": min(float(chosen), self.max_timeout),
+            "memory_limit_bytes": self.memory_limit_bytes,
+            "filename": "main.ts" if self.language == "typescript" else "main.js",
+        }
+        if self.imports:
+            options["imports"] = self.imports
+        if self.globals:
+            options["globals"] = self.globals
+        if self.limits is not None:
+            options["limits"] = self.limits
+        return options
+
+    def _prepare(self, code: object, timeout: float | None
+                 ) -> sandbox.CodeExecution | dict[str, Any]:
+        try:
+            if not isinstance(code, str):
+                raise TypeError("`code` must be a string of JS/TS source")
+            return sandbox.run_code(code, **self._options(timeout))
+        except (TypeError, ValueError) as exc:  # includes sandbox.TransferError
+            return _invalid(exc)
+
+    async def run(self, code: str, timeout: float | None = None  # noqa: ASYNC109
+                  ) -> dict[str, Any]:
+        """Run ``code`` in a fresh sandbox.
+
+        Args:
+            code: The ES module's source.
+            timeout: Seconds the run may take (default :attr:`timeout`, at most
+                :attr:`max_timeout`).
+
+        Returns:
+            ``{"status", "result", "error", "reason", "reports", "logs"}``, JSON-able; a
+            malformed call is ``status == "invalid_arguments"`` with the reason in ``error``.
+        """
+        execution = self._prepare(code, timeout)
+        if isinstance(execution, dict):
+            return execution
+        return _answer(await execution)
+
+    def run_sync(self, code: str, timeout: float | None = None) -> dict[str, Any]:
+        """:meth:`run` from synchronous code.
+
+        With async host functions this starts its own event loop, so call it from a thread
+        without one (or use :meth:`run`).
+        """
+        execution = self._prepare(code, timeout)
+        if isinstance(execution, dict):
+            return execution
+        return _answer(execution.run_sync())
+
+
+def _bridged(imports: Mapping[str, Any] | None, glob: Mapping[str, Any] | None) -> str:
+    if not imports and not glob:
+        return "There is no file, network or clock access beyond `Date`."
+    parts = []
+    if imports:
+        parts.append("the modules " + ", ".join(f'"{m}"' for m in sorted(imports))
+                     + " can be imported")
+    if glob:
+        parts.append("the globals " + ", ".join(sorted(glob)) + " are defined")
+    return "Host capabilities: " + " and ".join(parts) + "."
+
+
+def _invalid(exc: Exception) -> dict[str, Any]:
+    return {"status": "invalid_arguments", "result": None,
+            "error": {"name": type(exc).__name__.lstrip("_"), "message": str(exc)},
+            "reason": None, "reports": [], "logs": []}
+
+
+def _answer(result: sandbox.CodeResult) -> dict[str, Any]:
+    full = result_to_json(result)
+    error = full["error"]
+    return {
+        "status": full["status"],
+        "result": full["result"],
+        "error": None if error is None else {k: error[k] for k in
+                                             ("name", "message", "line", "column", "stack")},
+        "reason": full["reason"],
+        "reports": full["reports"],
+        "logs": [{"level": e["level"], "args": e["args"]} for e in full["logs"]],
+    }

@@ -1,0 +1,137 @@
+"""Agent-framework tools: a real tool call through pydantic-ai's agent loop, LangChain's tool."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import anyio
+import pytest
+
+from quickjail.integrations import CodeRunner
+
+
+async def _scale(value: int) -> int:
+    return value * 2
+
+
+def test_code_runner_answers_with_json_data() -> None:
+    runner = CodeRunner(globals={"BASE": 20})
+    answer = runner.run_sync("console.log('hi'); report({n: 1}); export default BASE + 1")
+    assert answer == {"status": "success", "result": 21, "error": None, "reason": None,
+                      "reports": [{"n": 1}], "logs": [{"level": "log", "args": ["hi"]}]}
+
+
+def test_code_runner_caps_the_timeout_a_call_asks_for() -> None:
+    runner = CodeRunner(timeout=0.1, max_timeout=0.2)
+    answer = runner.run_sync("for (;;) {}", timeout=1000)
+    assert (answer["status"], answer["reason"]) == ("terminated", "timeout")
+
+
+def test_code_runner_reports_malformed_calls_as_answers() -> None:
+    runner = CodeRunner()
+    assert runner.run_sync(123)["status"] == "invalid_arguments"  # type: ignore[arg-type]
+    assert runner.run_sync("export default 1", timeout=-1)["status"] == "invalid_arguments"
+
+
+def test_code_runner_error_has_position_in_user_source() -> None:
+    answer = CodeRunner().run_sync("const x: number = 1;\nthrow new TypeError('bad ' + x)")
+    assert answer["status"] == "error"
+    assert answer["error"]["name"] == "TypeError"
+    assert answer["error"]["message"] == "bad 1"
+    assert answer["error"]["line"] == 2
+
+
+def test_importing_quickjail_does_not_import_the_frameworks() -> None:
+    code = ("import sys, quickjail, quickjail.integrations, quickjail.integrations.pydantic_ai, "
+            "quickjail.integrations.langchain, quickjail.pytest_plugin; "
+            "print(sorted(m for m in ('pydantic_ai', 'langchain_core', 'hypothesis') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# ---------------------------------------------------------------- pydantic-ai
+
+
+def test_pydantic_ai_agent_runs_code_through_a_tool_call() -> None:
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelRequest,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from quickjail.integrations.pydantic_ai import run_code_toolset
+
+    seen: dict[str, Any] = {}
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen["tools"] = [t.name for t in info.function_tools]
+        returns = [part for message in messages if isinstance(message, ModelRequest)
+                   for part in message.parts if isinstance(part, ToolReturnPart)]
+        if not returns:
+            code = ("const squares = [1, 2, 3].map((x) => x * x);\n"
+                    "export default await scale(squares.reduce((a, b) => a + b) * 3);")
+            return ModelResponse(parts=[ToolCallPart("run_code", {"code": code}, "call-1")])
+        seen["answer"] = returns[-1].content
+        computed = returns[-1].content["result"]
+        return ModelResponse(parts=[TextPart(f"The sandbox computed {computed}.")])
+
+    agent = Agent(FunctionModel(model), toolsets=[run_code_toolset(globals={"scale": _scale})])
+    # Agent.run_sync leaves an event loop open (a ResourceWarning): drive Agent.run instead
+    result = anyio.run(agent.run, "What is twice three times the sum of the squares of 1, 2, 3?")
+    assert seen["tools"] == ["run_code"]
+    assert seen["answer"]["status"] == "success"
+    assert result.output == "The sandbox computed 84."
+
+
+def test_pydantic_ai_tool_schema() -> None:
+    pytest.importorskip("pydantic_ai")
+    from quickjail.integrations.pydantic_ai import run_code_tool
+
+    tool = run_code_tool(timeout=5, max_timeout=30, memory_limit_bytes=32 * 2**20)
+    definition = tool.tool_def
+    assert definition.name == "run_code"
+    assert definition.parameters_json_schema == {
+        "additionalProperties": False,
+        "properties": {
+            "code": {"description": "Source of an ES module; its default export is the result.",
+                     "type": "string"},
+            "timeout": {"anyOf": [{"type": "number"}, {"type": "null"}], "default": None,
+                        "description": "Seconds the run may take (capped); omit for the "
+                                       "default."},
+        },
+        "required": ["code"],
+        "type": "object",
+    }
+    assert "32 MiB of memory and a 5 s timeout by default (at most 30 s)" in (
+        definition.description or "")
+
+
+# ---------------------------------------------------------------- LangChain
+
+
+def test_langchain_tool_invokes_sync_and_async() -> None:
+    pytest.importorskip("langchain_core")
+    from quickjail.integrations.langchain import run_code_tool
+
+    tool = run_code_tool(globals={"scale": _scale}, language="javascript")
+    assert tool.name == "run_code"
+    assert set(tool.args) == {"code", "timeout"}
+    answer = tool.invoke({"code": "export default await scale(21)"})
+    assert (answer["status"], answer["result"]) == ("success", 42)
+
+    async def call() -> Any:
+        return await tool.ainvoke({"code": "export default [...'abc'].reverse().join('')"})
+
+    assert anyio.run(call)["result"] == "cba"
+    stopped = tool.invoke({"code": "for (;;) {}", "timeout": 0.1})
+    assert (stopped["status"], stopped["reason"]) == ("terminated", "timeout")
