@@ -1458,6 +1458,10 @@ int32_t qj_init(void)
     JS_FreeValue(ctx, global);
     if (disable_dynamic_code(ctx))
         return QJ_FAIL;
+    /* the reserves are part of the snapshot: allocated once, never touched, so a fresh
+     * instance has them for free */
+    mem.emergency = malloc(1024 * 1024);
+    mem.finish_reserve = malloc(256 * 1024);
     g.module_val = JS_UNDEFINED;
     g.promise = JS_UNDEFINED;
     g.args = JS_UNDEFINED;
@@ -1784,8 +1788,7 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
     mem.soft_limit = h[4];
     mem.grace = h[4] / 16 > (1u << 20) ? h[4] / 16 : (1u << 20);
     mem.in_grace = 0;
-    mem.emergency = malloc(mem.grace / 2);
-    mem.finish_reserve = malloc(256 * 1024);
+
     JS_UpdateStackTop(g.rt);
     JS_SetMaxStackSize(g.rt, h[5]);
 
