@@ -507,7 +507,7 @@ class Run:
 
     # ------------------------------------------------------------ finishing
 
-    def finish(self, status_code: int | None) -> CodeResult:
+    def finish(self, status_code: int | None, *, release: bool = True) -> CodeResult:
         """Decide the outcome from host facts and release the instance."""
         with self.lock:
             self.done = True
@@ -592,10 +592,12 @@ class Run:
             reason=reason,
             host_errors=list(self.host_errors),
         )
-        self._release()
+        if release:
+            self.release()
         return self.result
 
-    def _release(self) -> None:
+    def release(self) -> None:
+        """Free the store and its instance (idempotent); the result stays."""
         _engine.unregister_store(self._store_key)
         self.instance.close()
 
@@ -823,11 +825,14 @@ class CodeExecution:
                 status = run.run_slice(run.slice_start)
                 if status == QJ_PENDING and run.stop_reason is None:
                     run.terminate("deadlock")
-                box.append(self._finish(run, status))
+                box.append(self._finish(run, status, release=False))
             except BaseException as exc:  # delivered to the caller below
                 box.append(exc)
             finally:
                 done.set()
+                # freeing the instance is off the caller's path
+                if self._run is not None:
+                    self._run.release()
 
         self._engine.workers.submit(work)
         done.wait()
@@ -862,10 +867,8 @@ class CodeExecution:
             self._run.on_stop = self._poke
             return self._run
 
-    def _finish(self, run: Run, status: int | None) -> CodeResult:
-        result = run.finish(status)
-        if run.rejections and result.status != "success":
-            pass
+    def _finish(self, run: Run, status: int | None, *, release: bool = True) -> CodeResult:
+        result = run.finish(status, release=release)
         with self._lock:
             self._result = result
         self._notify_reports()
@@ -882,6 +885,10 @@ class CodeExecution:
         _soon(token, wake.set)
 
     def _notify_reports(self) -> None:
+        if (self._token is not None and self._loop_thread is not None
+                and threading.get_ident() != self._loop_thread):
+            _soon(self._token, self._notify_reports)  # anyio events are set on their loop
+            return
         events, self._report_cursor_events = self._report_cursor_events, []
         for ev in events:
             ev.set()
@@ -908,10 +915,52 @@ class CodeExecution:
             raise
         return box[0] if box else QJ_FAIL
 
+    async def _drive_simple(self) -> CodeResult:
+        """The whole run in one worker job: no async host functions, no report callback."""
+        token = self._token
+        done = anyio.Event()
+        box: list[CodeResult | BaseException] = []
+
+        def job() -> None:
+            try:
+                run = self._create_run()
+                if run is None:
+                    assert self._result is not None
+                    box.append(self._result)
+                    return
+                run.on_report_threadsafe = lambda _value: self._notify_reports()
+                status = run.run_slice(run.slice_start)
+                if status == QJ_PENDING and run.stop_reason is None:
+                    run.terminate("deadlock")
+                box.append(self._finish(run, status, release=False))
+            except BaseException as exc:  # delivered to the awaiting task below
+                box.append(exc)
+            finally:
+                _soon(token, done.set)
+                if self._run is not None:
+                    self._run.release()
+
+        self._engine.workers.submit(job)
+        try:
+            await done.wait()
+        except BaseException:
+            self.terminate("cancelled")
+            with anyio.CancelScope(shield=True):
+                await done.wait()
+            raise
+        out = box[0]
+        if isinstance(out, BaseException):
+            raise out
+        if self._run is not None and self._run.fatal is not None:
+            raise self._run.fatal
+        return out
+
     async def _drive(self) -> CodeResult:
         self._token = anyio.lowlevel.current_token()
         self._loop_thread = threading.get_ident()
         self._wake = anyio.Event()
+        if self._opts.report is None and not any(f.is_async for f in self._opts.functions):
+            return await self._drive_simple()
         run = self._create_run()
         if run is None:
             assert self._result is not None
