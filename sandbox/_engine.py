@@ -378,12 +378,14 @@ def _write_u64(out: int, value: int) -> int:
 
 
 def _wasmtime_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("wasmtime")
-    except Exception:  # pragma: no cover - metadata missing in odd installs
-        return "unknown"
+    """Identify the wasmtime build cheaply (importlib.metadata costs tens of milliseconds):
+    the native library's size and modification time change with every install. A stale key
+    only costs a recompile: deserializing an incompatible artifact fails and is retried."""
+    lib_dir = Path(wasmtime.__file__).resolve().parent
+    for lib in sorted(lib_dir.glob("*/*wasmtime*")):
+        st = lib.stat()
+        return f"{lib.name}:{st.st_size}:{st.st_mtime_ns}"
+    return "unknown"
 
 
 _engines: dict[bool, EngineState] = {}
