@@ -814,34 +814,10 @@ class CodeExecution:
         self._started = True
         done = threading.Event()
         box: list[CodeResult | BaseException] = []
-
-        def work() -> None:
-            try:
-                run = self._create_run()
-                if run is None:
-                    box.append(self._result)  # type: ignore[arg-type]
-                    return
-                run.on_report_threadsafe = self._sync_report
-                status = run.run_slice(run.slice_start)
-                if status == QJ_PENDING and run.stop_reason is None:
-                    run.terminate("deadlock")
-                box.append(self._finish(run, status, release=False))
-            except BaseException as exc:  # delivered to the caller below
-                box.append(exc)
-            finally:
-                done.set()
-                # freeing the instance is off the caller's path
-                if self._run is not None:
-                    self._run.release()
-
+        work = self._whole_run_job(box, done.set, self._sync_report)
         self._engine.workers.submit(work)
         done.wait()
-        out = box[0]
-        if isinstance(out, BaseException):
-            raise out
-        if self._run is not None and self._run.fatal is not None:
-            raise self._run.fatal
-        return out
+        return self._outcome_of(box)
 
     # ------------------------------------------------------------ internals
 
@@ -915,11 +891,9 @@ class CodeExecution:
             raise
         return box[0] if box else QJ_FAIL
 
-    async def _drive_simple(self) -> CodeResult:
-        """The whole run in one worker job: no async host functions, no report callback."""
-        token = self._token
-        done = anyio.Event()
-        box: list[CodeResult | BaseException] = []
+    def _whole_run_job(self, box: list[CodeResult | BaseException], signal: Callable[[], None],
+                       on_report: Callable[[Any], None]) -> Callable[[], None]:
+        """A worker job running the whole run (one slice); ``signal`` wakes the waiter."""
 
         def job() -> None:
             try:
@@ -928,18 +902,35 @@ class CodeExecution:
                     assert self._result is not None
                     box.append(self._result)
                     return
-                run.on_report_threadsafe = lambda _value: self._notify_reports()
+                run.on_report_threadsafe = on_report
                 status = run.run_slice(run.slice_start)
                 if status == QJ_PENDING and run.stop_reason is None:
                     run.terminate("deadlock")
                 box.append(self._finish(run, status, release=False))
-            except BaseException as exc:  # delivered to the awaiting task below
+            except BaseException as exc:  # delivered to the waiter
                 box.append(exc)
             finally:
-                _soon(token, done.set)
-                if self._run is not None:
+                signal()
+                if self._run is not None:  # freeing the instance is off the waiter's path
                     self._run.release()
 
+        return job
+
+    def _outcome_of(self, box: list[CodeResult | BaseException]) -> CodeResult:
+        out = box[0]
+        if isinstance(out, BaseException):
+            raise out
+        if self._run is not None and self._run.fatal is not None:
+            raise self._run.fatal
+        return out
+
+    async def _drive_simple(self) -> CodeResult:
+        """The whole run in one worker job: no async host functions, no report callback."""
+        token = self._token
+        done = anyio.Event()
+        box: list[CodeResult | BaseException] = []
+        job = self._whole_run_job(box, lambda: _soon(token, done.set),
+                                  lambda _value: self._notify_reports())
         self._engine.workers.submit(job)
         try:
             await done.wait()
@@ -948,12 +939,7 @@ class CodeExecution:
             with anyio.CancelScope(shield=True):
                 await done.wait()
             raise
-        out = box[0]
-        if isinstance(out, BaseException):
-            raise out
-        if self._run is not None and self._run.fatal is not None:
-            raise self._run.fatal
-        return out
+        return self._outcome_of(box)
 
     async def _drive(self) -> CodeResult:
         self._token = anyio.lowlevel.current_token()
