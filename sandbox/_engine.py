@@ -45,6 +45,7 @@ MAX_LIVE_SANDBOXES = 1000
 WARM_SLOTS = 8
 MAX_MEMORY = 4 * 1024 * 1024 * 1024
 WASI_EBADF = 8
+SCRATCH_SIZE = 256 * 1024  # QJ_SCRATCH_SIZE in the guest; a test keeps them equal
 
 
 class HostRouter(Protocol):
@@ -103,18 +104,6 @@ _EPOCH_CB = _EPOCH_CB_TYPE(_epoch_cb)
 _NO_FINALIZER = _FINALIZER_TYPE()  # a NULL function pointer
 
 
-def register_store(store: wasmtime.Store, run: HostRouter) -> int:
-    """Attach the stop decision of ``run`` to ``store``; returns the key to unregister."""
-    global _next_store_key
-    with _stores_lock:
-        key = _next_store_key
-        _next_store_key += 1
-        _stores[key] = run
-    ffi.wasmtime_store_epoch_deadline_callback(store.ptr(), _EPOCH_CB, key, _NO_FINALIZER)
-    store.set_epoch_deadline(1)
-    return key
-
-
 def unregister_store(key: int) -> None:
     with _stores_lock:
         _stores.pop(key, None)
@@ -162,9 +151,6 @@ class _Workers:
                 with self._lock:
                     self._idle += 1
 
-    @property
-    def count(self) -> int:
-        return len(self._threads)
 
 
 # ---------------------------------------------------------------- deadlines
@@ -282,7 +268,8 @@ class EngineState:
         self.workers = _Workers(max_workers=max(4, (os.cpu_count() or 2) * 4))
         self.deadlines = _Deadlines()
         self.bytecode = BytecodeCache()
-        self.scratch_addr, self.scratch_size, self.initial_memory = self._probe()
+        self.scratch_addr = self._probe()
+        self.scratch_size = SCRATCH_SIZE
 
     def _load_module(self, cache: Path, description: str) -> wasmtime.Module:
         key = hashlib.sha256(
@@ -349,7 +336,8 @@ class EngineState:
             raise
         return inst, key
 
-    def _probe(self) -> tuple[int, int, int]:
+    def _probe(self) -> int:
+        """The scratch buffer's address (the same in every instance: they share the image)."""
         store = wasmtime.Store(self.engine)
         store.set_epoch_deadline(1 << 40)
         if self.metered:
@@ -361,12 +349,8 @@ class EngineState:
         assert isinstance(scratch, wasmtime.Func) and isinstance(memory, wasmtime.Memory)
         addr = scratch(store)
         assert isinstance(addr, int)
-        size = memory.data_len(store)
         del inst, exports, scratch, memory, store
-        return addr, 256 * 1024, size
-
-
-_memory_for_wasi: threading.local = threading.local()
+        return addr
 
 
 def _write_u64(out: int, value: int) -> int:

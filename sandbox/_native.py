@@ -170,7 +170,6 @@ class NativeInstance:
             _store_delete(store)
 
 
-HostCallback = Callable[[Any, int], None]
 _keep: list[Any] = []
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -72,8 +73,6 @@ def error_from_guest(info: Any, files: Mapping[str, str | None]) -> ErrorInfo:
             text = thrown
         else:
             try:
-                import json
-
                 text = json.dumps(thrown, default=repr)
             except (TypeError, ValueError):
                 text = repr(thrown)

@@ -18,7 +18,7 @@ import struct
 import threading
 import time
 import traceback
-from collections.abc import AsyncIterator, Callable, Generator, Mapping
+from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,7 +28,7 @@ import anyio.lowlevel
 from sandbox import _engine, _values
 from sandbox._bytecode import batch_record, module_key
 from sandbox._limits import Limits
-from sandbox._native import GuestStopped
+from sandbox._native import GuestStopped, NativeInstance
 from sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics, error_from_guest
 
 __all__ = ["CodeExecution", "RunOptions"]
@@ -106,7 +106,7 @@ class Run:
         self.reports: list[Any] = []
         self.logs: list[LogEntry] = []
         self.host_errors: list[BaseException] = []
-        self.rejections: list[Any] = []
+        self._rejections = 0
         self._outcome: tuple[int, Any] | None = None
         self._oom = False
         self._reply: bytes = b""
@@ -125,7 +125,6 @@ class Run:
         self._compiled_now: set[bytes] = set()
         self.fuel_used: int | None = None
         self.quota_refusals = 0
-        self._report_listeners: list[Callable[[Any], None]] = []
         self.started = time.perf_counter()
         self.on_report_threadsafe: Callable[[Any], None] | None = None
         self.on_stop: Callable[[], None] | None = None
@@ -249,12 +248,12 @@ class Run:
                 return self._on_module(b, c)
             if op == OP_REJECTION:
                 limits = self.opts.limits
-                if (len(self.rejections) < limits.max_rejections
+                if (self._rejections < limits.max_rejections
                         and len(self.logs) < limits.max_logs
                         and self._log_bytes + c <= limits.max_log_bytes):
                     self._log_bytes += c
                     reason = _values.decode(self._read(b, c))
-                    self.rejections.append(reason)
+                    self._rejections += 1
                     self.logs.append(LogEntry(
                         "error", ["Unhandled promise rejection:", reason], time.time()))
                 return 0
@@ -432,7 +431,7 @@ class Run:
         elif o.deterministic:
             seed = 0
         else:
-            seed = int.from_bytes(_urandom8(), "little")
+            seed = int.from_bytes(os.urandom(8), "little")
         soft = _soft_limit(o.memory_limit_bytes, self.engine.guest.stack_size)
         flags = ((FLAG_DYNAMIC if o.dynamic_code else 0) | (FLAG_ARGS if o.args is not None else 0)
                  | (FLAG_BYTECODE if bytecode is not None else 0))
@@ -444,38 +443,30 @@ class Run:
         record = b"".join((header, filename, source, fn, args, glob))
         return self._enter(self.instance, record)
 
-    def _enter(self, instance: Any, record: bytes) -> int:
+    def _enter(self, instance: NativeInstance, record: bytes) -> int:
         self._bytes_in += len(record)
-        if len(record) <= self.engine.scratch_size:
-            self._write(self.engine.scratch_addr, record)
-            return self._call(instance.run, 0, len(record))
-        ptr = self._call(instance.alloc, len(record))
-        if ptr == 0:
+        ptr = self._call(_place, self.engine, instance, record)
+        if ptr is None:
             self._oom = True
             return QJ_FAIL
-        self._write(ptr, record)
-        return self._call(instance.run, ptr, len(record))
+        status: int = self._call(instance.run, ptr, len(record))
+        return status
 
     def slice_resume(self, settled: list[tuple[int, bool, bytes]]) -> int:
         status = QJ_PENDING
         for call_id, ok, data in settled:
             self._in_flight -= 1
             self._bytes_in += len(data)
-            if len(data) <= self.engine.scratch_size:
-                self._write(self.engine.scratch_addr, data)
-                status = self._call(self.instance.resume, call_id, 1 if ok else 0, 0, len(data))
-            else:
-                ptr = self._call(self.instance.alloc, len(data))
-                if ptr == 0:
-                    self._oom = True
-                    return QJ_FAIL
-                self._write(ptr, data)
-                status = self._call(self.instance.resume, call_id, 1 if ok else 0, ptr, len(data))
+            ptr = self._call(_place, self.engine, self.instance, data)
+            if ptr is None:
+                self._oom = True
+                return QJ_FAIL
+            status = self._call(self.instance.resume, call_id, 1 if ok else 0, ptr, len(data))
             if status != QJ_PENDING:
                 break
         return status
 
-    def _call(self, func: Callable[..., int], *args: int) -> int:
+    def _call(self, func: Callable[..., Any], *args: Any) -> Any:
         if self.stop_reason is not None:
             raise _Stopped
         try:
@@ -643,17 +634,10 @@ class _Compiler:
         try:
             _engine.set_current(self)
             try:
-                if len(record) <= self.engine.scratch_size:
-                    base, _ = inst.memory(self.engine.scratch_addr + len(record))
-                    ctypes.memmove(base + self.engine.scratch_addr, record, len(record))
-                    inst.run(0, len(record))
-                else:
-                    ptr = inst.alloc(len(record))
-                    if ptr:
-                        base, _ = inst.memory(ptr + len(record))
-                        ctypes.memmove(base + ptr, record, len(record))
-                        inst.run(ptr, len(record))
-            except GuestStopped:
+                ptr = _place(self.engine, inst, record)
+                if ptr is not None:
+                    inst.run(ptr, len(record))
+            except (GuestStopped, _BadPointer):
                 pass  # the run itself will report what went wrong
         finally:
             _engine.set_current(self.run)
@@ -661,10 +645,21 @@ class _Compiler:
             inst.close()
 
 
-def _urandom8() -> bytes:
-    import os
-
-    return os.urandom(8)
+def _place(engine: _engine.EngineState, inst: NativeInstance, data: bytes) -> int | None:
+    """Copy host data into the guest for a call: the scratch buffer when it fits (the call
+    then passes pointer 0), else a guest allocation; None when the guest has no room."""
+    n = len(data)
+    if n <= engine.scratch_size:
+        ptr, arg = engine.scratch_addr, 0
+    else:
+        ptr = arg = inst.alloc(n)
+        if ptr == 0:
+            return None
+    base, size = inst.memory(ptr + n)
+    if ptr + n > size:
+        raise _BadPointer
+    ctypes.memmove(base + ptr, data, n)
+    return arg
 
 
 def _soft_limit(hard: int, stack: int) -> int:
@@ -717,7 +712,6 @@ class CodeExecution:
         self._result: CodeResult | None = None
         self._started = False
         self._lock = threading.Lock()
-        self._report_waiters: list[Callable[[], None]] = []
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._wake: anyio.Event | None = None
         self._loop_thread: int | None = None
@@ -808,9 +802,7 @@ class CodeExecution:
         if self._started:
             raise RuntimeError("this run is already being driven")
         if any(f.is_async for f in self._opts.functions) or _is_async_callable(self._opts.report):
-            self._started = True
-            self._started = False
-            return anyio.run(self.wait)
+            return anyio.run(self.wait)  # async callables need an event loop
         self._started = True
         done = threading.Event()
         box: list[CodeResult | BaseException] = []
@@ -1056,5 +1048,3 @@ def _is_async_callable(fn: Any) -> bool:
         type(fn).__call__ if callable(fn) else None
     )
 
-
-_ = Mapping  # re-exported types used in annotations elsewhere

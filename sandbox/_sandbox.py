@@ -8,10 +8,9 @@ import inspect
 import json
 import math
 import posixpath
-import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from sandbox import _engine, _values
 from sandbox._errors import SandboxClosedError
@@ -52,7 +51,6 @@ class Sandbox:
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._defaults = dict(defaults or {})
         self._closed = False
-        self._lock = threading.Lock()
 
     def __enter__(self) -> Sandbox:
         return self
@@ -297,7 +295,6 @@ def _expand(value: Any, path: str) -> Any:
 
 
 _default = Sandbox()
-Language = Literal["javascript", "typescript"]
 
 
 def run_code(source: str, **options: Any) -> CodeExecution:

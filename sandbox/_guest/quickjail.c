@@ -191,7 +191,6 @@ typedef struct {
     JSRuntime *rt;
     JSContext *ctx;
     JSValue helpers;      /* bootstrap helpers object (original builtins) */
-    JSValue bigint_ctor;
     JSValue ctors;        /* the intrinsic error constructors, for host errors */
     /* run state */
     int phase;            /* 0 idle, 1 module evaluating, 2 awaiting call, 3 done */
@@ -469,9 +468,6 @@ static int enc_object(Enc *e, JSValueConst obj)
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         JSValue val = JS_GetProperty(e->ctx, obj, tab[i].atom);
         if (JS_IsException(val)) { rc = -1; break; }
-        if (JS_IsUndefined(val) && !e->lenient) {
-            /* like JSON: an own property holding undefined is kept as the undefined tag */
-        }
         size_t klen;
         const char *k = JS_AtomToCStringLen(e->ctx, &klen, tab[i].atom);
         if (!k) { JS_FreeValue(e->ctx, val); rc = -1; break; }
@@ -712,8 +708,6 @@ static int encode_message(JSContext *ctx, JSValueConst v, int lenient, const cha
 
 typedef struct {
     JSContext *ctx;
-    const uint8_t *blobs;
-    size_t blobs_len;
     uint32_t nblobs;
     const uint8_t **blob_ptr;
     uint32_t *blob_len;
@@ -904,7 +898,7 @@ static JSValue decode_message(JSContext *ctx, const uint8_t *p, size_t n)
     JSValue v = JS_ParseJSON(ctx, text, jlen, "<host>");
     free(text);
     if (!JS_IsException(v) && (flags & 1)) {
-        Dec d = { ctx, NULL, 0, nblobs, ptrs, lens };
+        Dec d = { ctx, nblobs, ptrs, lens };
         v = dec_revive(&d, v, 0);
     }
     free(ptrs);
@@ -1436,7 +1430,6 @@ int32_t qj_init(void)
     if (JS_IsException(g.helpers))
         return QJ_FAIL;
     JSValue global = JS_GetGlobalObject(ctx);
-    g.bigint_ctor = JS_GetPropertyStr(ctx, global, "BigInt");
     g.ctors = JS_NewObject(ctx);
     {
         static const char *const names[] = { "Error", "TypeError", "RangeError", "SyntaxError",
