@@ -5,14 +5,27 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypedDict
 
 import sandbox
 from quickjail._cli import result_to_json
 
-__all__ = ["TOOL_NAME", "CodeRunner"]
+__all__ = ["TOOL_NAME", "CodeRunner", "RunnerOptions"]
 
 TOOL_NAME: Final = "run_code"
+
+
+class RunnerOptions(TypedDict, total=False):
+    """The keyword options every integration takes: the fields of :class:`CodeRunner`."""
+
+    imports: Mapping[str, Any] | None
+    globals: Mapping[str, Any] | None
+    timeout: float
+    max_timeout: float
+    memory_limit_bytes: int
+    language: Literal["typescript", "javascript"]
+    limits: sandbox.Limits | Mapping[str, int] | None
+    capabilities: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,9 @@ tool returns a JSON-able dict (``status``, ``result``, ``error``, ``reason``, ``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Unpack
 
-import sandbox
-from quickjail.integrations._runner import TOOL_NAME, CodeRunner
+from quickjail.integrations._runner import TOOL_NAME, CodeRunner, RunnerOptions
 
 if TYPE_CHECKING:
     from langchain_core.tools import StructuredTool
@@ -28,30 +26,14 @@ if TYPE_CHECKING:
 __all__ = ["run_code_tool"]
 
 
-def run_code_tool(
-    *,
-    imports: Mapping[str, Any] | None = None,
-    globals: Mapping[str, Any] | None = None,
-    timeout: float = 10.0,
-    max_timeout: float = 60.0,
-    memory_limit_bytes: int = 64 * 2**20,
-    language: Literal["typescript", "javascript"] = "typescript",
-    limits: sandbox.Limits | Mapping[str, int] | None = None,
-    capabilities: str | None = None,
-    name: str = TOOL_NAME,
-) -> StructuredTool:
+def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) -> StructuredTool:
     """Build the ``run_code`` tool.
 
     Args:
-        imports: Host modules the programs may import (as for :func:`sandbox.run_code`).
-        globals: Host globals the programs see.
-        timeout: Seconds a call may run when the model does not choose a timeout.
-        max_timeout: Largest timeout the model may ask for.
-        memory_limit_bytes: Memory limit of every call.
-        language: Source language of the programs.
-        limits: Output and host-call limits.
-        capabilities: A sentence for the tool description saying what the bridge offers.
         name: The tool's name.
+        **options: How each call runs (:class:`~quickjail.integrations._runner.CodeRunner`:
+            ``imports``, ``globals``, ``timeout``, ``max_timeout``, ``memory_limit_bytes``,
+            ``language``, ``limits``, ``capabilities``).
 
     Returns:
         A :class:`langchain_core.tools.StructuredTool` taking ``code`` and an optional
@@ -60,9 +42,7 @@ def run_code_tool(
     from langchain_core.tools import StructuredTool
     from pydantic import BaseModel, Field
 
-    runner = CodeRunner(imports=imports, globals=globals, timeout=timeout,
-                        max_timeout=max_timeout, memory_limit_bytes=memory_limit_bytes,
-                        language=language, limits=limits, capabilities=capabilities)
+    runner = CodeRunner(**options)
 
     class RunCodeArgs(BaseModel):
         code: str = Field(description="Source of an ES module; its default export is the "

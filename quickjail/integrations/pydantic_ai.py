@@ -15,11 +15,9 @@ tool returns a JSON-able dict (``status``, ``result``, ``error``, ``reason``, ``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Unpack
 
-import sandbox
-from quickjail.integrations._runner import TOOL_NAME, CodeRunner
+from quickjail.integrations._runner import TOOL_NAME, CodeRunner, RunnerOptions
 
 if TYPE_CHECKING:
     from pydantic_ai import Tool
@@ -28,39 +26,21 @@ if TYPE_CHECKING:
 __all__ = ["run_code_tool", "run_code_toolset"]
 
 
-def run_code_tool(
-    *,
-    imports: Mapping[str, Any] | None = None,
-    globals: Mapping[str, Any] | None = None,
-    timeout: float = 10.0,
-    max_timeout: float = 60.0,
-    memory_limit_bytes: int = 64 * 2**20,
-    language: Literal["typescript", "javascript"] = "typescript",
-    limits: sandbox.Limits | Mapping[str, int] | None = None,
-    capabilities: str | None = None,
-    name: str = TOOL_NAME,
-) -> Tool[Any]:
+def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) -> Tool[Any]:
     """Build the ``run_code`` tool.
 
     Args:
-        imports: Host modules the programs may import (as for :func:`sandbox.run_code`).
-        globals: Host globals the programs see.
-        timeout: Seconds a call may run when the model does not choose a timeout.
-        max_timeout: Largest timeout the model may ask for.
-        memory_limit_bytes: Memory limit of every call.
-        language: Source language of the programs.
-        limits: Output and host-call limits.
-        capabilities: A sentence for the tool description saying what the bridge offers.
         name: The tool's name.
+        **options: How each call runs (:class:`~quickjail.integrations._runner.CodeRunner`:
+            ``imports``, ``globals``, ``timeout``, ``max_timeout``, ``memory_limit_bytes``,
+            ``language``, ``limits``, ``capabilities``).
 
     Returns:
         A :class:`pydantic_ai.Tool` taking ``code`` and an optional ``timeout``.
     """
     from pydantic_ai import Tool
 
-    runner = CodeRunner(imports=imports, globals=globals, timeout=timeout,
-                        max_timeout=max_timeout, memory_limit_bytes=memory_limit_bytes,
-                        language=language, limits=limits, capabilities=capabilities)
+    runner = CodeRunner(**options)
 
     # the model chooses the sandbox's own time limit (capped): not a cancellation timeout
     async def run_code(code: str, timeout: float | None = None  # noqa: ASYNC109
@@ -76,37 +56,17 @@ def run_code_tool(
     return Tool(run_code, takes_ctx=False, name=name, description=runner.description())
 
 
-def run_code_toolset(
-    *,
-    imports: Mapping[str, Any] | None = None,
-    globals: Mapping[str, Any] | None = None,
-    timeout: float = 10.0,
-    max_timeout: float = 60.0,
-    memory_limit_bytes: int = 64 * 2**20,
-    language: Literal["typescript", "javascript"] = "typescript",
-    limits: sandbox.Limits | Mapping[str, int] | None = None,
-    capabilities: str | None = None,
-    name: str = TOOL_NAME,
-) -> FunctionToolset[Any]:
+def run_code_toolset(*, name: str = TOOL_NAME,
+                     **options: Unpack[RunnerOptions]) -> FunctionToolset[Any]:
     """Build a toolset holding the ``run_code`` tool of :func:`run_code_tool`.
 
     Args:
-        imports: Host modules the programs may import (as for :func:`sandbox.run_code`).
-        globals: Host globals the programs see.
-        timeout: Seconds a call may run when the model does not choose a timeout.
-        max_timeout: Largest timeout the model may ask for.
-        memory_limit_bytes: Memory limit of every call.
-        language: Source language of the programs.
-        limits: Output and host-call limits.
-        capabilities: A sentence for the tool description saying what the bridge offers.
         name: The tool's name.
+        **options: As for :func:`run_code_tool`.
 
     Returns:
         A :class:`pydantic_ai.toolsets.FunctionToolset` for ``Agent(toolsets=[...])``.
     """
     from pydantic_ai.toolsets import FunctionToolset
 
-    return FunctionToolset([run_code_tool(
-        imports=imports, globals=globals, timeout=timeout, max_timeout=max_timeout,
-        memory_limit_bytes=memory_limit_bytes, language=language, limits=limits,
-        capabilities=capabilities, name=name)])
+    return FunctionToolset([run_code_tool(name=name, **options)])
