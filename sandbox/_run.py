@@ -874,14 +874,19 @@ class CodeExecution:
                 _soon(token, done.set)
 
         self._engine.workers.submit(job)
+        await self._await_job(done)
+        return box[0] if box else QJ_FAIL
+
+    async def _await_job(self, done: anyio.Event) -> None:
+        """Wait for a worker job; cancelling the waiter stops the run, waits (shielded) for
+        the guest to leave the worker, and the cancellation propagates."""
         try:
             await done.wait()
         except BaseException:
-            run.terminate("cancelled")
+            self.terminate("cancelled")
             with anyio.CancelScope(shield=True):
                 await done.wait()
             raise
-        return box[0] if box else QJ_FAIL
 
     def _whole_run_job(self, box: list[CodeResult | BaseException], signal: Callable[[], None],
                        on_report: Callable[[Any], None]) -> Callable[[], None]:
@@ -924,13 +929,7 @@ class CodeExecution:
         job = self._whole_run_job(box, lambda: _soon(token, done.set),
                                   lambda _value: self._notify_reports())
         self._engine.workers.submit(job)
-        try:
-            await done.wait()
-        except BaseException:
-            self.terminate("cancelled")
-            with anyio.CancelScope(shield=True):
-                await done.wait()
-            raise
+        await self._await_job(done)
         return self._outcome_of(box)
 
     async def _drive(self) -> CodeResult:
