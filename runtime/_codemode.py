@@ -15,6 +15,8 @@ from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
+import sandbox
+
 from ._calls import ParsedCall
 from ._errors import ToolDefinitionError
 from ._result import ToolResult
@@ -122,7 +124,8 @@ def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:
 
 
 def _log_line(entry: Any) -> str:
-    parts = [a if isinstance(a, str) else json.dumps(a, default=str) for a in entry.args]
+    parts = [a if isinstance(a, str) else json.dumps(sandbox.to_json_safe(a), ensure_ascii=False)
+             for a in entry.args]
     return f"[{entry.level}] {' '.join(parts)}"
 
 
@@ -130,7 +133,8 @@ def _code_result(result: Any) -> ToolResult:
     """Turn a ``sandbox.CodeResult`` into the code-mode tool's result."""
     logs = [_log_line(entry) for entry in result.logs]
     if result.status == "success":
-        return ToolResult.success({"result": result.result, "logs": logs})
+        # results are persisted as JSON: bytes, dates, undefined, NaN... get their JSON view
+        return ToolResult.success({"result": sandbox.to_json_safe(result.result), "logs": logs})
     error = result.error
     if result.status == "error" and error is not None:
         message = str(error)

@@ -24,7 +24,7 @@ from sandbox._limits import Limits
 from sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics
 from sandbox._run import CodeExecution
 from sandbox._sandbox import Sandbox, run_code, run_code_sync
-from sandbox._values import UNDEFINED, TransferError
+from sandbox._values import UNDEFINED, TransferError, to_json_safe
 
 __all__ = [
     "UNDEFINED",
@@ -47,4 +47,5 @@ __all__ = [
     "TransferError",
     "run_code",
     "run_code_sync",
+    "to_json_safe",
 ]

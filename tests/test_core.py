@@ -457,7 +457,7 @@ def test_public_surface_is_exactly_the_documented_names() -> None:
         "UNDEFINED", "CodeError", "CodeExecution", "CodeFailed", "CodeLinkError",
         "CodeMemoryError", "CodeResult", "CodeTerminated", "CodeTimeout", "ErrorInfo",
         "GuestBuildError", "Limits", "LogEntry", "RunMetrics", "Sandbox", "SandboxClosedError",
-        "SandboxError", "TransferError", "run_code", "run_code_sync",
+        "SandboxError", "TransferError", "run_code", "run_code_sync", "to_json_safe",
     ])
     for name in sandbox.__all__:
         assert hasattr(sandbox, name)

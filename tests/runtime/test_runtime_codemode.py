@@ -129,6 +129,29 @@ async def test_code_mode_reports_program_errors_with_position(
     assert ":2:" in result.error
 
 
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("export default undefined", None),
+        ("report(1); export default undefined", None),
+        ("export default NaN", {"$float": "NaN"}),
+        ("export default new Uint8Array([1, 2])", {"$bytes": "AQI="}),
+        ("export default 2n ** 64n", 2**64),
+    ],
+    ids=["undefined", "report-only", "nan", "bytes", "bigint"],
+)
+async def test_code_mode_persists_any_transferable_result_as_json(
+    open_runtime: Callable[..., runtime.Runtime], code: str, expected: Any,
+) -> None:
+    async with open_runtime(tools=[code_mode_tool([], timeout=30)]) as rt:
+        thread = await rt.thread()
+        (result,) = await thread.execute_tool_calls([_call(code)])
+        messages = await runtime.get_messages(thread.state, 10)
+    assert result.status == "success", result.error
+    assert result.result == {"result": expected, "logs": []}
+    assert any(m.kind == "tool_result" for m in messages)
+
+
 async def test_run_code_bridges_thread_files_read_only(rt: runtime.Runtime) -> None:
     state = (await rt.thread()).state
     await state.write_file("notes/a.txt", "alpha")
