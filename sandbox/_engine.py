@@ -55,6 +55,8 @@ class HostRouter(Protocol):
 
     def clock_ns(self, clock_id: int) -> int: ...
 
+    def write_u64(self, ptr: int, value: int) -> bool: ...
+
     def should_stop(self) -> bool: ...
 
 
@@ -302,9 +304,12 @@ class EngineState:
 
         def clock_time_get(args: Any, _n: int) -> None:
             run: HostRouter | None = getattr(_current, "run", None)
+            if run is None:
+                args[0].i32 = WASI_EBADF
+                return
             clock_id, out = args[0].i32, args[2].i32 & 0xFFFFFFFF
-            ns = run.clock_ns(clock_id) if run else time.time_ns()
-            args[0].i32 = _write_u64(out, ns)
+            ok = run.write_u64(out, run.clock_ns(clock_id))  # into that guest's own memory
+            args[0].i32 = 0 if ok else WASI_EBADF
 
         def badf(args: Any, _n: int) -> None:
             args[0].i32 = WASI_EBADF
@@ -353,14 +358,6 @@ class EngineState:
         return addr
 
 
-def _write_u64(out: int, value: int) -> int:
-    writer = getattr(_current, "write_u64", None)
-    if writer is None:
-        return WASI_EBADF
-    ok: bool = writer(out, value)
-    return 0 if ok else WASI_EBADF
-
-
 def _wasmtime_version() -> str:
     """Identify the wasmtime build cheaply (importlib.metadata costs tens of milliseconds):
     the native library's size and modification time change with every install. A stale key
@@ -386,7 +383,3 @@ def get_engine(cache: Path | None = None, *, metered: bool = False) -> EngineSta
                 eng = _engines[metered] = EngineState(cache, metered=metered)
     return eng
 
-
-def set_write_u64(fn: Callable[[int, int], bool] | None) -> None:
-    """Bind the u64 writer the WASI clock uses on this thread (the run's memory)."""
-    _current.write_u64 = fn

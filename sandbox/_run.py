@@ -478,7 +478,6 @@ class Run:
     def run_slice(self, work: Callable[[], int]) -> int | None:
         """Run one slice on the current (worker) thread; None when the guest trapped."""
         _engine.set_current(self)
-        _engine.set_write_u64(self.write_u64)
         t0 = time.thread_time()
         try:
             self._slices += 1
@@ -490,7 +489,6 @@ class Run:
         finally:
             self._cpu += time.thread_time() - t0
             _engine.set_current(None)
-            _engine.set_write_u64(None)
 
     def take_new_calls(self) -> list[tuple[int, HostFunction, list[Any]]]:
         calls, self._new_calls = self._new_calls, []
@@ -610,6 +608,13 @@ class _Compiler:
 
     def clock_ns(self, clock_id: int) -> int:
         return 0
+
+    def write_u64(self, ptr: int, value: int) -> bool:
+        base, size = self.instance.memory(ptr + 8)
+        if ptr < 0 or ptr + 8 > size:
+            return False
+        ctypes.memmove(base + ptr, struct.pack("<Q", value), 8)
+        return True
 
     def on_host(self, op: int, a: int, b: int, c: int, d: int) -> int:
         if op != OP_BYTECODE or not 0 <= a < len(self.items):
