@@ -109,6 +109,7 @@ class Run:
         self._rejections = 0
         self._outcome: tuple[int, Any] | None = None
         self._oom = False
+        self._trap: GuestStopped | None = None
         self._reply: bytes = b""
         self._log_bytes = 0
         self._report_bytes = 0
@@ -512,7 +513,7 @@ class Run:
         error: ErrorInfo | None = None
         reason: str | None = None
         status: str
-        trap = getattr(self, "_trap", None)
+        trap = self._trap
         if self.opts.fuel is not None:
             self.fuel_used = self.opts.fuel - self.instance.fuel_left()
         if status_code is None and isinstance(trap, GuestStopped) and trap.out_of_fuel:
