@@ -195,7 +195,10 @@ class _Deadlines:
                     self._cond.wait(timeout=max(0.0005, wait))
                     continue
             for fn in fns:
-                fn()
+                try:
+                    fn()
+                except Exception:  # one failing callback must not stop every other deadline
+                    continue
 
 
 # ---------------------------------------------------------------- the engine

@@ -46,6 +46,7 @@ LOG_LEVELS: tuple[Literal["log", "info", "warn", "error", "debug"], ...] = (
 )
 _RUN_HEADER = struct.Struct("<11I")
 MAX_HOST_ERRORS = 100
+NUDGE_INTERVAL = 0.005  # seconds between epoch advances while a stopped run winds down
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 DETERMINISTIC_EPOCH_NS = 1_735_689_600_000_000_000  # 2025-01-01T00:00:00Z
 
@@ -170,11 +171,23 @@ class Run:
             if self.done or self.stop_reason is not None:
                 return False
             self.stop_reason = reason
-        self.engine.engine.increment_epoch()
+        self._nudge()
         wake = self.on_stop
         if wake is not None:
             wake()  # a driver waiting for host calls must notice too
         return True
+
+    def _nudge(self) -> None:
+        """Advance the epoch, and again every few milliseconds until the run has ended.
+
+        A store's epoch callback may be deciding "continue" for an earlier advance at the very
+        moment this run's stop is requested; its next deadline then lies past this advance,
+        and one advance alone would be lost. Repeating until the run ends closes that race.
+        """
+        if self.done:
+            return
+        self.engine.engine.increment_epoch()
+        self.engine.deadlines.add(time.monotonic() + NUDGE_INTERVAL, self._nudge)
 
     # ------------------------------------------------------------ memory access
 

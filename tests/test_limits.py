@@ -180,3 +180,26 @@ def test_terminate_from_another_thread_stops_a_sync_run() -> None:
 def test_limits_are_reported_in_the_typed_result() -> None:
     r = run_code_sync("export default 1")
     assert isinstance(r.metrics, sandbox.RunMetrics)
+
+
+@pytest.mark.timeout(120)
+def test_many_deadlines_firing_together_stop_every_busy_run() -> None:
+    """Epoch advances are engine-wide: a stop requested while another store's callback is
+    deciding must not be lost (every run ends, none spins on)."""
+
+    async def main() -> list[sandbox.CodeResult]:
+        results: list[sandbox.CodeResult] = []
+
+        async def one(i: int) -> None:
+            results.append(await run_code("for (;;) {}", language="javascript",
+                                          timeout=0.02 + (i % 7) * 0.01))
+
+        with anyio.fail_after(30):  # a lost stop would spin forever
+            async with anyio.create_task_group() as tg:
+                for i in range(40):
+                    tg.start_soon(one, i)
+        return results
+
+    for _ in range(3):
+        results = anyio.run(main)
+        assert [r.status for r in results] == ["terminated"] * 40
