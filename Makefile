@@ -3,31 +3,56 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+CODE   := sandbox bridge runtime quickjail tests benchmarks examples hatch_build.py
+GUEST  := $(wildcard sandbox/_guest/*.c sandbox/_guest/*.h sandbox/_guest/*.js)
+# say what a long step does, once; later runs are quiet
+STEP    = @printf '\033[1m==> %s\033[0m\n'
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test lint typecheck bench bench-dry guest clean
+.PHONY: help demo test check lint format typecheck pytest bench bench-dry guest clean
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml hatch_build.py sandbox/_build.py sandbox/_snapshot.py sandbox/_guest/quickjail.c
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,bench]'
-	$(PY) -m sandbox._build
-	touch $(STAMP)
+$(STAMP): pyproject.toml hatch_build.py sandbox/_build.py sandbox/_snapshot.py $(GUEST)
+	$(STEP) "[1/4] creating the virtual environment in $(VENV) (a few seconds)"
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(STEP) "[2/4] installing quickjail and its dev tools from PyPI (1-2 minutes on a new machine)"
+	@QUICKJAIL_SKIP_GUEST_BUILD=1 $(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
+	$(STEP) "[3/4] building the guest: QuickJS-ng -> wasm32-wasi with the pinned zig (1-3 minutes the first time)"
+	@$(PY) -m quickjail.sandbox._build
+	$(STEP) "[4/4] compiling the guest with wasmtime and caching it (a few seconds)"
+	@$(PY) -c "from quickjail import sandbox; sandbox.warm_up()"
+	@touch $(STAMP)
 
 demo: $(STAMP) ## Set everything up (venv, install, guest build) and run the run_code demo
-	$(PY) examples/demo.py
+	@$(PY) examples/demo.py
 
-test: $(STAMP) ## Set everything up if needed and run the whole test suite
-	$(PY) -m pytest -q
+test: $(STAMP) ## The whole check: ruff (lint + format), mypy strict, the whole pytest suite
+	$(STEP) "ruff check and ruff format --check"
+	@$(PY) -m ruff check $(CODE)
+	@$(PY) -m ruff format --check $(CODE)
+	$(STEP) "mypy --strict (about a minute)"
+	@$(PY) -m mypy
+	$(STEP) "pytest (several minutes)"
+	@$(PY) -m pytest -q
 
-lint: $(STAMP) ## ruff
-	$(PY) -m ruff check sandbox bridge runtime quickjail tests benchmarks examples
+check: test ## Same as test
 
-typecheck: $(STAMP) ## mypy --strict on the packages
+lint: $(STAMP) ## ruff check and format check only
+	$(PY) -m ruff check $(CODE)
+	$(PY) -m ruff format --check $(CODE)
+
+format: $(STAMP) ## Apply ruff's fixes and formatting
+	$(PY) -m ruff check --fix $(CODE)
+	$(PY) -m ruff format $(CODE)
+
+typecheck: $(STAMP) ## mypy --strict on the package
 	$(PY) -m mypy
+
+pytest: $(STAMP) ## Only the pytest suite (pass arguments with ARGS=...)
+	$(PY) -m pytest -q $(ARGS)
 
 bench: $(STAMP) ## Run the benchmarks against the peers; prints a table, writes JSON
 	$(PY) -m benchmarks
@@ -36,7 +61,7 @@ bench-dry: $(STAMP) ## Run every benchmark once, without timing (a smoke test)
 	$(PY) -m benchmarks --dry-run
 
 guest: $(STAMP) ## Rebuild the guest wasm from the pinned sources
-	$(PY) -m sandbox._build --force
+	$(PY) -m quickjail.sandbox._build --force
 
 clean: ## Remove the venv and build outputs
 	rm -rf $(VENV) sandbox/_guest/*.wasm sandbox/_guest/build.json

@@ -1,13 +1,18 @@
 """Hatchling build hook: build the guest wasm so every install ships a working sandbox.
 
 ``pip install .`` and ``pip install -e .`` both run it. The guest sources come from the pinned
-registry package (see ``sandbox/_build.py``); the result lands in ``sandbox/_guest/`` and is
+registry package (see ``sandbox/_build.py``); the result lands in ``sandbox/_guest/`` (packaged as
+``quickjail/sandbox/_guest/`` through the committed symlink) and is
 included in wheels as an artifact.
+
+``make`` installs editable with ``QUICKJAIL_SKIP_GUEST_BUILD=1`` and then builds the guest as a
+step of its own, so a newcomer sees what each step is doing; a wheel is always built whole.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +27,8 @@ class GuestBuildHook(BuildHookInterface):  # type: ignore[type-arg]
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         if self.target_name != "wheel":
             return
+        if version == "editable" and os.environ.get("QUICKJAIL_SKIP_GUEST_BUILD"):
+            return
         path = Path(self.root) / "sandbox" / "_build.py"
         spec = importlib.util.spec_from_file_location("_quickjail_build", path)
         assert spec is not None and spec.loader is not None
@@ -29,4 +36,7 @@ class GuestBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         spec.loader.exec_module(module)
         module.build()
         # the wheel is platform-independent python, but it carries the built guest
-        build_data["artifacts"] += ["sandbox/_guest/quickjail.wasm", "sandbox/_guest/build.json"]
+        build_data["artifacts"] += [
+            "quickjail/sandbox/_guest/quickjail.wasm",
+            "quickjail/sandbox/_guest/build.json",
+        ]

@@ -42,15 +42,31 @@ def _fatal(failures: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--dry-run", action="store_true",
-                        help="run every measure once with tiny sizes; no timing table")
-    parser.add_argument("--only", nargs="+", choices=sorted(AREAS), metavar="AREA",
-                        help=f"run only these areas ({', '.join(AREAS)})")
-    parser.add_argument("--json", type=Path, default=None,
-                        help=f"where to write the JSON results (default: {DEFAULT_JSON.name}; "
-                             "a dry run writes none unless given)")
-    parser.add_argument("--budget", type=float, default=0.6,
-                        help="target seconds of timed repetitions per measure (default 0.6)")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="run every measure once with tiny sizes; no timing table",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=sorted(AREAS),
+        metavar="AREA",
+        help=f"run only these areas ({', '.join(AREAS)})",
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help=f"where to write the JSON results (default: {DEFAULT_JSON.name}; "
+        "a dry run writes none unless given)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=0.6,
+        help="target seconds of timed repetitions per measure (default 0.6)",
+    )
     args = parser.parse_args(argv)
 
     cfg = Config(dry=args.dry_run, budget_s=args.budget)
@@ -62,8 +78,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{name}] ...", file=sys.stderr, flush=True)
         area_rows = AREAS[name](cfg, failures)
         rows.extend(area_rows)
-        print(f"[{name}] {len(area_rows)} row(s) in {time.perf_counter() - t0:.1f} s",
-              file=sys.stderr, flush=True)
+        print(
+            f"[{name}] {len(area_rows)} row(s) in {time.perf_counter() - t0:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
     elapsed = time.perf_counter() - started
 
     env = environment()
@@ -77,12 +96,17 @@ def main(argv: list[str] | None = None) -> int:
     if cfg.dry:
         for row in rows:
             state = "ok" if row.quickjail.ok else "FAILED"
-            peers = ", ".join(f"{name} {'ok' if cell.ok else cell.error or '—'}"
-                              for name, cell in row.peers.items() if cell.display != "—")
+            peers = ", ".join(
+                f"{name} {'ok' if cell.ok else cell.error or '—'}"
+                for name, cell in row.peers.items()
+                if cell.display != "—"
+            )
             print(f"{state:6} {row.key}" + (f"  ({peers})" if peers else ""))
         peer_issues = [f for f in failures if f not in fatal]
-        print(f"dry run: {len(rows)} rows in {elapsed:.1f} s; {len(fatal)} quickjail "
-              f"failure(s), {len(peer_issues)} peer failure(s)")
+        print(
+            f"dry run: {len(rows)} rows in {elapsed:.1f} s; {len(fatal)} quickjail "
+            f"failure(s), {len(peer_issues)} peer failure(s)"
+        )
     else:
         print(render_table(rows, env))
         print(f"total {elapsed:.0f} s; JSON written to {out_path}")

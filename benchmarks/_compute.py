@@ -27,18 +27,31 @@ def _kernel_row(cfg: Config, kernel: Kernel, failures: list[str]) -> Row:
     n = kernel.dry_size if cfg.dry else kernel.size
     module, script = module_source(kernel, n), script_source(kernel, n)
     label = f"compute/{kernel.name}"
-    cells = compare(cfg, failures, label, {
-        QUICKJAIL: lambda: qj(module),
-        NG: lambda: ng_eval(script),
-        RS: lambda: rs_eval(script),
-    }, _checksum)
+    cells = compare(
+        cfg,
+        failures,
+        label,
+        {
+            QUICKJAIL: lambda: qj(module),
+            NG: lambda: ng_eval(script),
+            RS: lambda: rs_eval(script),
+        },
+        _checksum,
+    )
     sums = {k: c.extra["checked"] for k, c in cells.items() if "checked" in c.extra}
     note = ""
     if len({repr(v) for v in sums.values()}) > 1:
         note = "CHECKSUM MISMATCH: " + ", ".join(f"{k}={v!r}" for k, v in sums.items())
         failures.append(f"{label}: {note}")
-    return Row(f"compute_{kernel.name}", f"compute: {kernel.name} (n={n:,})", "time",
-               cells[QUICKJAIL], {NG: cells[NG], RS: cells[RS]}, None, note=note)
+    return Row(
+        f"compute_{kernel.name}",
+        f"compute: {kernel.name} (n={n:,})",
+        "time",
+        cells[QUICKJAIL],
+        {NG: cells[NG], RS: cells[RS]},
+        None,
+        note=note,
+    )
 
 
 def rows(cfg: Config, failures: list[str]) -> list[Row]:
@@ -56,11 +69,15 @@ def rows(cfg: Config, failures: list[str]) -> list[Row]:
         return Cell(geomean(ratios), extra={"ratios": ratios})
 
     summary = Row(
-        "compute_geomean", "compute, geomean of 7 kernels, ratio to native quickjs-ng",
-        "factor", geo(QUICKJAIL), {NG: geo(NG), RS: geo(RS)},
-        Target("<=", 1.35, "≤ 1.35×"), ratios=False,
+        "compute_geomean",
+        "compute, geomean of 7 kernels, ratio to native quickjs-ng",
+        "factor",
+        geo(QUICKJAIL),
+        {NG: geo(NG), RS: geo(RS)},
+        Target("<=", 1.35, "≤ 1.35×"),
+        ratios=False,
         note="each column is that engine's geometric mean of per-kernel time ratios to "
-             "native quickjs-ng (fresh context + eval per sample, engines timed in turn, "
-             "checksums checked equal).",
+        "native quickjs-ng (fresh context + eval per sample, engines timed in turn, "
+        "checksums checked equal).",
     )
     return [*kernel_rows, summary]

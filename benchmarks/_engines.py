@@ -12,8 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import sandbox
-
+    from quickjail import sandbox
 __all__ = [
     "NG",
     "PEERS",
@@ -65,14 +64,14 @@ def _checked(result: sandbox.CodeResult) -> Any:
 
 def qj(source: str, **options: Any) -> Any:
     """One quickjail run through the sync API; the result value, or BenchFailure."""
-    import sandbox
+    from quickjail import sandbox
 
     return _checked(sandbox.run_code_sync(source, **options))
 
 
 async def qj_async(source: str, **options: Any) -> Any:
     """One quickjail run through the async API, awaited on the current loop."""
-    import sandbox
+    from quickjail import sandbox
 
     return _checked(await sandbox.run_code(source, **options))
 
@@ -80,8 +79,12 @@ async def qj_async(source: str, **options: Any) -> Any:
 # ------------------------------------------------------------------ native quickjs-ng
 
 
-def ng_eval(source: str, *, callables: Mapping[str, Callable[..., Any]] | None = None,
-            values: Mapping[str, Any] | None = None) -> Any:
+def ng_eval(
+    source: str,
+    *,
+    callables: Mapping[str, Callable[..., Any]] | None = None,
+    values: Mapping[str, Any] | None = None,
+) -> Any:
     """Fresh native quickjs-ng ``Context``, optional host callables and globals, ``eval``."""
     import quickjs  # type: ignore[import-untyped]
 
@@ -96,8 +99,13 @@ def ng_eval(source: str, *, callables: Mapping[str, Callable[..., Any]] | None =
 # ------------------------------------------------------------------ quickjs-rs
 
 
-def rs_eval(source: str, *, callables: Mapping[str, Callable[..., Any]] | None = None,
-            values: Mapping[str, Any] | None = None, limit_s: float = 120.0) -> Any:
+def rs_eval(
+    source: str,
+    *,
+    callables: Mapping[str, Callable[..., Any]] | None = None,
+    values: Mapping[str, Any] | None = None,
+    limit_s: float = 120.0,
+) -> Any:
     """Fresh quickjs-rs ``Runtime`` and ``Context`` (its isolation unit), ``eval``, close."""
     import quickjs_rs
 
@@ -109,9 +117,12 @@ def rs_eval(source: str, *, callables: Mapping[str, Callable[..., Any]] | None =
         return ctx.eval(source)
 
 
-async def rs_eval_async(source: str, *,
-                        callables: Mapping[str, Callable[..., Any]] | None = None,
-                        limit_s: float = 120.0) -> Any:
+async def rs_eval_async(
+    source: str,
+    *,
+    callables: Mapping[str, Callable[..., Any]] | None = None,
+    limit_s: float = 120.0,
+) -> Any:
     """:func:`rs_eval` through ``eval_async`` (script mode: top-level await, last value)."""
     import quickjs_rs
 

@@ -63,6 +63,7 @@ class Stats:
 
     def per_item(self, baseline_ns: float, items: int) -> Stats:
         """Per-item statistics of a batch: ``(sample - baseline) / items`` for each statistic."""
+
         def f(x: float) -> float:
             return (x - baseline_ns) / items
 
@@ -127,8 +128,9 @@ def measure(cfg: Config, fns: Mapping[K, Callable[[], object]]) -> dict[K, Stats
     return out
 
 
-async def measure_async(cfg: Config, fns: Mapping[K, Callable[[], Awaitable[object]]]
-                        ) -> dict[K, Stats | Exception]:
+async def measure_async(
+    cfg: Config, fns: Mapping[K, Callable[[], Awaitable[object]]]
+) -> dict[K, Stats | Exception]:
     """:func:`measure` for coroutine functions, awaited one at a time on the current loop."""
     clock = time.perf_counter_ns
     samples: dict[K, list[int]] = {k: [] for k in fns}
@@ -169,16 +171,27 @@ def measure_spawn(cfg: Config, codes: Mapping[K, str]) -> dict[K, Stats | Except
     One untimed round first (disk caches, the compiled-module cache), then ``spawn_reps``
     timed rounds; a dry run does one timed round only.
     """
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p
+        ),
+    }
     samples: dict[K, list[int]] = {k: [] for k in codes}
     out: dict[K, Stats | Exception] = {}
     live = dict(codes)
     for round_no in range(1 if cfg.dry else cfg.spawn_reps + 1):
         for key, code in list(live.items()):
             t0 = time.perf_counter_ns()
-            proc = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env,
-                                  capture_output=True, text=True, timeout=120, check=False)
+            proc = subprocess.run(
+                [sys.executable, "-c", code],
+                cwd=REPO_ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
             elapsed = time.perf_counter_ns() - t0
             if proc.returncode != 0:
                 tail = (proc.stderr.strip().splitlines() or ["?"])[-1]

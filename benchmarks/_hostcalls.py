@@ -49,8 +49,10 @@ def _sequential(calls: int, *, call: bool, awaited: bool) -> str:
 
 def _fan_out(calls: int, *, call: bool) -> str:
     make = "add(i, 1)" if call else "Promise.resolve(i + 1)"
-    return (f"const r = await Promise.all(Array.from({{length: {calls}}}, (_, i) => {make}));\n"
-            "const s = r.reduce((a, b) => a + b, 0);\n")
+    return (
+        f"const r = await Promise.all(Array.from({{length: {calls}}}, (_, i) => {make}));\n"
+        "const s = r.reduce((a, b) => a + b, 0);\n"
+    )
 
 
 def _checker(wanted: dict[str, int]) -> Callable[[str, Any], None]:
@@ -58,6 +60,7 @@ def _checker(wanted: dict[str, int]) -> Callable[[str, Any], None]:
         want = wanted[key.split(":")[0]]
         if value != want:
             raise BenchFailure(f"the loop returned {value!r}, expected {want}")
+
     return check
 
 
@@ -67,13 +70,20 @@ def _per_call(cells: dict[str, Cell], engine: str, calls: int) -> Cell:
     if full.stats is None or empty.stats is None or not (full.ok and empty.ok):
         return Cell(error=full.error or empty.error or "not measured")
     stats = full.stats.per_item(empty.stats.median_ns, calls)
-    return Cell(stats.median_ns, stats, extra={
-        "calls_per_run": calls, "run_median_ns": full.stats.median_ns,
-        "empty_run_median_ns": empty.stats.median_ns})
+    return Cell(
+        stats.median_ns,
+        stats,
+        extra={
+            "calls_per_run": calls,
+            "run_median_ns": full.stats.median_ns,
+            "empty_run_median_ns": empty.stats.median_ns,
+        },
+    )
 
 
-def _variants(make: Callable[[bool], Callable[[], Any]], engine: str
-              ) -> dict[str, Callable[[], Any]]:
+def _variants(
+    make: Callable[[bool], Callable[[], Any]], engine: str
+) -> dict[str, Callable[[], Any]]:
     return {f"{engine}:{FULL}": make(True), f"{engine}:{EMPTY}": make(False)}
 
 
@@ -93,17 +103,27 @@ def _sync_row(cfg: Config, failures: list[str]) -> Row:
         src = f"(function () {{ {_sequential(n_rs, call=call, awaited=False)} return s; }})()"
         return lambda: rs_eval(src, callables={"add": add})
 
-    cells = compare(cfg, failures, "host_call_sync", {
-        **_variants(quickjail, QUICKJAIL), **_variants(native, NG), **_variants(rs, RS),
-    }, _checker({QUICKJAIL: n, NG: n, RS: n_rs}))
+    cells = compare(
+        cfg,
+        failures,
+        "host_call_sync",
+        {
+            **_variants(quickjail, QUICKJAIL),
+            **_variants(native, NG),
+            **_variants(rs, RS),
+        },
+        _checker({QUICKJAIL: n, NG: n, RS: n_rs}),
+    )
     return Row(
-        "host_call_sync", "sync host call `add(a, b)` from JS, per call", "time",
+        "host_call_sync",
+        "sync host call `add(a, b)` from JS, per call",
+        "time",
         _per_call(cells, QUICKJAIL, n),
         {NG: _per_call(cells, NG, n), RS: _per_call(cells, RS, n_rs)},
         Target("<=", 15e3, "≤ 15 µs"),
         note=f"(run with {n:,} calls − same loop with `s + 1`) / calls; quickjail: "
-             "`globals={'add': add}`, quickjs-ng: `ctx.add_callable`, quickjs-rs: "
-             f"`ctx.register` ({n_rs:,} calls per run).",
+        "`globals={'add': add}`, quickjs-ng: `ctx.add_callable`, quickjs-rs: "
+        f"`ctx.register` ({n_rs:,} calls per run).",
     )
 
 
@@ -130,27 +150,51 @@ def _async_rows(cfg: Config, failures: list[str]) -> list[Row]:
         return lambda: rs_eval_async(src, callables={"add": add_async})
 
     async def main() -> tuple[dict[str, Cell], dict[str, Cell]]:
-        seq = await compare_async(cfg, failures, "host_call_async", {
-            **_variants(qj_seq, QUICKJAIL), **_variants(rs_seq, RS),
-        }, _checker({QUICKJAIL: n, RS: n_rs}))
-        fanned = await compare_async(cfg, failures, "host_call_all", {
-            **_variants(qj_fan, QUICKJAIL), **_variants(rs_fan, RS),
-        }, _checker({QUICKJAIL: fan_total, RS: fan_total}))
+        seq = await compare_async(
+            cfg,
+            failures,
+            "host_call_async",
+            {
+                **_variants(qj_seq, QUICKJAIL),
+                **_variants(rs_seq, RS),
+            },
+            _checker({QUICKJAIL: n, RS: n_rs}),
+        )
+        fanned = await compare_async(
+            cfg,
+            failures,
+            "host_call_all",
+            {
+                **_variants(qj_fan, QUICKJAIL),
+                **_variants(rs_fan, RS),
+            },
+            _checker({QUICKJAIL: fan_total, RS: fan_total}),
+        )
         return seq, fanned
 
     seq, fanned = anyio.run(main)
     no_async = Cell(error="no async host functions", display="n/a (no async host fns)")
     return [
-        Row("host_call_async", "async host call, sequential awaits, per call", "time",
-            _per_call(seq, QUICKJAIL, n), {NG: no_async, RS: _per_call(seq, RS, n_rs)},
+        Row(
+            "host_call_async",
+            "async host call, sequential awaits, per call",
+            "time",
+            _per_call(seq, QUICKJAIL, n),
+            {NG: no_async, RS: _per_call(seq, RS, n_rs)},
             Target("<=", 60e3, "≤ 60 µs"),
             note=f"`async def add`; `s = await add(s, 1)` × {n:,} (quickjs-rs: {n_rs:,}) − the "
-                 "same loop with `await (s + 1)`, per call; one `anyio.run` (asyncio)."),
-        Row("host_call_all", f"async host call, `Promise.all` of {fan}, per call", "time",
-            _per_call(fanned, QUICKJAIL, fan), {NG: no_async, RS: _per_call(fanned, RS, fan)},
+            "same loop with `await (s + 1)`, per call; one `anyio.run` (asyncio).",
+        ),
+        Row(
+            "host_call_all",
+            f"async host call, `Promise.all` of {fan}, per call",
+            "time",
+            _per_call(fanned, QUICKJAIL, fan),
+            {NG: no_async, RS: _per_call(fanned, RS, fan)},
             None,
             note=f"{fan} concurrent `add(i, 1)` − the same with `Promise.resolve(i + 1)`, "
-                 "per call."),
+            "per call.",
+        ),
     ]
 
 

@@ -54,14 +54,14 @@ TERMINATE_SAMPLES = 20
 TERMINATE_AFTER_S = 0.05
 FUEL = 10**12
 MiB = 2**20
-_MODULES = {QUICKJAIL: "sandbox", NG: "quickjs", RS: "quickjs_rs"}
+_MODULES = {QUICKJAIL: "quickjail.sandbox", NG: "quickjs", RS: "quickjs_rs"}
 
 
 # ------------------------------------------------------------------ timeout
 
 
 def _qj_timeout() -> None:
-    import sandbox
+    from quickjail import sandbox
 
     res = sandbox.run_code_sync(SPIN, timeout=TIMEOUT_S)
     if res.status != "terminated" or res.reason != "timeout":
@@ -93,10 +93,17 @@ def _rs_timeout() -> None:
 
 
 def _timeout_rows(cfg: Config, failures: list[str]) -> list[Row]:
-    twenty = cfg if cfg.dry else dataclasses.replace(
-        cfg, min_reps=TIMEOUT_SAMPLES, max_reps=TIMEOUT_SAMPLES)
-    cells = compare(twenty, failures, "limits_timeout",
-                    {QUICKJAIL: _qj_timeout, NG: _ng_timeout, RS: _rs_timeout})
+    twenty = (
+        cfg
+        if cfg.dry
+        else dataclasses.replace(cfg, min_reps=TIMEOUT_SAMPLES, max_reps=TIMEOUT_SAMPLES)
+    )
+    cells = compare(
+        twenty,
+        failures,
+        "limits_timeout",
+        {QUICKJAIL: _qj_timeout, NG: _ng_timeout, RS: _rs_timeout},
+    )
 
     def worst(cell: Cell) -> Cell:
         if cell.stats is None or not cell.ok:
@@ -104,19 +111,32 @@ def _timeout_rows(cfg: Config, failures: list[str]) -> list[Row]:
         return Cell(cell.stats.max_ns, extra={"n": cell.stats.n})
 
     n = TIMEOUT_SAMPLES if not cfg.dry else 1
-    how = ("quickjail: `run_code_sync(..., timeout=0.1)`, status/reason checked on every "
-           "sample; quickjs-rs: `new_context(timeout=0.1)` (wall clock); native quickjs-ng: "
-           "`set_time_limit(0.1)`, which counts process CPU time (C `clock()`), not wall "
-           "time. Fresh sandbox/context per sample, engines in turn.")
+    how = (
+        "quickjail: `run_code_sync(..., timeout=0.1)`, status/reason checked on every "
+        "sample; quickjs-rs: `new_context(timeout=0.1)` (wall clock); native quickjs-ng: "
+        "`set_time_limit(0.1)`, which counts process CPU time (C `clock()`), not wall "
+        "time. Fresh sandbox/context per sample, engines in turn."
+    )
     return [
-        Row("timeout_wall", f"`while(true){{}}` with timeout 100 ms: wall time, median of {n}",
-            "time", cells[QUICKJAIL], {NG: cells[NG], RS: cells[RS]},
-            Target("<=", 105e6, "≤ 105 ms"), note=how),
-        Row("timeout_wall_max", f"same, max of {n} (stands in for p99)", "time",
-            worst(cells[QUICKJAIL]), {NG: worst(cells[NG]), RS: worst(cells[RS])},
+        Row(
+            "timeout_wall",
+            f"`while(true){{}}` with timeout 100 ms: wall time, median of {n}",
+            "time",
+            cells[QUICKJAIL],
+            {NG: cells[NG], RS: cells[RS]},
+            Target("<=", 105e6, "≤ 105 ms"),
+            note=how,
+        ),
+        Row(
+            "timeout_wall_max",
+            f"same, max of {n} (stands in for p99)",
+            "time",
+            worst(cells[QUICKJAIL]),
+            {NG: worst(cells[NG]), RS: worst(cells[RS])},
             Target("<=", 110e6, "≤ 110 ms (p99)"),
             note=f"with {n} samples the nearest-rank p99 is the maximum, so this row is "
-                 "stricter than a p99 would be."),
+            "stricter than a p99 would be.",
+        ),
     ]
 
 
@@ -176,12 +196,11 @@ def _hwm() -> int | None:
 
 
 def _qj_bomb() -> None:
-    import sandbox
+    from quickjail import sandbox
 
     res = sandbox.run_code_sync(BOMB, memory_limit_bytes=CAP)
     if res.status != "memory":
-        raise BenchFailure(f"expected status 'memory', got {res.status}/{res.reason} "
-                           f"({res.error})")
+        raise BenchFailure(f"expected status 'memory', got {res.status}/{res.reason} ({res.error})")
 
 
 def _ng_bomb() -> None:
@@ -211,7 +230,7 @@ def _rs_bomb() -> None:
 
 def _warm(engine: str) -> None:
     if engine == QUICKJAIL:
-        import sandbox
+        from quickjail import sandbox
 
         sandbox.run_code_sync("export default 1", memory_limit_bytes=CAP)
     elif engine == NG:
@@ -236,19 +255,35 @@ def _child_memory(engine: str, n: int) -> dict[str, Any]:
             bomb()
             samples.append(time.perf_counter_ns() - t0)
     hwm = _hwm() if hwm_ok else None
-    return {"samples_ns": samples, "rss_before": before, "rss_max": sampler.max_rss,
-            "rss_growth": sampler.max_rss - before, "rss_samples": sampler.count,
-            "hwm_growth": None if hwm is None else hwm - before}
+    return {
+        "samples_ns": samples,
+        "rss_before": before,
+        "rss_max": sampler.max_rss,
+        "rss_growth": sampler.max_rss - before,
+        "rss_samples": sampler.count,
+        "hwm_growth": None if hwm is None else hwm - before,
+    }
 
 
 # ------------------------------------------------------------------ memory cap (parent side)
 
 
 def _spawn(*args: str) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)}
-    proc = subprocess.run([sys.executable, "-m", "benchmarks._limits", *args], cwd=REPO_ROOT,
-                          env=env, capture_output=True, text=True, timeout=600, check=False)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p
+        ),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks._limits", *args],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
         raise RuntimeError(f"child exit status {proc.returncode}: {tail}")
@@ -265,8 +300,10 @@ def _memory_child_cells(cfg: Config, engine: str) -> tuple[Cell, Cell]:
     stats = Stats.of(out["samples_ns"])
     growth = float(out["rss_growth"])
     extra = {k: v for k, v in out.items() if k != "samples_ns"}
-    return (Cell(stats.median_ns, stats, extra=extra),
-            Cell(growth, display=f"{growth / MiB:,.1f} MiB", extra=extra))
+    return (
+        Cell(stats.median_ns, stats, extra=extra),
+        Cell(growth, display=f"{growth / MiB:,.1f} MiB", extra=extra),
+    )
 
 
 def _memory_rows(cfg: Config, failures: list[str]) -> list[Row]:
@@ -274,8 +311,9 @@ def _memory_rows(cfg: Config, failures: list[str]) -> list[Row]:
     rss: dict[str, Cell] = {}
     for engine in (QUICKJAIL, NG, RS):
         if cfg.dry and engine == RS:
-            skipped = Cell(error="skipped in a dry run (10+ s a run)",
-                           display="— (dry run: skipped)")
+            skipped = Cell(
+                error="skipped in a dry run (10+ s a run)", display="— (dry run: skipped)"
+            )
             times[engine] = rss[engine] = skipped
             continue
         box: list[Cell] = []
@@ -292,25 +330,36 @@ def _memory_rows(cfg: Config, failures: list[str]) -> list[Row]:
     rs_growth = rss[RS].value
     rs_note = ""
     if rs_growth is not None and rs_growth > 4 * CAP:
-        rs_note = (f" quickjs-rs's `Runtime(memory_limit=64 MiB)` did not stop the heap at "
-                   f"64 MiB (RSS grew {rs_growth / MiB:,.0f} MiB): its error came only when "
-                   "the guest's linear memory could not grow further.")
+        rs_note = (
+            f" quickjs-rs's `Runtime(memory_limit=64 MiB)` did not stop the heap at "
+            f"64 MiB (RSS grew {rs_growth / MiB:,.0f} MiB): its error came only when "
+            "the guest's linear memory could not grow further."
+        )
     return [
-        Row("memory_cap_time",
+        Row(
+            "memory_cap_time",
             f"runaway allocation under a 64 MiB cap: time to status `memory`, median of {n_qj}",
-            "time", times[QUICKJAIL], {NG: times[NG], RS: times[RS]},
+            "time",
+            times[QUICKJAIL],
+            {NG: times[NG], RS: times[RS]},
             Target("<=", 200e6, "≤ 200 ms"),
             note=f"`{BOMB}` with `memory_limit_bytes=64 MiB`, fresh sandbox per run, status "
-                 "checked `memory`; quickjs-ng: fresh `Context` + `set_memory_limit(64 MiB)` "
-                 "(`InternalError: out of memory`); quickjs-rs: fresh `Runtime(memory_limit="
-                 f"64 MiB)` (`MemoryLimitError`), {n_rs} runs. One child process per engine, "
-                 "runs back to back (not round-robin)." + rs_note),
-        Row("memory_cap_rss", "same: host RSS growth (max during the runs − before)", "bytes",
-            rss[QUICKJAIL], {NG: rss[NG], RS: rss[RS]},
+            "checked `memory`; quickjs-ng: fresh `Context` + `set_memory_limit(64 MiB)` "
+            "(`InternalError: out of memory`); quickjs-rs: fresh `Runtime(memory_limit="
+            f"64 MiB)` (`MemoryLimitError`), {n_rs} runs. One child process per engine, "
+            "runs back to back (not round-robin)." + rs_note,
+        ),
+        Row(
+            "memory_cap_rss",
+            "same: host RSS growth (max during the runs − before)",
+            "bytes",
+            rss[QUICKJAIL],
+            {NG: rss[NG], RS: rss[RS]},
             Target("<=", CAP + 32 * MiB, "≤ cap + 32 MiB (96 MiB)"),
             note="RSS read by a background thread every 1 ms during all the runs of the row "
-                 "above, max − RSS before them (after one trivial warm-up run); the kernel's "
-                 "VmHWM peak is kept in the JSON (`hwm_growth`) as a cross-check."),
+            "above, max − RSS before them (after one trivial warm-up run); the kernel's "
+            "VmHWM peak is kept in the JSON (`hwm_growth`) as a cross-check.",
+        ),
     ]
 
 
@@ -318,7 +367,7 @@ def _memory_rows(cfg: Config, failures: list[str]) -> list[Row]:
 
 
 async def _terminate_once() -> int:
-    import sandbox
+    from quickjail import sandbox
 
     run = sandbox.run_code(SPIN)
     done: list[tuple[int, sandbox.CodeResult]] = []
@@ -356,20 +405,21 @@ def _terminate_cell(cfg: Config) -> Cell:
 def _terminate_row(cfg: Config, failures: list[str]) -> Row:
     n = 1 if cfg.dry else TERMINATE_SAMPLES
     return Row(
-        "terminate_latency", f"`run.terminate()` from another task until `await run` returns, "
-        f"median of {n}", "time",
+        "terminate_latency",
+        f"`run.terminate()` from another task until `await run` returns, median of {n}",
+        "time",
         attempt(lambda: _terminate_cell(cfg), failures, "limits_terminate/quickjail"),
-        {NG: Cell(error="no way to stop eval from elsewhere",
-                  display="n/a (no interrupt API)"),
-         RS: Cell(error="eval_async blocks the event loop",
-                  display="n/a (loop blocked)")},
+        {
+            NG: Cell(error="no way to stop eval from elsewhere", display="n/a (no interrupt API)"),
+            RS: Cell(error="eval_async blocks the event loop", display="n/a (loop blocked)"),
+        },
         None,
         note="`run = sandbox.run_code('while(true){}')` awaited in a task group task; 50 ms "
-             "later the parent task calls `run.terminate('bench-stop')`; reason checked. "
-             "Native quickjs-ng can only stop on its own `set_time_limit`; quickjs-rs runs "
-             "the guest of `eval_async` on the event-loop thread, so no other task runs until "
-             "its own deadline ends it (checked: a 50 ms sleeper never woke in a 1 s "
-             "`while(true){}`).",
+        "later the parent task calls `run.terminate('bench-stop')`; reason checked. "
+        "Native quickjs-ng can only stop on its own `set_time_limit`; quickjs-rs runs "
+        "the guest of `eval_async` on the event-loop thread, so no other task runs until "
+        "its own deadline ends it (checked: a 50 ms sleeper never woke in a 1 s "
+        "`while(true){}`).",
     )
 
 
@@ -383,7 +433,7 @@ def _checksum(_key: str, value: Any) -> Any:
 
 
 def _fuel_row(cfg: Config, kernel: Kernel, failures: list[str]) -> Row:
-    import sandbox
+    from quickjail import sandbox
 
     n = kernel.dry_size if cfg.dry else kernel.size
     module = module_source(kernel, n)
@@ -406,8 +456,9 @@ def _fuel_row(cfg: Config, kernel: Kernel, failures: list[str]) -> Row:
 
     # keys are engine labels: a failure reads "fuel_<kernel>/quickjail[:fuel]: ..." (fatal)
     label = f"fuel_{kernel.name}"
-    cells = compare(cfg, failures, label,
-                    {QUICKJAIL: plain, f"{QUICKJAIL}:fuel": fueled}, _checksum)
+    cells = compare(
+        cfg, failures, label, {QUICKJAIL: plain, f"{QUICKJAIL}:fuel": fueled}, _checksum
+    )
     base, metered = cells[QUICKJAIL], cells[f"{QUICKJAIL}:fuel"]
     sums = {k: c.extra["checked"] for k, c in cells.items() if "checked" in c.extra}
     if len({repr(v) for v in sums.values()}) > 1:
@@ -415,15 +466,26 @@ def _fuel_row(cfg: Config, kernel: Kernel, failures: list[str]) -> Row:
     if base.ok and metered.ok:
         assert base.value is not None and metered.value is not None
         ratio = metered.value / base.value
-        cell = Cell(ratio, display=f"{ratio:.2f}× ({fmt_time(base.value)} → "
-                                   f"{fmt_time(metered.value)})",
-                    extra={"no_fuel": base.stats.to_json() if base.stats else None,
-                           "fuel": metered.stats.to_json() if metered.stats else None,
-                           "fuel_used": used[-1] if used else None})
+        cell = Cell(
+            ratio,
+            display=f"{ratio:.2f}× ({fmt_time(base.value)} → {fmt_time(metered.value)})",
+            extra={
+                "no_fuel": base.stats.to_json() if base.stats else None,
+                "fuel": metered.stats.to_json() if metered.stats else None,
+                "fuel_used": used[-1] if used else None,
+            },
+        )
     else:
         cell = Cell(error=base.error or metered.error or "not measured")
-    return Row(f"fuel_{kernel.name}", f"fuel metering overhead: {kernel.name} (n={n:,})",
-               "factor", cell, _no_fuel(), None, ratios=False)
+    return Row(
+        f"fuel_{kernel.name}",
+        f"fuel metering overhead: {kernel.name} (n={n:,})",
+        "factor",
+        cell,
+        _no_fuel(),
+        None,
+        ratios=False,
+    )
 
 
 def _no_fuel() -> dict[str, Cell]:
@@ -433,17 +495,28 @@ def _no_fuel() -> dict[str, Cell]:
 def _fuel_rows(cfg: Config, failures: list[str]) -> list[Row]:
     kernel_rows = [_fuel_row(cfg, k, failures) for k in KERNELS]
     ratios = [r.quickjail.value for r in kernel_rows if r.quickjail.ok]
-    geo = (Cell(geomean([v for v in ratios if v is not None]), extra={"ratios": ratios})
-           if len(ratios) == len(kernel_rows) else Cell(error="a kernel is missing"))
-    return [*kernel_rows, Row(
-        "fuel_geomean", "fuel metering overhead, geomean of 7 kernels", "factor", geo,
-        _no_fuel(), None, ratios=False,
-        note=f"per kernel: median with `fuel={FUEL:.0e}` / median without, fresh sandbox per "
-             "sample, both timed in turn, checksums checked equal and `fuel_used` checked "
-             "> 0; a fuel run uses the second, fuel-metered wasmtime engine. Epoch "
-             "interruption (timeouts, `terminate`) is always on and has no switch: its "
-             "checks are in every quickjail compute row already, and no row isolates them.",
-    )]
+    geo = (
+        Cell(geomean([v for v in ratios if v is not None]), extra={"ratios": ratios})
+        if len(ratios) == len(kernel_rows)
+        else Cell(error="a kernel is missing")
+    )
+    return [
+        *kernel_rows,
+        Row(
+            "fuel_geomean",
+            "fuel metering overhead, geomean of 7 kernels",
+            "factor",
+            geo,
+            _no_fuel(),
+            None,
+            ratios=False,
+            note=f"per kernel: median with `fuel={FUEL:.0e}` / median without, fresh sandbox per "
+            "sample, both timed in turn, checksums checked equal and `fuel_used` checked "
+            "> 0; a fuel run uses the second, fuel-metered wasmtime engine. Epoch "
+            "interruption (timeouts, `terminate`) is always on and has no switch: its "
+            "checks are in every quickjail compute row already, and no row isolates them.",
+        ),
+    ]
 
 
 # ------------------------------------------------------------------ the area

@@ -24,7 +24,7 @@ from benchmarks._report import Cell, Row, Target, attempt
 
 __all__ = ["rows"]
 
-_MODULES = {"quickjail": "sandbox", NG: "quickjs", RS: "quickjs_rs"}
+_MODULES = {"quickjail": "quickjail.sandbox", NG: "quickjs", RS: "quickjs_rs"}
 
 
 def _pss() -> tuple[int, str]:
@@ -44,7 +44,7 @@ def _pss() -> tuple[int, str]:
 def _hold_quickjail(n: int) -> dict[str, Any]:
     import anyio
 
-    import sandbox
+    from quickjail import sandbox
 
     async def hold(count: int) -> int:
         arrived = 0
@@ -61,8 +61,9 @@ def _hold_quickjail(n: int) -> dict[str, Any]:
             return 1
 
         async def one() -> None:
-            results.append(await sandbox.run_code("export default await park();",
-                                                  globals={"park": park}))
+            results.append(
+                await sandbox.run_code("export default await park();", globals={"park": park})
+            )
 
         with anyio.fail_after(120):
             async with anyio.create_task_group() as tg:
@@ -131,11 +132,21 @@ def _child(engine: str, n: int) -> None:
 
 
 def _spawn(engine: str, n: int) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p)}
-    proc = subprocess.run([sys.executable, "-m", "benchmarks._memory", engine, str(n)],
-                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p
+        ),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks._memory", engine, str(n)],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
         raise RuntimeError(f"child exit status {proc.returncode}: {tail}")
@@ -155,15 +166,22 @@ def rows(cfg: Config, failures: list[str]) -> list[Row]:
     n = 5 if cfg.dry else 200
     qj_cell = attempt(lambda: _cell(cfg, "quickjail", n), failures, "memory/quickjail")
     metric = qj_cell.extra.get("metric", "pss").upper()
-    return [Row(
-        "idle_memory", f"memory per live idle sandbox ({metric}, N={n})", "bytes", qj_cell,
-        {NG: attempt(lambda: _cell(cfg, NG, n), failures, "memory/quickjs-ng"),
-         RS: attempt(lambda: _cell(cfg, RS, n), failures, "memory/quickjs-rs")},
-        Target("<=", 120 * 1024, "≤ 120 KiB"),
-        note=f"{metric} delta / N in a child process per engine, median of "
-             f"{1 if cfg.dry else 3}; quickjail: N runs parked in an async host call; "
-             "quickjs-ng: N `Context()`s; quickjs-rs: N Runtime + Context pairs.",
-    )]
+    return [
+        Row(
+            "idle_memory",
+            f"memory per live idle sandbox ({metric}, N={n})",
+            "bytes",
+            qj_cell,
+            {
+                NG: attempt(lambda: _cell(cfg, NG, n), failures, "memory/quickjs-ng"),
+                RS: attempt(lambda: _cell(cfg, RS, n), failures, "memory/quickjs-rs"),
+            },
+            Target("<=", 120 * 1024, "≤ 120 KiB"),
+            note=f"{metric} delta / N in a child process per engine, median of "
+            f"{1 if cfg.dry else 3}; quickjail: N runs parked in an async host call; "
+            "quickjs-ng: N `Context()`s; quickjs-rs: N Runtime + Context pairs.",
+        )
+    ]
 
 
 if __name__ == "__main__":

@@ -55,13 +55,15 @@ _RS_RESULT = "globalThis.__result = score("
 
 def _salted(tag: int | None) -> tuple[str, dict[str, str]]:
     """The entry and the modules; with a tag, every source is unique to that tag."""
+
     def salt(src: str) -> str:
         return src if tag is None else f"// run {tag}\n{src}export const salt_{tag} = {tag};\n"
+
     return salt(ENTRY), {"./lib/a.ts": salt(LIB_A), "./lib/b.ts": salt(LIB_B)}
 
 
 def _quickjail(cold: bool, hits_seen: set[int]) -> Callable[[], Any]:
-    import sandbox
+    from quickjail import sandbox
 
     counter = itertools.count()
 
@@ -69,8 +71,9 @@ def _quickjail(cold: bool, hits_seen: set[int]) -> Callable[[], Any]:
         entry, modules = _salted(next(counter) if cold else None)
         res = sandbox.run_code_sync(entry, modules=modules)
         if res.status != "success" or res.result != RESULT:
-            raise BenchFailure(f"the graph ended {res.status!r} with {res.result!r} "
-                               f"({res.error or res.reason})")
+            raise BenchFailure(
+                f"the graph ended {res.status!r} with {res.result!r} ({res.error or res.reason})"
+            )
         hits = res.metrics.bytecode_hits
         hits_seen.add(hits)
         if cold and hits != 0:
@@ -78,6 +81,7 @@ def _quickjail(cold: bool, hits_seen: set[int]) -> Callable[[], Any]:
         if not cold and hits <= 0:
             raise BenchFailure("a warm run did not hit the bytecode cache (bytecode_hits 0)")
         return res.result
+
     return run
 
 
@@ -103,6 +107,7 @@ def _rs(cold: bool) -> Callable[[], Any]:
         if value != RESULT:
             raise BenchFailure(f"the graph returned {value!r}, expected {RESULT}")
         return value
+
     return run
 
 
@@ -128,17 +133,30 @@ def rows(cfg: Config, failures: list[str]) -> list[Row]:
         qj_cell.extra["bytecode_hits_seen"] = sorted(hits[mode])
         seen = ", ".join(map(str, sorted(hits[mode]))) or "?"
         if cold:
-            note = (f"`run_code_sync(entry, modules={{'./lib/a.ts': …, './lib/b.ts': …}})`, "
-                    f"entry → a.ts → b.ts, typed functions and an interface each, returns "
-                    f"{RESULT}; every sample's three sources are unique (a comment and a "
-                    "constant with a counter), `bytecode_hits` checked 0. quickjs-rs: fresh "
-                    "Runtime + `set_module_loader` + `eval(module=True)` with its TS "
-                    "transform, same sources; native quickjs-ng: `Context.module` cannot "
-                    "import another source and strips no TypeScript.")
+            note = (
+                f"`run_code_sync(entry, modules={{'./lib/a.ts': …, './lib/b.ts': …}})`, "
+                f"entry → a.ts → b.ts, typed functions and an interface each, returns "
+                f"{RESULT}; every sample's three sources are unique (a comment and a "
+                "constant with a counter), `bytecode_hits` checked 0. quickjs-rs: fresh "
+                "Runtime + `set_module_loader` + `eval(module=True)` with its TS "
+                "transform, same sources; native quickjs-ng: `Context.module` cannot "
+                "import another source and strips no TypeScript."
+            )
         else:
-            note = ("the same graph with identical sources every sample (after one priming "
-                    f"run); `bytecode_hits` checked > 0 (seen: {seen}). quickjs-rs keeps no "
-                    "cache across runtimes, so its warm row does the cold row's work.")
-        out.append(Row(f"modules_{mode}", f"3-module TypeScript graph, {mode}", "time",
-                       qj_cell, {NG: no_loader, RS: rs_cell}, None, note=note))
+            note = (
+                "the same graph with identical sources every sample (after one priming "
+                f"run); `bytecode_hits` checked > 0 (seen: {seen}). quickjs-rs keeps no "
+                "cache across runtimes, so its warm row does the cold row's work."
+            )
+        out.append(
+            Row(
+                f"modules_{mode}",
+                f"3-module TypeScript graph, {mode}",
+                "time",
+                qj_cell,
+                {NG: no_loader, RS: rs_cell},
+                None,
+                note=note,
+            )
+        )
     return out

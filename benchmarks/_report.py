@@ -19,8 +19,18 @@ from benchmarks._engines import PEERS, versions
 from benchmarks._harness import REPO_ROOT, Config, Stats, measure, measure_async
 
 __all__ = [
-    "Cell", "Row", "Target", "attempt", "attempt_async", "compare", "compare_async",
-    "environment", "geomean", "record_failure", "render_table", "to_json",
+    "Cell",
+    "Row",
+    "Target",
+    "attempt",
+    "attempt_async",
+    "compare",
+    "compare_async",
+    "environment",
+    "geomean",
+    "record_failure",
+    "render_table",
+    "to_json",
 ]
 
 Kind = Literal["time", "bytes", "factor"]
@@ -91,8 +101,7 @@ def attempt(fn: Callable[[], Cell], failures: list[str], label: str) -> Cell:
         return record_failure(exc, failures, label)
 
 
-async def attempt_async(fn: Callable[[], Awaitable[Cell]], failures: list[str],
-                        label: str) -> Cell:
+async def attempt_async(fn: Callable[[], Awaitable[Cell]], failures: list[str], label: str) -> Cell:
     """:func:`attempt` for a measure that runs on the current event loop."""
     try:
         return await fn()
@@ -102,45 +111,56 @@ async def attempt_async(fn: Callable[[], Awaitable[Cell]], failures: list[str],
         return record_failure(exc, failures, label)
 
 
-def compare(cfg: Config, failures: list[str], label: str,
-            runs: Mapping[str, Callable[[], Any]],
-            check: Callable[[str, Any], Any] | None = None) -> dict[str, Cell]:
+def compare(
+    cfg: Config,
+    failures: list[str],
+    label: str,
+    runs: Mapping[str, Callable[[], Any]],
+    check: Callable[[str, Any], Any] | None = None,
+) -> dict[str, Cell]:
     """Check each engine's run once, then time the good ones together (round-robin).
 
     ``check(key, value)`` raises :class:`BenchFailure` on a wrong value and may return a
     summary to keep (a checksum) in ``cell.extra["checked"]``.
     """
-    cells = {key: attempt(partial(_validate, key, run, check), failures, f"{label}/{key}")
-             for key, run in runs.items()}
+    cells = {
+        key: attempt(partial(_validate, key, run, check), failures, f"{label}/{key}")
+        for key, run in runs.items()
+    }
     ready = {key: run for key, run in runs.items() if cells[key].error is None}
     for key, res in measure(cfg, ready).items():
         _record(cells[key], res, failures, f"{label}/{key}")
     return cells
 
 
-async def compare_async(cfg: Config, failures: list[str], label: str,
-                        runs: Mapping[str, Callable[[], Awaitable[Any]]],
-                        check: Callable[[str, Any], Any] | None = None) -> dict[str, Cell]:
+async def compare_async(
+    cfg: Config,
+    failures: list[str],
+    label: str,
+    runs: Mapping[str, Callable[[], Awaitable[Any]]],
+    check: Callable[[str, Any], Any] | None = None,
+) -> dict[str, Cell]:
     """:func:`compare` for coroutine functions, on the current event loop."""
     cells: dict[str, Cell] = {}
     for key, run in runs.items():
-        cells[key] = await attempt_async(partial(_validate_async, key, run, check), failures,
-                                         f"{label}/{key}")
+        cells[key] = await attempt_async(
+            partial(_validate_async, key, run, check), failures, f"{label}/{key}"
+        )
     ready = {key: run for key, run in runs.items() if cells[key].error is None}
     for key, res in (await measure_async(cfg, ready)).items():
         _record(cells[key], res, failures, f"{label}/{key}")
     return cells
 
 
-def _validate(key: str, run: Callable[[], Any], check: Callable[[str, Any], Any] | None
-              ) -> Cell:
+def _validate(key: str, run: Callable[[], Any], check: Callable[[str, Any], Any] | None) -> Cell:
     value = run()
     summary = check(key, value) if check is not None else None
     return Cell(extra={} if summary is None else {"checked": summary})
 
 
-async def _validate_async(key: str, run: Callable[[], Awaitable[Any]],
-                          check: Callable[[str, Any], Any] | None) -> Cell:
+async def _validate_async(
+    key: str, run: Callable[[], Awaitable[Any]], check: Callable[[str, Any], Any] | None
+) -> Cell:
     value = await run()
     summary = check(key, value) if check is not None else None
     return Cell(extra={} if summary is None else {"checked": summary})
@@ -262,8 +282,9 @@ def to_json(rows: list[Row], env: dict[str, Any], failures: list[str]) -> dict[s
                 "quickjail": _cell_json(row.quickjail),
                 "peers": {p: _cell_json(c) for p, c in row.peers.items()},
                 "ratios": {p: row.ratio(p) for p in PEERS},
-                "target": None if row.target is None else {
-                    "op": row.target.op, "limit": row.target.limit, "text": row.target.text},
+                "target": None
+                if row.target is None
+                else {"op": row.target.op, "limit": row.target.limit, "text": row.target.text},
                 "passed": row.passed,
                 "note": row.note,
             }
@@ -292,11 +313,20 @@ def _source_tree() -> dict[str, Any]:
     except (OSError, KeyError, tomllib.TOMLDecodeError):
         pass
     try:
-        head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True, timeout=10, check=True)
-        dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain",
-                                "--untracked-files=no"], capture_output=True, text=True,
-                               timeout=10, check=True)
+        head = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
         out["commit"] = head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         pass

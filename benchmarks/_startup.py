@@ -32,66 +32,92 @@ def _expect_two(_key: str, value: Any) -> None:
 
 
 def _fresh_sync(cfg: Config, failures: list[str]) -> Row:
-    cells = compare(cfg, failures, "fresh_sync", {
-        QUICKJAIL: lambda: qj(ONE_PLUS_ONE),
-        NG: lambda: ng_eval("1+1"),
-        RS: lambda: rs_eval("1+1"),
-    }, _expect_two)
+    cells = compare(
+        cfg,
+        failures,
+        "fresh_sync",
+        {
+            QUICKJAIL: lambda: qj(ONE_PLUS_ONE),
+            NG: lambda: ng_eval("1+1"),
+            RS: lambda: rs_eval("1+1"),
+        },
+        _expect_two,
+    )
     return Row(
-        "fresh_sync", "fresh sandbox, `export default 1+1`, sync API", "time",
-        cells[QUICKJAIL], {NG: cells[NG], RS: cells[RS]}, Target("<=", 100e3, "≤ 100 µs"),
+        "fresh_sync",
+        "fresh sandbox, `export default 1+1`, sync API",
+        "time",
+        cells[QUICKJAIL],
+        {NG: cells[NG], RS: cells[RS]},
+        Target("<=", 100e3, "≤ 100 µs"),
         note="peers: a fresh native `quickjs.Context()` + `eval('1+1')`; a fresh quickjs-rs "
-             "Runtime + Context + `eval('1+1')` + close.",
+        "Runtime + Context + `eval('1+1')` + close.",
     )
 
 
 def _fresh_async(cfg: Config, failures: list[str]) -> Row:
     async def main() -> dict[str, Cell]:
-        return await compare_async(cfg, failures, "fresh_async", {
-            QUICKJAIL: lambda: qj_async(ONE_PLUS_ONE),
-            RS: lambda: rs_eval_async("1+1"),
-        }, _expect_two)
+        return await compare_async(
+            cfg,
+            failures,
+            "fresh_async",
+            {
+                QUICKJAIL: lambda: qj_async(ONE_PLUS_ONE),
+                RS: lambda: rs_eval_async("1+1"),
+            },
+            _expect_two,
+        )
 
     cells = anyio.run(main)
     return Row(
-        "fresh_async", "same through the async API", "time",
-        cells[QUICKJAIL], {NG: Cell(error="no async API", display="n/a (no async API)"),
-                           RS: cells[RS]},
+        "fresh_async",
+        "same through the async API",
+        "time",
+        cells[QUICKJAIL],
+        {NG: Cell(error="no async API", display="n/a (no async API)"), RS: cells[RS]},
         Target("<=", 250e3, "≤ 250 µs"),
         note="`await sandbox.run_code(...)` per run inside one `anyio.run` (asyncio); "
-             "quickjs-rs: fresh Runtime + Context + `await eval_async('1+1')`.",
+        "quickjs-rs: fresh Runtime + Context + `await eval_async('1+1')`.",
     )
 
 
 def _first_run(cfg: Config, failures: list[str]) -> list[Row]:
     codes = {
-        QUICKJAIL: "import sandbox; sandbox.run_code_sync('export default 1+1')",
+        QUICKJAIL: "from quickjail import sandbox; sandbox.run_code_sync('export default 1+1')",
         NG: "import quickjs; quickjs.Context().eval('1+1')",
         RS: "import quickjs_rs\n"
-            "with quickjs_rs.Runtime() as rt, rt.new_context() as ctx: ctx.eval('1+1')",
+        "with quickjs_rs.Runtime() as rt, rt.new_context() as ctx: ctx.eval('1+1')",
         "python": "pass",
     }
-    modules = {QUICKJAIL: "sandbox", NG: "quickjs", RS: "quickjs_rs"}
+    modules = {QUICKJAIL: "quickjail.sandbox", NG: "quickjs", RS: "quickjs_rs"}
     cells: dict[str, Cell] = {}
     for key, module in modules.items():
         if importlib.util.find_spec(module) is None:
             cells[key] = Cell(error=f"not installed ({module})")
-    for key, res in measure_spawn(cfg, {k: c for k, c in codes.items()
-                                        if k not in cells}).items():
+    for key, res in measure_spawn(cfg, {k: c for k, c in codes.items() if k not in cells}).items():
         if isinstance(res, Exception):
             cells[key] = record_failure(res, failures, f"first_run/{key}")
         else:
             cells[key] = Cell(res.median_ns, res)
     first = Row(
-        "first_run", "first run in a new process (import + first run)", "time",
-        cells[QUICKJAIL], {NG: cells[NG], RS: cells[RS]}, Target("<=", 60e6, "≤ 60 ms"),
+        "first_run",
+        "first run in a new process (import + first run)",
+        "time",
+        cells[QUICKJAIL],
+        {NG: cells[NG], RS: cells[RS]},
+        Target("<=", 60e6, "≤ 60 ms"),
         note=f"`python -c` wall time, median of {cfg.spawn_reps} spawns (engines taking turns) "
-             "after one untimed round, so quickjail's compiled module is in its disk cache; "
-             "nothing subtracted.",
+        "after one untimed round, so quickjail's compiled module is in its disk cache; "
+        "nothing subtracted.",
     )
     bare = Row(
-        "python_startup", "baseline: bare `python -c pass`", "time", cells["python"],
-        {NG: Cell(display="—"), RS: Cell(display="—")}, None, ratios=False,
+        "python_startup",
+        "baseline: bare `python -c pass`",
+        "time",
+        cells["python"],
+        {NG: Cell(display="—"), RS: Cell(display="—")},
+        None,
+        ratios=False,
     )
     return [first, bare]
 

@@ -35,8 +35,9 @@ def _batch(run: Callable[[], Any], count: int, expected: Any) -> None:
             raise BenchFailure("a run returned something else")
 
 
-def _phase(run: Callable[[], Any], runs: int, workers: int, pool: ThreadPoolExecutor,
-           expected: Any) -> int:
+def _phase(
+    run: Callable[[], Any], runs: int, workers: int, pool: ThreadPoolExecutor, expected: Any
+) -> int:
     share = runs // workers
     t0 = time.perf_counter_ns()
     if workers == 1:
@@ -47,8 +48,9 @@ def _phase(run: Callable[[], Any], runs: int, workers: int, pool: ThreadPoolExec
     return time.perf_counter_ns() - t0
 
 
-def _scaling(cfg: Config, run: Callable[[], Any], expected: Any = FIB_VALUE,
-             max_runs: int = 2000) -> Cell:
+def _scaling(
+    cfg: Config, run: Callable[[], Any], expected: Any = FIB_VALUE, max_runs: int = 2000
+) -> Cell:
     _batch(run, 3, expected)
     t0 = time.perf_counter_ns()
     _batch(run, 10, expected)
@@ -65,9 +67,18 @@ def _scaling(cfg: Config, run: Callable[[], Any], expected: Any = FIB_VALUE,
     t1, t2 = statistics.median(single), statistics.median(double)
     rate1, rate2 = runs / (t1 / 1e9), runs / (t2 / 1e9)
     speedup = t1 / t2
-    return Cell(speedup, display=f"{speedup:.2f}× ({rate1:,.0f} → {rate2:,.0f} /s)",
-                extra={"runs": runs, "rounds": rounds, "one_worker_ns": single,
-                       "two_workers_ns": double, "runs_per_s_1": rate1, "runs_per_s_2": rate2})
+    return Cell(
+        speedup,
+        display=f"{speedup:.2f}× ({rate1:,.0f} → {rate2:,.0f} /s)",
+        extra={
+            "runs": runs,
+            "rounds": rounds,
+            "one_worker_ns": single,
+            "two_workers_ns": double,
+            "runs_per_s_1": rate1,
+            "runs_per_s_2": rate2,
+        },
+    )
 
 
 def _control(cfg: Config) -> Cell:
@@ -81,21 +92,32 @@ def rows(cfg: Config, failures: list[str]) -> list[Row]:
     module = f"{FIB}\nexport default fib({FIB_N});"
     script = f"{FIB}\nfib({FIB_N})"
     control = Row(
-        "parallel_control", "control: GIL-free work (sha256), 2 threads vs 1", "factor",
+        "parallel_control",
+        "control: GIL-free work (sha256), 2 threads vs 1",
+        "factor",
         attempt(lambda: _control(cfg), failures, "parallel_control/host"),
-        {NG: Cell(display="—"), RS: Cell(display="—")}, None, ratios=False,
+        {NG: Cell(display="—"), RS: Cell(display="—")},
+        None,
+        ratios=False,
         note="the parallelism this machine actually gave during the run (other load, CPU "
-             "quota); the throughput row cannot exceed it, so read that row against this one.",
+        "quota); the throughput row cannot exceed it, so read that row against this one.",
     )
     throughput = Row(
-        "throughput", "throughput, many small runs: 2 workers vs 1", "factor",
+        "throughput",
+        "throughput, many small runs: 2 workers vs 1",
+        "factor",
         attempt(lambda: _scaling(cfg, lambda: qj(module)), failures, "throughput/quickjail"),
-        {NG: attempt(lambda: _scaling(cfg, lambda: ng_eval(script)), failures,
-                     "throughput/quickjs-ng"),
-         RS: attempt(lambda: _scaling(cfg, lambda: rs_eval(script)), failures,
-                     "throughput/quickjs-rs")},
-        Target(">=", 1.8, "≥ 1.8×"), ratios=False,
+        {
+            NG: attempt(
+                lambda: _scaling(cfg, lambda: ng_eval(script)), failures, "throughput/quickjs-ng"
+            ),
+            RS: attempt(
+                lambda: _scaling(cfg, lambda: rs_eval(script)), failures, "throughput/quickjs-rs"
+            ),
+        },
+        Target(">=", 1.8, "≥ 1.8×"),
+        ratios=False,
         note=f"fresh sandbox/context per run of `fib({FIB_N})`; threads calling the sync API; "
-             "value = time on 1 thread / time on 2 threads for the same run count.",
+        "value = time on 1 thread / time on 2 threads for the same run count.",
     )
     return [throughput, control]

@@ -8,7 +8,7 @@ capabilities and the error types host functions use to speak to the program:
 - :class:`HostError` — raise it from a host function to show its message inside JS.
 """
 
-from bridge._errors import BridgeError, HostError
-from bridge._fs import FsError, ReadOnlyDir
+from quickjail.bridge._errors import BridgeError, HostError
+from quickjail.bridge._fs import FsError, ReadOnlyDir
 
 __all__ = ["BridgeError", "FsError", "HostError", "ReadOnlyDir"]

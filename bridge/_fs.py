@@ -37,7 +37,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Final, Self
 
-from bridge._errors import HostError
+from quickjail.bridge._errors import HostError
 
 __all__ = ["FsError", "ReadOnlyDir"]
 

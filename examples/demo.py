@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 
-import sandbox
+from quickjail import sandbox
 
 PROGRAM = """
 export default async function main(name) {

@@ -8,8 +8,8 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel
 
-import runtime
-from runtime import ToolResult, define_tool
+from quickjail import runtime
+from quickjail.runtime import ToolResult, define_tool
 
 
 class WeatherArgs(BaseModel):
@@ -27,10 +27,15 @@ async def summarize(state: runtime.ThreadState) -> ToolResult:
     return ToolResult(status="success", result=run.result)
 
 
-weather = define_tool(description="Weather forecast for a city.", args=WeatherArgs,
-                      execute=get_weather, name="get_weather")
-squares = define_tool(description="Squares of 1..3, computed in the sandbox.",
-                      execute=summarize, name="squares")
+weather = define_tool(
+    description="Weather forecast for a city.",
+    args=WeatherArgs,
+    execute=get_weather,
+    name="get_weather",
+)
+squares = define_tool(
+    description="Squares of 1..3, computed in the sandbox.", execute=summarize, name="squares"
+)
 # code mode: the model writes one program that calls the tools through `import ... "tools"`
 code = runtime.code_mode_tool([weather], timeout=5)
 
@@ -38,20 +43,37 @@ code = runtime.code_mode_tool([weather], timeout=5)
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "agent.db"
-        async with runtime.Runtime(db, tools=[weather, squares, code],
-                                   secret_key="k" * 32) as rt:
+        async with runtime.Runtime(db, tools=[weather, squares, code], secret_key="k" * 32) as rt:
             thread = await rt.thread()
             # tool calls exactly as a model sends them (OpenAI Chat shape here)
-            results = await thread.execute_tool_calls([
-                {"id": "c1", "type": "function",
-                 "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
-                {"id": "c2", "type": "function", "function": {"name": "squares", "arguments": "{}"}},
-                {"id": "c3", "type": "function", "function": {"name": "run_code", "arguments": (
-                    '{"code": "import { tools } from \\"tools\\";\\n'
-                    'const [a, b] = await Promise.all([tools.get_weather({city: \\"Paris\\"}),'
-                    ' tools.get_weather({city: \\"Oslo\\"})]);\\n'
-                    'export default [a.result.forecast, b.result.forecast]"}')}},
-            ])
+            results = await thread.execute_tool_calls(
+                [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                    },
+                    {
+                        "id": "c2",
+                        "type": "function",
+                        "function": {"name": "squares", "arguments": "{}"},
+                    },
+                    {
+                        "id": "c3",
+                        "type": "function",
+                        "function": {
+                            "name": "run_code",
+                            "arguments": (
+                                '{"code": "import { tools } from \\"tools\\";\\n'
+                                "const [a, b] = await Promise.all(["
+                                'tools.get_weather({city: \\"Paris\\"}),'
+                                ' tools.get_weather({city: \\"Oslo\\"})]);\\n'
+                                'export default [a.result.forecast, b.result.forecast]"}'
+                            ),
+                        },
+                    },
+                ]
+            )
             for r in results:
                 print(r.status, r.result)
             print(runtime.export_tools([weather], "openai-chat")[0]["function"]["name"])

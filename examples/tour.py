@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
+from pathlib import Path
 from typing import Any
 
 import anyio
 
-import bridge
-import sandbox
+from quickjail import bridge, sandbox
 
 
 async def main() -> None:
-    r = sandbox.run_code_sync("""
+    r = sandbox.run_code_sync(
+        """
       export default function main(n: number) {       // TypeScript is the default language
         return { squares: [...Array(n).keys()].map((i) => i * i), big: 2n ** 70n };
-      }""", execute={"fn": "default", "args": [4]})
+      }""",
+        execute={"fn": "default", "args": [4]},
+    )
     print(r.status, r.result)
 
     with tempfile.TemporaryDirectory() as root:
-        with open(os.path.join(root, "notes.txt"), "w") as f:
-            f.write("hello")
+        Path(root, "notes.txt").write_text("hello")  # noqa: ASYNC240 - set-up, not the demo
         r = sandbox.run_code_sync(
             'import { readFile } from "fs"; export default readFile("notes.txt", "utf8").length',
             imports={"fs": bridge.ReadOnlyDir(root)},
@@ -32,8 +33,9 @@ async def main() -> None:
         await anyio.sleep(0.01)
         return {"id": user_id}
 
-    r = await sandbox.run_code("export default await Promise.all([1, 2].map(lookup))",
-                               globals={"lookup": lookup})
+    r = await sandbox.run_code(
+        "export default await Promise.all([1, 2].map(lookup))", globals={"lookup": lookup}
+    )
     print(r.status, r.result)
 
     run = sandbox.run_code("for (let i = 0; ; i++) { report(i); await null }")

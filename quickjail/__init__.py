@@ -1,22 +1,22 @@
-"""quickjail's command line, its JSON conversion, and the isolation stress test.
+"""quickjail: run untrusted JavaScript and TypeScript in a WebAssembly sandbox.
 
-``quickjail run FILE`` runs one program with the capabilities chosen by flags and prints its
-result (``--json`` for one machine-readable object); ``quickjail mcp`` serves a ``run_code``
-tool over stdio for MCP-capable agent hosts (needs the ``mcp`` extra); ``quickjail stress``
-attacks a bridge configuration and checks the host's invariants (needs the ``stress`` extra).
-``quickjail --help`` lists the flags and the exit codes.
+One import root with three floors, each importing only the ones below it::
 
-The JSON conversion the CLI and the MCP server share is public, for other embedders:
+    quickjail.runtime   agent tools, threads, persistence, schema export, code mode
+    quickjail.bridge    run_code with imports/globals: whitelist, validation, quotas, ReadOnlyDir
+    quickjail.sandbox   the guest, the engine, runs, limits, values, results
 
-    >>> from quickjail import to_json_safe
-    >>> to_json_safe({"data": b"hi", "tags": frozenset({"b", "a"})})
-    {'data': {'$bytes': 'aGk='}, 'tags': ['a', 'b']}
+The names most programs need are re-exported here:
 
-So is the stress test, for test suites (the ``quickjail_stress`` pytest fixture wraps it):
+    >>> import quickjail
+    >>> quickjail.run_code_sync("export default 6 * 7").result
+    42
 
-    >>> from quickjail import run_stress
-    >>> report = run_stress({"globals": {"add": lambda a, b: a + b}})  # doctest: +SKIP
-    >>> report.assert_ok()  # doctest: +SKIP
+``quickjail run FILE`` runs a program from the command line, ``quickjail mcp`` serves a
+``run_code`` tool over stdio (the ``mcp`` extra), and ``quickjail stress`` attacks a bridge
+configuration and checks the host's invariants (the ``stress`` extra); ``quickjail --help``
+lists the flags. :func:`run_stress` is the same stress test for test suites (the
+``quickjail_stress`` pytest fixture wraps it).
 
 Names are imported on first use, so ``import quickjail`` (and the pytest plugin) stays cheap.
 """
@@ -27,15 +27,42 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from quickjail._cli import main, result_to_json, to_json_safe
+    from quickjail import bridge, runtime, sandbox
     from quickjail._stress import StressReport, Violation, run_stress
+    from quickjail.sandbox import (
+        UNDEFINED,
+        CodeExecution,
+        CodeResult,
+        run_code,
+        run_code_sync,
+        to_json_safe,
+    )
 
-__all__ = ["StressReport", "Violation", "main", "result_to_json", "run_stress", "to_json_safe"]
+__all__ = [
+    "UNDEFINED",
+    "CodeExecution",
+    "CodeResult",
+    "StressReport",
+    "Violation",
+    "bridge",
+    "run_code",
+    "run_code_sync",
+    "run_stress",
+    "runtime",
+    "sandbox",
+    "to_json_safe",
+]
 
 _WHERE = {
-    "main": "quickjail._cli",
-    "result_to_json": "quickjail._cli",
-    "to_json_safe": "quickjail._cli",
+    "bridge": None,
+    "runtime": None,
+    "sandbox": None,
+    "UNDEFINED": "quickjail.sandbox",
+    "CodeExecution": "quickjail.sandbox",
+    "CodeResult": "quickjail.sandbox",
+    "run_code": "quickjail.sandbox",
+    "run_code_sync": "quickjail.sandbox",
+    "to_json_safe": "quickjail.sandbox",
     "StressReport": "quickjail._stress",
     "Violation": "quickjail._stress",
     "run_stress": "quickjail._stress",
@@ -43,10 +70,13 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
+    if name not in _WHERE:
         raise AttributeError(f"module 'quickjail' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    where = _WHERE[name]
+    if where is None:
+        value: Any = importlib.import_module(f"quickjail.{name}")
+    else:
+        value = getattr(importlib.import_module(where), name)
     globals()[name] = value
     return value
 

@@ -28,9 +28,8 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 
 import anyio
 
-import bridge
-import sandbox
-from sandbox import to_json_safe
+from quickjail import bridge, sandbox
+from quickjail.sandbox import to_json_safe
 
 if TYPE_CHECKING:
     from quickjail._stress import Progress
@@ -205,14 +204,16 @@ def parse_size(text: str) -> int:
     if m is None:
         raise argparse.ArgumentTypeError(
             f"cannot read {text!r} as a size: give bytes or a number with K, M or G "
-            f"(powers of 1024), e.g. 64M or 1G")
+            f"(powers of 1024), e.g. 64M or 1G"
+        )
     size = float(m["num"]) * _UNITS[m["unit"].lower()]
     if not size.is_integer():
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes; e.g. use 64M")
     if not MIN_MEMORY <= size <= MAX_MEMORY:
         raise argparse.ArgumentTypeError(
             f"{text!r} is out of range: the sandbox takes 8M up to 4G minus 64K "
-            f"({MAX_MEMORY} bytes), e.g. 64M")
+            f"({MAX_MEMORY} bytes), e.g. 64M"
+        )
     return int(size)
 
 
@@ -234,7 +235,8 @@ def parse_seconds(text: str) -> float:
         value = math.nan
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a positive number of seconds; e.g. 0.5 or 10")
+            f"{text!r} is not a positive number of seconds; e.g. 0.5 or 10"
+        )
     return value
 
 
@@ -245,7 +247,8 @@ def _parse_seed(text: str) -> int:
         value = -1
     if not 0 <= value < 2**64:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a seed: give an integer from 0 to 2**64-1, e.g. 42")
+            f"{text!r} is not a seed: give an integer from 0 to 2**64-1, e.g. 42"
+        )
     return value
 
 
@@ -266,7 +269,8 @@ def _parse_json(flag: str, example: str) -> Callable[[str], Any]:
         except ValueError as exc:
             raise argparse.ArgumentTypeError(
                 f"{text!r} is not valid JSON ({exc}); strings need JSON quotes, "
-                f"e.g. {flag} {example}") from None
+                f"e.g. {flag} {example}"
+            ) from None
 
     return parse
 
@@ -275,20 +279,23 @@ def _parse_global(text: str) -> tuple[str, Any]:
     name, eq, raw = text.partition("=")
     if not eq or not name.isidentifier():
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not NAME=JSON; e.g. --global LIMIT=10 or --global 'MODE=\"fast\"'")
+            f"{text!r} is not NAME=JSON; e.g. --global LIMIT=10 or --global 'MODE=\"fast\"'"
+        )
     try:
         return name, json.loads(raw)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(
             f"the value of {name} is not valid JSON ({exc}); strings need JSON quotes, "
-            f"e.g. --global '{name}=\"text\"'") from None
+            f"e.g. --global '{name}=\"text\"'"
+        ) from None
 
 
 def _parse_module(text: str) -> tuple[str, str]:
     spec, eq, path = text.partition("=")
     if not eq or not spec.startswith("./") or not path:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not ./SPECIFIER=FILE; e.g. --module ./util.ts=src/util.ts")
+            f"{text!r} is not ./SPECIFIER=FILE; e.g. --module ./util.ts=src/util.ts"
+        )
     return spec, path
 
 
@@ -311,7 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="quickjail",
         description="Run untrusted JavaScript or TypeScript in a QuickJS-ng WebAssembly sandbox. "
-                    "The program has no host capability unless a flag grants it.",
+        "The program has no host capability unless a flag grants it.",
         epilog=EXIT_CODES_HELP + "\n'quickjail COMMAND --help' describes each command.",
         formatter_class=raw,
     )
@@ -319,102 +326,203 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = sub.add_parser(
-        "run", help="run a JS/TS file (or - for standard input) and print its result",
+        "run",
+        help="run a JS/TS file (or - for standard input) and print its result",
         description="Run FILE in a fresh sandbox and print its result. Each flag is an option "
-                    "of sandbox.run_code.",
-        epilog=_RUN_EPILOG, formatter_class=raw)
+        "of sandbox.run_code.",
+        epilog=_RUN_EPILOG,
+        formatter_class=raw,
+    )
     run.add_argument("file", metavar="FILE", help="the program; - reads it from standard input")
     cap = run.add_argument_group("capabilities (none unless granted)")
-    cap.add_argument("--allow-read", metavar="DIR",
-                     help='let the program read files under DIR: import { readFile, readdir, '
-                          'stat } from "fs" (paths relative to DIR; no "..", absolute paths '
-                          "or symlinks)")
-    cap.add_argument("--allow-dynamic-code", action="store_true",
-                     help="allow eval() and new Function() (off by default)")
-    cap.add_argument("--global", dest="globals", metavar="NAME=JSON", action="append",
-                     type=_parse_global, default=[],
-                     help="define a global constant from JSON data (repeatable)")
-    cap.add_argument("--module", dest="modules", metavar="./SPEC=FILE", action="append",
-                     type=_parse_module, default=[],
-                     help="make FILE importable by the relative specifier ./SPEC (repeatable)")
+    cap.add_argument(
+        "--allow-read",
+        metavar="DIR",
+        help="let the program read files under DIR: import { readFile, readdir, "
+        'stat } from "fs" (paths relative to DIR; no "..", absolute paths '
+        "or symlinks)",
+    )
+    cap.add_argument(
+        "--allow-dynamic-code",
+        action="store_true",
+        help="allow eval() and new Function() (off by default)",
+    )
+    cap.add_argument(
+        "--global",
+        dest="globals",
+        metavar="NAME=JSON",
+        action="append",
+        type=_parse_global,
+        default=[],
+        help="define a global constant from JSON data (repeatable)",
+    )
+    cap.add_argument(
+        "--module",
+        dest="modules",
+        metavar="./SPEC=FILE",
+        action="append",
+        type=_parse_module,
+        default=[],
+        help="make FILE importable by the relative specifier ./SPEC (repeatable)",
+    )
     limits = run.add_argument_group("limits")
-    limits.add_argument("--timeout", metavar="SECONDS", type=parse_seconds,
-                        help="stop the run after SECONDS of wall time (exit 5); default: none")
-    limits.add_argument("--memory", metavar="SIZE", type=parse_size, default=DEFAULT_MEMORY,
-                        help="memory limit: bytes or K/M/G, e.g. 64M or 1G (default: 64M)")
+    limits.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=parse_seconds,
+        help="stop the run after SECONDS of wall time (exit 5); default: none",
+    )
+    limits.add_argument(
+        "--memory",
+        metavar="SIZE",
+        type=parse_size,
+        default=DEFAULT_MEMORY,
+        help="memory limit: bytes or K/M/G, e.g. 64M or 1G (default: 64M)",
+    )
     entry = run.add_argument_group("entry")
-    entry.add_argument("--execute", metavar="FN",
-                       help="the export to run instead of the default export")
-    entry.add_argument("--arg", dest="args", metavar="JSON", action="append",
-                       type=_parse_json("--arg", "'\"notes.txt\"'"),
-                       help="one argument for the called export, as JSON (repeatable, in order)")
-    entry.add_argument("--script", action="store_true",
-                       help="run FILE as a classic script; the result is its completion value")
-    entry.add_argument("--language", choices=("typescript", "javascript"),
-                       help="source language (default: javascript for .js/.mjs/.cjs, else "
-                            "typescript, which also runs plain JavaScript)")
-    entry.add_argument("--filename", metavar="NAME",
-                       help="name of the program in stack traces (default: FILE's name, "
-                            "or <stdin>)")
+    entry.add_argument(
+        "--execute", metavar="FN", help="the export to run instead of the default export"
+    )
+    entry.add_argument(
+        "--arg",
+        dest="args",
+        metavar="JSON",
+        action="append",
+        type=_parse_json("--arg", "'\"notes.txt\"'"),
+        help="one argument for the called export, as JSON (repeatable, in order)",
+    )
+    entry.add_argument(
+        "--script",
+        action="store_true",
+        help="run FILE as a classic script; the result is its completion value",
+    )
+    entry.add_argument(
+        "--language",
+        choices=("typescript", "javascript"),
+        help="source language (default: javascript for .js/.mjs/.cjs, else "
+        "typescript, which also runs plain JavaScript)",
+    )
+    entry.add_argument(
+        "--filename",
+        metavar="NAME",
+        help="name of the program in stack traces (default: FILE's name, or <stdin>)",
+    )
     det = run.add_argument_group("determinism")
-    det.add_argument("--seed", metavar="N", type=_parse_seed,
-                     help="seed Math.random with N (0 <= N < 2**64)")
-    det.add_argument("--deterministic", action="store_true",
-                     help="make runs repeatable: Math.random seeded with 0 (or --seed) and a "
-                          "fixed clock starting at 2025-01-01T00:00:00Z that advances 1 ms "
-                          "per reading")
+    det.add_argument(
+        "--seed", metavar="N", type=_parse_seed, help="seed Math.random with N (0 <= N < 2**64)"
+    )
+    det.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="make runs repeatable: Math.random seeded with 0 (or --seed) and a "
+        "fixed clock starting at 2025-01-01T00:00:00Z that advances 1 ms "
+        "per reading",
+    )
     out = run.add_argument_group("output")
-    out.add_argument("--json", action="store_true",
-                     help="print one JSON object with the whole result instead of streaming")
+    out.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object with the whole result instead of streaming",
+    )
     run.set_defaults(handler=_cmd_run, parser=run)
 
     mcp = sub.add_parser(
-        "mcp", help="serve a run_code tool over MCP on standard input/output",
+        "mcp",
+        help="serve a run_code tool over MCP on standard input/output",
         description="Serve the Model Context Protocol over stdio with one tool, run_code, that "
-                    "runs a JS/TS module in a fresh sandbox per call. Needs the 'mcp' extra "
-                    "(pip install 'quickjail[mcp]'). Nothing but the protocol is written to "
-                    "stdout.",
+        "runs a JS/TS module in a fresh sandbox per call. Needs the 'mcp' extra "
+        "(pip install 'quickjail[mcp]'). Nothing but the protocol is written to "
+        "stdout.",
         epilog="example client configuration:\n"
-               '  {"command": "quickjail", "args": ["mcp", "--allow-read", "/srv/data"]}',
-        formatter_class=raw)
-    mcp.add_argument("--allow-read", metavar="DIR",
-                     help='let programs read files under DIR through import ... from "fs"')
-    mcp.add_argument("--timeout", metavar="SECONDS", type=parse_seconds, default=10.0,
-                     help="timeout of a call that does not choose one (default: 10)")
-    mcp.add_argument("--max-timeout", metavar="SECONDS", type=parse_seconds, default=60.0,
-                     help="largest timeout a call may ask for (default: 60)")
-    mcp.add_argument("--memory", metavar="SIZE", type=parse_size, default=DEFAULT_MEMORY,
-                     help="memory limit of each call: bytes or K/M/G (default: 64M)")
+        '  {"command": "quickjail", "args": ["mcp", "--allow-read", "/srv/data"]}',
+        formatter_class=raw,
+    )
+    mcp.add_argument(
+        "--allow-read",
+        metavar="DIR",
+        help='let programs read files under DIR through import ... from "fs"',
+    )
+    mcp.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=parse_seconds,
+        default=10.0,
+        help="timeout of a call that does not choose one (default: 10)",
+    )
+    mcp.add_argument(
+        "--max-timeout",
+        metavar="SECONDS",
+        type=parse_seconds,
+        default=60.0,
+        help="largest timeout a call may ask for (default: 60)",
+    )
+    mcp.add_argument(
+        "--memory",
+        metavar="SIZE",
+        type=parse_size,
+        default=DEFAULT_MEMORY,
+        help="memory limit of each call: bytes or K/M/G (default: 64M)",
+    )
     mcp.set_defaults(handler=_cmd_mcp, parser=mcp)
 
     stress = sub.add_parser(
-        "stress", help="stress-test your bridge: hostile programs and fuzzed host calls",
+        "stress",
+        help="stress-test your bridge: hostile programs and fuzzed host calls",
         description="Run quickjail's adversarial corpus (escape attempts, memory bombs, CPU\n"
-                    "hogs, deep recursion, floods, information leaks) with your bridge, then\n"
-                    "fuzz every bridged host function with hostile arguments, and check that\n"
-                    "the host stays safe: nothing escapes, no exception leaves the sandbox,\n"
-                    "a canary file outside your ReadOnlyDir roots is never read, time and\n"
-                    "memory stay bounded, no thread is left running. Needs the 'stress'\n"
-                    "extra: pip install 'quickjail[stress]'.",
-        epilog=_STRESS_EPILOG, formatter_class=raw)
-    stress.add_argument("--bridge", metavar="MODULE:CALLABLE", required=True,
-                        help="a factory returning your bridge configuration: a dict with "
-                             "'imports' and/or 'globals' (optionally 'limits', 'timeout', "
-                             "'memory_limit_bytes'); imported from the current directory")
-    stress.add_argument("--junit", metavar="FILE",
-                        help="write a JUnit XML report: one testcase per corpus program and "
-                             "per fuzzed function")
-    stress.add_argument("--seed", metavar="N", type=_parse_seed,
-                        help="hypothesis seed, to repeat a run (default: random, printed)")
-    stress.add_argument("--examples", metavar="N", type=_parse_count, default=None,
-                        help="generated calls per host function (default: 100); fixed path "
-                             "tricks aimed at the canary are tried on top")
-    stress.add_argument("--timeout", metavar="SECONDS", type=parse_seconds,
-                        help="timeout of each run (default: the bridge's, else 2)")
-    stress.add_argument("--memory", metavar="SIZE", type=parse_size,
-                        help="memory limit of each run (default: the bridge's, else 64M)")
-    stress.add_argument("-q", "--quiet", action="store_true",
-                        help="no progress; print only the summary and the violations")
+        "hogs, deep recursion, floods, information leaks) with your bridge, then\n"
+        "fuzz every bridged host function with hostile arguments, and check that\n"
+        "the host stays safe: nothing escapes, no exception leaves the sandbox,\n"
+        "a canary file outside your ReadOnlyDir roots is never read, time and\n"
+        "memory stay bounded, no thread is left running. Needs the 'stress'\n"
+        "extra: pip install 'quickjail[stress]'.",
+        epilog=_STRESS_EPILOG,
+        formatter_class=raw,
+    )
+    stress.add_argument(
+        "--bridge",
+        metavar="MODULE:CALLABLE",
+        required=True,
+        help="a factory returning your bridge configuration: a dict with "
+        "'imports' and/or 'globals' (optionally 'limits', 'timeout', "
+        "'memory_limit_bytes'); imported from the current directory",
+    )
+    stress.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="write a JUnit XML report: one testcase per corpus program and per fuzzed function",
+    )
+    stress.add_argument(
+        "--seed",
+        metavar="N",
+        type=_parse_seed,
+        help="hypothesis seed, to repeat a run (default: random, printed)",
+    )
+    stress.add_argument(
+        "--examples",
+        metavar="N",
+        type=_parse_count,
+        default=None,
+        help="generated calls per host function (default: 100); fixed path "
+        "tricks aimed at the canary are tried on top",
+    )
+    stress.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=parse_seconds,
+        help="timeout of each run (default: the bridge's, else 2)",
+    )
+    stress.add_argument(
+        "--memory",
+        metavar="SIZE",
+        type=parse_size,
+        help="memory limit of each run (default: the bridge's, else 64M)",
+    )
+    stress.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress; print only the summary and the violations",
+    )
     stress.set_defaults(handler=_cmd_stress, parser=stress)
     return parser
 
@@ -438,8 +546,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print("quickjail: error: name a command: run, mcp or stress (see quickjail --help)",
-              file=sys.stderr)
+        print(
+            "quickjail: error: name a command: run, mcp or stress (see quickjail --help)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     for stream in (sys.stdout, sys.stderr):
         # lone surrogates from JS strings print as \udXXX instead of crashing the CLI
@@ -517,14 +627,18 @@ def _language(args: argparse.Namespace, filename: str) -> str:
     return "javascript" if filename.lower().endswith(_JS_SUFFIXES) else "typescript"
 
 
-def _run_options(args: argparse.Namespace, program: _Program,
-                 stack: contextlib.ExitStack) -> dict[str, Any]:
+def _run_options(
+    args: argparse.Namespace, program: _Program, stack: contextlib.ExitStack
+) -> dict[str, Any]:
     if args.script and args.execute is not None:
-        raise _UsageError("--execute names an export, and a --script has none: "
-                          "drop --script or --execute")
+        raise _UsageError(
+            "--execute names an export, and a --script has none: drop --script or --execute"
+        )
     if args.script and args.args:
-        raise _UsageError("--arg passes arguments to an exported function, and a --script "
-                          "has none: drop --script or --arg")
+        raise _UsageError(
+            "--arg passes arguments to an exported function, and a --script "
+            "has none: drop --script or --arg"
+        )
     options: dict[str, Any] = {
         "kind": "script" if args.script else "module",
         "language": _language(args, program.filename),
@@ -557,8 +671,9 @@ def _run_options(args: argparse.Namespace, program: _Program,
     if args.allow_read is not None:
         root = Path(args.allow_read)
         if not root.is_dir():
-            raise _UsageError(f"--allow-read {args.allow_read!r} is not a directory; "
-                              "give an existing directory")
+            raise _UsageError(
+                f"--allow-read {args.allow_read!r} is not a directory; give an existing directory"
+            )
         try:
             fs = stack.enter_context(bridge.ReadOnlyDir(root))
         except (ValueError, OSError) as exc:
@@ -650,8 +765,10 @@ def _print_text(result: sandbox.CodeResult, program: _Program, args: argparse.Na
     entry_name = program.display[program.filename]
     if result.status == "terminated":
         if result.reason == "timeout":
-            print(f"{entry_name}: terminated: the run took longer than --timeout "
-                  f"{args.timeout:g} s", file=sys.stderr)
+            print(
+                f"{entry_name}: terminated: the run took longer than --timeout {args.timeout:g} s",
+                file=sys.stderr,
+            )
         elif result.reason == _INTERRUPTED:
             print("quickjail: interrupted: the run was stopped", file=sys.stderr)
         else:
@@ -666,8 +783,10 @@ def _print_text(result: sandbox.CodeResult, program: _Program, args: argparse.Na
         where += f":{error.line}:{error.column}"
     head = f"{error.name}: {error.message}" if error.name else error.message
     if result.status == "memory":
-        head = (f"out of memory: the program needed more than --memory "
-                f"{_format_size(args.memory)}; raise the limit if that is expected")
+        head = (
+            f"out of memory: the program needed more than --memory "
+            f"{_format_size(args.memory)}; raise the limit if that is expected"
+        )
     print(f"{where}: {head}", file=sys.stderr)
     frames = [line for line in error.stack.splitlines() if line.strip().startswith("at ")]
     if frames and result.status != "memory":
@@ -683,11 +802,15 @@ def _hint(result: sandbox.CodeResult, args: argparse.Namespace) -> str | None:
     if error is None:
         return None
     if result.status == "link_error":
-        return ('the CLI provides the module "fs" with --allow-read DIR, and relative '
-                "modules with --module ./SPEC=FILE; nothing else can be imported")
+        return (
+            'the CLI provides the module "fs" with --allow-read DIR, and relative '
+            "modules with --module ./SPEC=FILE; nothing else can be imported"
+        )
     if "has no export named 'default'" in error.message and args.execute is None:
-        return ("export a value or function as default, name an export with --execute FN, "
-                "or run the file as a classic script with --script")
+        return (
+            "export a value or function as default, name an export with --execute FN, "
+            "or run the file as a classic script with --script"
+        )
     return None
 
 
@@ -698,14 +821,19 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     try:
         from quickjail import _mcp
     except ImportError as exc:
-        raise _UsageError(f"quickjail mcp needs the MCP SDK, version 2.3 or later ({exc}); "
-                          "install it with: pip install 'quickjail[mcp]'") from None
+        raise _UsageError(
+            f"quickjail mcp needs the MCP SDK, version 2.3 or later ({exc}); "
+            "install it with: pip install 'quickjail[mcp]'"
+        ) from None
     if args.max_timeout < args.timeout:
-        raise _UsageError(f"--timeout {args.timeout:g} is above --max-timeout "
-                          f"{args.max_timeout:g}; lower --timeout or raise --max-timeout")
+        raise _UsageError(
+            f"--timeout {args.timeout:g} is above --max-timeout "
+            f"{args.max_timeout:g}; lower --timeout or raise --max-timeout"
+        )
     if args.allow_read is not None and not Path(args.allow_read).is_dir():
-        raise _UsageError(f"--allow-read {args.allow_read!r} is not a directory; "
-                          "give an existing directory")
+        raise _UsageError(
+            f"--allow-read {args.allow_read!r} is not a directory; give an existing directory"
+        )
     options = _mcp.ServerOptions(
         allow_read=Path(args.allow_read) if args.allow_read is not None else None,
         timeout=args.timeout,
@@ -732,21 +860,31 @@ class _StressProgress:
         import time
 
         now = time.monotonic()
-        what = {"corpus": "hostile programs", "fuzz": "fuzzed host calls",
-                "host": "host check(s)"}[event.phase]
+        what = {"corpus": "hostile programs", "fuzz": "fuzzed host calls", "host": "host check(s)"}[
+            event.phase
+        ]
         if event.event == "start":
             self._started = now
             print(f"{event.phase}: {event.total} {what}", file=self._stream, flush=True)
         elif event.event == "step":
             if self._tty and now - self._last >= 0.1:
                 self._last = now
-                print(f"\r  {event.done}/{event.total}  violations: {event.violations}  "
-                      f"{event.case[:40]:<40}", end="", file=self._stream, flush=True)
+                print(
+                    f"\r  {event.done}/{event.total}  violations: {event.violations}  "
+                    f"{event.case[:40]:<40}",
+                    end="",
+                    file=self._stream,
+                    flush=True,
+                )
         else:
             if self._tty:
                 print("\r\033[K", end="", file=self._stream)
-            print(f"  done: {event.done} in {now - self._started:.1f} s, "
-                  f"violations so far: {event.violations}", file=self._stream, flush=True)
+            print(
+                f"  done: {event.done} in {now - self._started:.1f} s, "
+                f"violations so far: {event.violations}",
+                file=self._stream,
+                flush=True,
+            )
 
 
 def _cmd_stress(args: argparse.Namespace) -> int:
@@ -755,8 +893,10 @@ def _cmd_stress(args: argparse.Namespace) -> int:
 
         from quickjail import _stress
     except ImportError as exc:
-        raise _UsageError(f"quickjail stress needs hypothesis ({exc}); install it with: "
-                          "pip install 'quickjail[stress]'") from None
+        raise _UsageError(
+            f"quickjail stress needs hypothesis ({exc}); install it with: "
+            "pip install 'quickjail[stress]'"
+        ) from None
     import secrets
 
     try:
@@ -765,29 +905,37 @@ def _cmd_stress(args: argparse.Namespace) -> int:
         raise _UsageError(str(exc)) from None
     seed = args.seed if args.seed is not None else secrets.randbits(32)
     if not args.quiet:
-        print(f"quickjail stress: bridge {args.bridge}, seed {seed}", file=sys.stderr,
-              flush=True)
+        print(f"quickjail stress: bridge {args.bridge}, seed {seed}", file=sys.stderr, flush=True)
     try:
         report = _stress.run_stress(
             config,
             examples=args.examples if args.examples is not None else _stress.DEFAULT_EXAMPLES,
-            seed=seed, timeout=args.timeout, memory_limit_bytes=args.memory,
-            progress=None if args.quiet else _StressProgress(sys.stderr))
+            seed=seed,
+            timeout=args.timeout,
+            memory_limit_bytes=args.memory,
+            progress=None if args.quiet else _StressProgress(sys.stderr),
+        )
     except _stress.StressConfigError as exc:
         raise _UsageError(f"--bridge {args.bridge}: {exc}") from None
     if args.junit is not None:
         try:
             report.write_junit(args.junit)
         except OSError as exc:
-            print(f"quickjail: cannot write --junit {args.junit!r}: {exc.strerror or exc}",
-                  file=sys.stderr)
+            print(
+                f"quickjail: cannot write --junit {args.junit!r}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
     functions = ", ".join(report.functions) or "none"
-    print(f"bridge {args.bridge}: host functions {functions}; timeout {report.timeout:g} s; "
-          f"memory {_format_size(report.memory_limit_bytes)}; seed {report.seed}")
+    print(
+        f"bridge {args.bridge}: host functions {functions}; timeout {report.timeout:g} s; "
+        f"memory {_format_size(report.memory_limit_bytes)}; seed {report.seed}"
+    )
     if report.canary is None:
-        print("note: no place outside the ReadOnlyDir roots for the canary file; "
-              "canary reads were not tested")
+        print(
+            "note: no place outside the ReadOnlyDir roots for the canary file; "
+            "canary reads were not tested"
+        )
     print(report.format_table())
     found = report.violations
     if found:

@@ -59,8 +59,15 @@ class CorpusCase:
     uses_bridge: bool = False
 
 
-def _c(id: str, category: Category, description: str, source: str,
-       expect: frozenset[Status], *, uses_bridge: bool = False) -> CorpusCase:
+def _c(
+    id: str,
+    category: Category,
+    description: str,
+    source: str,
+    expect: frozenset[Status],
+    *,
+    uses_bridge: bool = False,
+) -> CorpusCase:
     return CorpusCase(id, category, description, source.strip() + "\n", expect, uses_bridge)
 
 
@@ -75,8 +82,9 @@ export default "contained";
 
 def _ctor_case(name: str, expr: str) -> CorpusCase:
     src = _CTOR.replace("@EXPR@", expr).replace("@NAME@", name)
-    return _c(f"ctor-{name}", "escape", f"reach a Function constructor through {expr}",
-              src, _ANY_END)
+    return _c(
+        f"ctor-{name}", "escape", f"reach a Function constructor through {expr}", src, _ANY_END
+    )
 
 
 _IMPORT_PROBE = """
@@ -120,16 +128,23 @@ CORPUS: Final[tuple[CorpusCase, ...]] = (
     _ctor_case("async-generator", "(async function* () {})"),
     _ctor_case("report", "report"),
     _ctor_case("console-log", "console.log"),
-    _c("eval-indirect", "escape", "evaluate a string with indirect eval",
-       """
+    _c(
+        "eval-indirect",
+        "escape",
+        "evaluate a string with indirect eval",
+        """
        let v;
        try { v = (0, eval)("6 * 7"); } catch (e) {}
        if (v === 42) report("ESCAPED:eval");
        export default "contained";
-       """, _ANY_END),
-    _c("ctor-host-functions", "escape",
-       "reach a Function constructor through each bridged host function",
-       """
+       """,
+        _ANY_END,
+    ),
+    _c(
+        "ctor-host-functions",
+        "escape",
+        "reach a Function constructor through each bridged host function",
+        """
        for (const [label, fn] of __QJ_FNS) {
          let got = null;
          try { got = fn.constructor("return globalThis")(); } catch (e) {}
@@ -138,63 +153,112 @@ CORPUS: Final[tuple[CorpusCase, ...]] = (
          if (got) report("ESCAPED:proto ctor via " + label);
        }
        export default "contained";
-       """, _ANY_END, uses_bridge=True),
+       """,
+        _ANY_END,
+        uses_bridge=True,
+    ),
     # ------------------------------------------------------------ escapes: modules
-    _import_case("import-libc", "import the quickjs-libc modules",
-                 '["std", "os", "bjson", "qjs:std", "qjs:os", "qjs:bjson"]'),
-    _import_case("import-node-builtins", "import Node/Deno builtins",
-                 '["fs", "node:fs", "child_process", "node:child_process", "process", "net",'
-                 ' "http", "path", "module", "worker_threads", "deno:fs"]'),
-    _import_case("import-host-files", "import host files by absolute path and URL",
-                 '["/etc/passwd", "file:///etc/passwd", "/proc/self/environ", __QJ_CANARY,'
-                 ' "file://" + __QJ_CANARY]'),
-    _import_case("import-traversal", "import host files through relative traversal",
-                 '["./../../../../../../etc/passwd", "../../../../../../etc/passwd",'
-                 ' "./%2e%2e/%2e%2e/etc/passwd", "./..\\\\..\\\\etc\\\\passwd",'
-                 ' "./" + "../".repeat(40) + __QJ_CANARY]'),
-    _c("import-static-std", "escape", "statically import the quickjs-libc std module",
-       """
+    _import_case(
+        "import-libc",
+        "import the quickjs-libc modules",
+        '["std", "os", "bjson", "qjs:std", "qjs:os", "qjs:bjson"]',
+    ),
+    _import_case(
+        "import-node-builtins",
+        "import Node/Deno builtins",
+        '["fs", "node:fs", "child_process", "node:child_process", "process", "net",'
+        ' "http", "path", "module", "worker_threads", "deno:fs"]',
+    ),
+    _import_case(
+        "import-host-files",
+        "import host files by absolute path and URL",
+        '["/etc/passwd", "file:///etc/passwd", "/proc/self/environ", __QJ_CANARY,'
+        ' "file://" + __QJ_CANARY]',
+    ),
+    _import_case(
+        "import-traversal",
+        "import host files through relative traversal",
+        '["./../../../../../../etc/passwd", "../../../../../../etc/passwd",'
+        ' "./%2e%2e/%2e%2e/etc/passwd", "./..\\\\..\\\\etc\\\\passwd",'
+        ' "./" + "../".repeat(40) + __QJ_CANARY]',
+    ),
+    _c(
+        "import-static-std",
+        "escape",
+        "statically import the quickjs-libc std module",
+        """
        import * as std from "std";
        report("ESCAPED:static import std " + Object.keys(std));
-       """, frozenset({"link_error", "error"})),
-    _c("import-static-os", "escape", "statically import the quickjs-libc os module",
-       """
+       """,
+        frozenset({"link_error", "error"}),
+    ),
+    _c(
+        "import-static-os",
+        "escape",
+        "statically import the quickjs-libc os module",
+        """
        import * as os from "os";
        report("ESCAPED:static import os " + Object.keys(os));
-       """, frozenset({"link_error", "error"})),
+       """,
+        frozenset({"link_error", "error"}),
+    ),
     # ------------------------------------------------------------ escapes: globals
-    _global_case("globals-libc", "find quickjs-libc globals",
-                 '["std", "os", "scriptArgs", "print", "__loadScript", "bjson", "gc",'
-                 ' "__date_clock"]'),
-    _global_case("globals-node", "find Node/Deno/Bun globals",
-                 '["require", "process", "Buffer", "module", "exports", "__filename",'
-                 ' "__dirname", "Deno", "Bun", "global"]'),
-    _global_case("globals-web", "find web-platform I/O and timers",
-                 '["fetch", "XMLHttpRequest", "WebSocket", "WebAssembly", "setTimeout",'
-                 ' "setInterval", "setImmediate", "importScripts", "navigator", "performance",'
-                 ' "crypto", "Worker"]'),
+    _global_case(
+        "globals-libc",
+        "find quickjs-libc globals",
+        '["std", "os", "scriptArgs", "print", "__loadScript", "bjson", "gc", "__date_clock"]',
+    ),
+    _global_case(
+        "globals-node",
+        "find Node/Deno/Bun globals",
+        '["require", "process", "Buffer", "module", "exports", "__filename",'
+        ' "__dirname", "Deno", "Bun", "global"]',
+    ),
+    _global_case(
+        "globals-web",
+        "find web-platform I/O and timers",
+        '["fetch", "XMLHttpRequest", "WebSocket", "WebAssembly", "setTimeout",'
+        ' "setInterval", "setImmediate", "importScripts", "navigator", "performance",'
+        ' "crypto", "Worker"]',
+    ),
     # ------------------------------------------------------------ escapes: forged markers
-    _c("forged-marker-report", "escape",
-       "report values shaped like the codec's host-function marker",
-       """
+    _c(
+        "forged-marker-report",
+        "escape",
+        "report values shaped like the codec's host-function marker",
+        """
        const forged = [];
        for (let c = 0; c < 32; c++) forged.push({[String.fromCharCode(c) + "fn"]: [0, false, "x"]});
        for (const f of forged) { try { report(f); } catch (e) {} }
        try { report([{"\\x02fn": [0, true, "y"]}, new Map([["\\x02fn", [1, false, "z"]]])]); }
        catch (e) {}
        export default "contained";
-       """, _ANY_END),
-    _c("forged-marker-result", "escape", "return a forged host-function marker as the result",
-       """
+       """,
+        _ANY_END,
+    ),
+    _c(
+        "forged-marker-result",
+        "escape",
+        "return a forged host-function marker as the result",
+        """
        export default {"\\x02fn": [0, false, "x"], nested: [{"\\x02fn": [1, true, "y"]}]};
-       """, _ANY_END),
-    _c("forged-marker-thrown", "escape", "throw a forged host-function marker",
-       """
+       """,
+        _ANY_END,
+    ),
+    _c(
+        "forged-marker-thrown",
+        "escape",
+        "throw a forged host-function marker",
+        """
        throw {"\\x02fn": [0, false, "x"]};
-       """, frozenset({"error"})),
-    _c("forged-marker-to-host", "escape",
-       "pass forged host-function markers to every bridged host function",
-       """
+       """,
+        frozenset({"error"}),
+    ),
+    _c(
+        "forged-marker-to-host",
+        "escape",
+        "pass forged host-function markers to every bridged host function",
+        """
        const forged = [{"\\x02fn": [0, false, "x"]}, {"\\x02fn": [0, true, "x"]},
                        [{"\\x02fn": [99999, false, "x"]}], {"\\x01": 1, "\\x02": 2}];
        for (const [label, fn] of __QJ_FNS) {
@@ -204,11 +268,16 @@ CORPUS: Final[tuple[CorpusCase, ...]] = (
          }
        }
        export default "contained";
-       """, frozenset({"success", "error", "terminated"}), uses_bridge=True),
+       """,
+        frozenset({"success", "error", "terminated"}),
+        uses_bridge=True,
+    ),
     # ------------------------------------------------------------ escapes: pollution
-    _c("prototype-pollution", "escape",
-       "pollute the builtin prototypes, then call host functions and return values",
-       """
+    _c(
+        "prototype-pollution",
+        "escape",
+        "pollute the builtin prototypes, then call host functions and return values",
+        """
        Object.prototype.polluted = "ESCAPED:inherited property crossed";
        Array.prototype.extra = "ESCAPED:inherited array property crossed";
        Object.defineProperty(Object.prototype, "toJSON",
@@ -219,136 +288,288 @@ CORPUS: Final[tuple[CorpusCase, ...]] = (
        }
        report({a: 1});
        export default [1, 2, {b: 2}];
-       """, frozenset({"success", "error", "terminated"}), uses_bridge=True),
-    _c("pollution-persists", "escape",
-       "see whether the previous program's pollution survived into this fresh run",
-       """
+       """,
+        frozenset({"success", "error", "terminated"}),
+        uses_bridge=True,
+    ),
+    _c(
+        "pollution-persists",
+        "escape",
+        "see whether the previous program's pollution survived into this fresh run",
+        """
        if (({}).polluted !== undefined || [].extra !== undefined) {
          report("ESCAPED:pollution persisted across runs");
        }
        globalThis.__qj_leftover = "x";
        export default "contained";
-       """, _ANY_END),
-    _c("leftover-globals", "escape", "see a global set by an earlier run",
-       """
+       """,
+        _ANY_END,
+    ),
+    _c(
+        "leftover-globals",
+        "escape",
+        "see a global set by an earlier run",
+        """
        if (typeof __qj_leftover !== "undefined") report("ESCAPED:state persisted across runs");
        export default "contained";
-       """, _ANY_END),
-    _c("transfer-hooks", "escape",
-       "return values whose getters, proxies and toPrimitive hooks run during transfer",
-       """
+       """,
+        _ANY_END,
+    ),
+    _c(
+        "transfer-hooks",
+        "escape",
+        "return values whose getters, proxies and toPrimitive hooks run during transfer",
+        """
        const trap = new Proxy({}, {ownKeys() { throw new Error("trap"); },
                                    get() { return "ESCAPED:proxy read by host"; }});
        try { report(trap); } catch (e) {}
        try { report({[Symbol.toPrimitive]() { return "ESCAPED:toPrimitive"; }}); } catch (e) {}
        export default {get x() { throw new Error("getter"); }};
-       """, _ANY_END),
+       """,
+        _ANY_END,
+    ),
     # ------------------------------------------------------------ memory bombs
-    _c("memory-array-push", "memory", "grow an array of arrays without bound",
-       "const a = []; while (true) a.push(new Array(1e5).fill(1.5));", _OOM),
-    _c("memory-typed-arrays", "memory", "allocate 8 MiB typed arrays without bound",
-       "const a = []; while (true) a.push(new Uint8Array(8 << 20));", _OOM),
-    _c("memory-map-growth", "memory", "grow a Map of objects without bound",
-       "const m = new Map(); let i = 0; while (true) m.set(i++, {i, s: 'v' + i});", _OOM),
-    _c("memory-string-doubling", "memory", "double a string until something gives",
-       "let s = 'x'; while (true) s += s;", _OOM),
-    _c("memory-huge-buffer", "memory", "ask for 2 GiB and 1e9-element buffers at once",
-       """
+    _c(
+        "memory-array-push",
+        "memory",
+        "grow an array of arrays without bound",
+        "const a = []; while (true) a.push(new Array(1e5).fill(1.5));",
+        _OOM,
+    ),
+    _c(
+        "memory-typed-arrays",
+        "memory",
+        "allocate 8 MiB typed arrays without bound",
+        "const a = []; while (true) a.push(new Uint8Array(8 << 20));",
+        _OOM,
+    ),
+    _c(
+        "memory-map-growth",
+        "memory",
+        "grow a Map of objects without bound",
+        "const m = new Map(); let i = 0; while (true) m.set(i++, {i, s: 'v' + i});",
+        _OOM,
+    ),
+    _c(
+        "memory-string-doubling",
+        "memory",
+        "double a string until something gives",
+        "let s = 'x'; while (true) s += s;",
+        _OOM,
+    ),
+    _c(
+        "memory-huge-buffer",
+        "memory",
+        "ask for 2 GiB and 1e9-element buffers at once",
+        """
        const out = [];
        out.push(new ArrayBuffer(2 ** 31));
        out.push(new Float64Array(1e9));
        export default out.length;
-       """, _OOM),
-    _c("memory-catch-and-retry", "memory", "catch out-of-memory errors and keep allocating",
-       """
+       """,
+        _OOM,
+    ),
+    _c(
+        "memory-catch-and-retry",
+        "memory",
+        "catch out-of-memory errors and keep allocating",
+        """
        const keep = [];
        for (;;) {
          try { for (;;) keep.push(new Array(1e5).fill(keep.length)); }
          catch (e) { keep.push(String(e)); }
        }
-       """, _OOM),
-    _c("memory-generator-spread", "memory", "spread an infinite generator",
-       "export default [...(function* () { for (;;) yield 1; })()].length;", _OOM),
-    _c("memory-giant-result", "memory", "return a result far larger than the guest memory",
-       "export default 'x'.repeat(2 ** 28);", _OOM),
+       """,
+        _OOM,
+    ),
+    _c(
+        "memory-generator-spread",
+        "memory",
+        "spread an infinite generator",
+        "export default [...(function* () { for (;;) yield 1; })()].length;",
+        _OOM,
+    ),
+    _c(
+        "memory-giant-result",
+        "memory",
+        "return a result far larger than the guest memory",
+        "export default 'x'.repeat(2 ** 28);",
+        _OOM,
+    ),
     # ------------------------------------------------------------ CPU hogs
     _c("cpu-busy-loop", "cpu", "spin forever", "for (;;) {}", _TIMEOUT),
-    _c("cpu-finally-continue", "cpu", "spin in a loop whose finally restarts it",
-       "while (true) { try { for (;;) {} } finally { continue; } }", _TIMEOUT),
-    _c("cpu-catch-everything", "cpu", "catch whatever stops the loop and spin again",
-       "while (true) { try { while (true) {} } catch (e) {} }", _TIMEOUT),
-    _c("cpu-catastrophic-regex", "cpu", "run a catastrophically backtracking regex",
-       "export default /^(a+)+$/.test('a'.repeat(48) + 'b');", _TIMEOUT),
-    _c("cpu-await-loop", "cpu", "spin on awaited microtasks",
-       "async function f() { for (;;) await null; } export default await f();", _TIMEOUT),
-    _c("cpu-sort-comparator", "cpu", "sort with a comparator that never returns",
-       "export default [3, 1, 2].sort(() => { for (;;) {} });", _TIMEOUT),
-    _c("cpu-host-call-loop", "cpu", "call the bridged host functions in an endless loop",
-       """
+    _c(
+        "cpu-finally-continue",
+        "cpu",
+        "spin in a loop whose finally restarts it",
+        "while (true) { try { for (;;) {} } finally { continue; } }",
+        _TIMEOUT,
+    ),
+    _c(
+        "cpu-catch-everything",
+        "cpu",
+        "catch whatever stops the loop and spin again",
+        "while (true) { try { while (true) {} } catch (e) {} }",
+        _TIMEOUT,
+    ),
+    _c(
+        "cpu-catastrophic-regex",
+        "cpu",
+        "run a catastrophically backtracking regex",
+        "export default /^(a+)+$/.test('a'.repeat(48) + 'b');",
+        _TIMEOUT,
+    ),
+    _c(
+        "cpu-await-loop",
+        "cpu",
+        "spin on awaited microtasks",
+        "async function f() { for (;;) await null; } export default await f();",
+        _TIMEOUT,
+    ),
+    _c(
+        "cpu-sort-comparator",
+        "cpu",
+        "sort with a comparator that never returns",
+        "export default [3, 1, 2].sort(() => { for (;;) {} });",
+        _TIMEOUT,
+    ),
+    _c(
+        "cpu-host-call-loop",
+        "cpu",
+        "call the bridged host functions in an endless loop",
+        """
        if (__QJ_FNS.length === 0) for (;;) {}
        for (;;) for (const [label, fn] of __QJ_FNS) { try { fn(); } catch (e) {} }
-       """, frozenset({"terminated", "error", "memory"}), uses_bridge=True),
+       """,
+        frozenset({"terminated", "error", "memory"}),
+        uses_bridge=True,
+    ),
     # ------------------------------------------------------------ deep recursion
-    _c("recursion-plain", "recursion", "recurse without a base case",
-       "function f() { return f() + 1; } export default f();", frozenset({"error"})),
-    _c("recursion-caught", "recursion", "catch the stack overflow and carry on",
-       """
+    _c(
+        "recursion-plain",
+        "recursion",
+        "recurse without a base case",
+        "function f() { return f() + 1; } export default f();",
+        frozenset({"error"}),
+    ),
+    _c(
+        "recursion-caught",
+        "recursion",
+        "catch the stack overflow and carry on",
+        """
        function f(n) { return f(n + 1) + 1; }
        let msg = "";
        try { f(0); } catch (e) { msg = e.name; }
        export default msg;
-       """, frozenset({"success"})),
-    _c("recursion-in-catch", "recursion", "recurse again inside every catch handler",
-       "function f() { try { return f(); } catch (e) { return f(); } } export default f();",
-       frozenset({"error", "terminated"})),
-    _c("recursion-json-parse", "recursion", "parse a million nested brackets",
-       "export default JSON.parse('['.repeat(1e6));", frozenset({"error", "memory"})),
-    _c("recursion-proxy-get", "recursion", "recurse through a Proxy get trap",
-       """
+       """,
+        frozenset({"success"}),
+    ),
+    _c(
+        "recursion-in-catch",
+        "recursion",
+        "recurse again inside every catch handler",
+        "function f() { try { return f(); } catch (e) { return f(); } } export default f();",
+        frozenset({"error", "terminated"}),
+    ),
+    _c(
+        "recursion-json-parse",
+        "recursion",
+        "parse a million nested brackets",
+        "export default JSON.parse('['.repeat(1e6));",
+        frozenset({"error", "memory"}),
+    ),
+    _c(
+        "recursion-proxy-get",
+        "recursion",
+        "recurse through a Proxy get trap",
+        """
        const p = new Proxy({}, {get(t, k, r) { return r[k]; }});
        export default p.x;
-       """, frozenset({"error"})),
-    _c("recursion-tojson", "recursion", "recurse through toJSON during JSON.stringify",
-       "const o = {toJSON() { return JSON.stringify(o); }}; export default JSON.stringify(o);",
-       frozenset({"error"})),
-    _c("recursion-deep-result", "recursion", "return a value nested 100,000 levels deep",
-       "let o = []; for (let i = 0; i < 1e5; i++) o = [o]; export default o;",
-       frozenset({"error", "memory"})),
-    _c("recursion-deep-to-host", "recursion",
-       "pass a value nested 100,000 levels deep to every bridged host function",
-       """
+       """,
+        frozenset({"error"}),
+    ),
+    _c(
+        "recursion-tojson",
+        "recursion",
+        "recurse through toJSON during JSON.stringify",
+        "const o = {toJSON() { return JSON.stringify(o); }}; export default JSON.stringify(o);",
+        frozenset({"error"}),
+    ),
+    _c(
+        "recursion-deep-result",
+        "recursion",
+        "return a value nested 100,000 levels deep",
+        "let o = []; for (let i = 0; i < 1e5; i++) o = [o]; export default o;",
+        frozenset({"error", "memory"}),
+    ),
+    _c(
+        "recursion-deep-to-host",
+        "recursion",
+        "pass a value nested 100,000 levels deep to every bridged host function",
+        """
        let o = []; for (let i = 0; i < 1e5; i++) o = [o];
        for (const [label, fn] of __QJ_FNS) { try { await fn(o); } catch (e) {} }
        export default "contained";
-       """, frozenset({"success", "error", "memory", "terminated"}), uses_bridge=True),
+       """,
+        frozenset({"success", "error", "memory", "terminated"}),
+        uses_bridge=True,
+    ),
     # ------------------------------------------------------------ floods
-    _c("flood-logs", "flood", "log a hundred thousand lines",
-       "for (let i = 0; i < 1e5; i++) console.log('x'.repeat(100), i); export default 1;",
-       frozenset({"success", "terminated"})),
-    _c("flood-big-logs", "flood", "log one-megabyte strings",
-       "const s = 'x'.repeat(1 << 20); for (let i = 0; i < 64; i++) console.error(s);"
-       " export default 1;",
-       frozenset({"success", "terminated", "memory"})),
-    _c("flood-reports", "flood", "report a million values",
-       "for (let i = 0; i < 1e6; i++) report(i); export default 1;",
-       frozenset({"error", "success", "terminated"})),
-    _c("flood-big-reports", "flood", "report one-megabyte strings",
-       "const s = 'x'.repeat(1 << 20); for (let i = 0; i < 64; i++) report(s);",
-       frozenset({"error", "success", "terminated", "memory"})),
-    _c("flood-rejections", "flood", "leave ten thousand promise rejections unhandled",
-       "for (let i = 0; i < 1e4; i++) Promise.reject(new Error('r' + i)); export default 1;",
-       frozenset({"success", "terminated"})),
-    _c("flood-host-calls", "flood", "call every bridged host function 100,000 times",
-       """
+    _c(
+        "flood-logs",
+        "flood",
+        "log a hundred thousand lines",
+        "for (let i = 0; i < 1e5; i++) console.log('x'.repeat(100), i); export default 1;",
+        frozenset({"success", "terminated"}),
+    ),
+    _c(
+        "flood-big-logs",
+        "flood",
+        "log one-megabyte strings",
+        "const s = 'x'.repeat(1 << 20); for (let i = 0; i < 64; i++) console.error(s);"
+        " export default 1;",
+        frozenset({"success", "terminated", "memory"}),
+    ),
+    _c(
+        "flood-reports",
+        "flood",
+        "report a million values",
+        "for (let i = 0; i < 1e6; i++) report(i); export default 1;",
+        frozenset({"error", "success", "terminated"}),
+    ),
+    _c(
+        "flood-big-reports",
+        "flood",
+        "report one-megabyte strings",
+        "const s = 'x'.repeat(1 << 20); for (let i = 0; i < 64; i++) report(s);",
+        frozenset({"error", "success", "terminated", "memory"}),
+    ),
+    _c(
+        "flood-rejections",
+        "flood",
+        "leave ten thousand promise rejections unhandled",
+        "for (let i = 0; i < 1e4; i++) Promise.reject(new Error('r' + i)); export default 1;",
+        frozenset({"success", "terminated"}),
+    ),
+    _c(
+        "flood-host-calls",
+        "flood",
+        "call every bridged host function 100,000 times",
+        """
        let refused = 0;
        for (const [label, fn] of __QJ_FNS) {
          for (let i = 0; i < 1e5; i++) { try { fn(); } catch (e) { refused++; } }
        }
        export default refused;
-       """, frozenset({"success", "error", "terminated", "memory"}), uses_bridge=True),
-    _c("flood-host-calls-in-flight", "flood",
-       "start ten thousand concurrent calls of every bridged host function",
-       """
+       """,
+        frozenset({"success", "error", "terminated", "memory"}),
+        uses_bridge=True,
+    ),
+    _c(
+        "flood-host-calls-in-flight",
+        "flood",
+        "start ten thousand concurrent calls of every bridged host function",
+        """
        for (const [label, fn] of __QJ_FNS) {
          const calls = [];
          for (let i = 0; i < 1e4; i++) {
@@ -357,27 +578,46 @@ CORPUS: Final[tuple[CorpusCase, ...]] = (
          await Promise.all(calls);
        }
        export default "done";
-       """, frozenset({"success", "error", "terminated", "memory"}), uses_bridge=True),
+       """,
+        frozenset({"success", "error", "terminated", "memory"}),
+        uses_bridge=True,
+    ),
     # ------------------------------------------------------------ information leaks
-    _c("leak-error-stack", "leak", "read the stack of an error for host paths",
-       """
+    _c(
+        "leak-error-stack",
+        "leak",
+        "read the stack of an error for host paths",
+        """
        function inner() { return new Error("where am I"); }
        const e = inner();
        report({leak: e.stack, file: e.fileName ?? null, line: e.lineNumber ?? null});
        throw e;
-       """, frozenset({"error"})),
-    _c("leak-import-meta", "leak", "read import.meta for the host path of the module",
-       "export default {leak: JSON.stringify(import.meta) + String(import.meta.url)};",
-       _ANY_END),
-    _c("leak-host-function-source", "leak",
-       "stringify every bridged host function for host source or paths",
-       """
+       """,
+        frozenset({"error"}),
+    ),
+    _c(
+        "leak-import-meta",
+        "leak",
+        "read import.meta for the host path of the module",
+        "export default {leak: JSON.stringify(import.meta) + String(import.meta.url)};",
+        _ANY_END,
+    ),
+    _c(
+        "leak-host-function-source",
+        "leak",
+        "stringify every bridged host function for host source or paths",
+        """
        export default {leak: __QJ_FNS.map(([label, fn]) => label + ": " + String(fn) + " "
          + JSON.stringify(Object.getOwnPropertyNames(fn)))};
-       """, _ANY_END, uses_bridge=True),
-    _c("leak-host-errors", "leak",
-       "make every bridged host function fail and read its errors for host details",
-       """
+       """,
+        _ANY_END,
+        uses_bridge=True,
+    ),
+    _c(
+        "leak-host-errors",
+        "leak",
+        "make every bridged host function fail and read its errors for host details",
+        """
        const bad = [undefined, null, 1e308, "", "/", "../../..", "\\u0000", {}, [], -1];
        const leak = [];
        for (const [label, fn] of __QJ_FNS) {
@@ -386,9 +626,15 @@ CORPUS: Final[tuple[CorpusCase, ...]] = (
          }
        }
        export default {leak};
-       """, frozenset({"success", "error", "terminated"}), uses_bridge=True),
-    _c("leak-engine-errors", "leak", "trigger engine errors and read their messages",
-       """
+       """,
+        frozenset({"success", "error", "terminated"}),
+        uses_bridge=True,
+    ),
+    _c(
+        "leak-engine-errors",
+        "leak",
+        "trigger engine errors and read their messages",
+        """
        const leak = [];
        for (const f of [() => null.x, () => undefinedName, () => new Array(-1),
                         () => JSON.parse("{"), () => decodeURIComponent("%"),
@@ -396,9 +642,14 @@ CORPUS: Final[tuple[CorpusCase, ...]] = (
          try { f(); } catch (e) { leak.push(e.name + ": " + e.message + "\\n" + e.stack); }
        }
        export default {leak};
-       """, _ANY_END),
-    _c("leak-environment", "leak", "look for environment, argv and clock details",
-       """
+       """,
+        _ANY_END,
+    ),
+    _c(
+        "leak-environment",
+        "leak",
+        "look for environment, argv and clock details",
+        """
        const found = [];
        for (const n of ["process", "Deno", "Bun", "scriptArgs", "std", "os", "environ"]) {
          try { const v = globalThis[n]; if (v !== undefined && !__QJ_GLOBALS.includes(n))
@@ -407,5 +658,7 @@ CORPUS: Final[tuple[CorpusCase, ...]] = (
        if (found.length) report("ESCAPED:environment via " + found.join(","));
        export default {leak: [typeof Intl === "undefined" ? null
          : Intl.DateTimeFormat().resolvedOptions().timeZone]};
-       """, _ANY_END),
+       """,
+        _ANY_END,
+    ),
 )

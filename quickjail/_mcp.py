@@ -22,8 +22,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-import bridge
-import sandbox
+from quickjail import bridge, sandbox
 from quickjail._cli import _version, result_to_json
 
 __all__ = ["TOOL_NAME", "ServerOptions", "build_server", "input_schema", "serve"]
@@ -58,7 +57,7 @@ def input_schema() -> dict[str, Any]:
             "code": {
                 "type": "string",
                 "description": "Source of an ES module. Its default export is the result; "
-                               "a function export is called with `args` and awaited.",
+                "a function export is called with `args` and awaited.",
             },
             "language": {
                 "type": "string",
@@ -126,8 +125,10 @@ def _parse_call(arguments: Mapping[str, Any] | None, options: ServerOptions) -> 
     args = dict(arguments or {})
     unknown = sorted(set(args) - _ARGUMENTS)
     if unknown:
-        raise _BadArguments(f"unknown argument(s) {', '.join(unknown)}; the arguments are "
-                            f"{', '.join(sorted(_ARGUMENTS))}")
+        raise _BadArguments(
+            f"unknown argument(s) {', '.join(unknown)}; the arguments are "
+            f"{', '.join(sorted(_ARGUMENTS))}"
+        )
     code = args.get("code")
     if not isinstance(code, str):
         raise _BadArguments("`code` is required and must be a string of JS/TS source")
@@ -141,8 +142,11 @@ def _parse_call(arguments: Mapping[str, Any] | None, options: ServerOptions) -> 
     if call_args is not None and not isinstance(call_args, list):
         raise _BadArguments("`args` must be an array")
     timeout = args.get("timeout", options.timeout)
-    if (not isinstance(timeout, int | float) or isinstance(timeout, bool)
-            or not (timeout > 0 and math.isfinite(timeout))):
+    if (
+        not isinstance(timeout, int | float)
+        or isinstance(timeout, bool)
+        or not (timeout > 0 and math.isfinite(timeout))
+    ):
         raise _BadArguments("`timeout` must be a positive number of seconds")
     execute: dict[str, Any] | None = None
     if fn is not None or call_args is not None:
@@ -175,20 +179,26 @@ class _RunCodeTool:
             description=_description(options),
             input_schema=input_schema(),
             annotations=types.ToolAnnotations(
-                read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                read_only_hint=True,
+                destructive_hint=False,
+                idempotent_hint=True,
                 open_world_hint=False,
             ),
         )
 
-    async def list_tools(self, ctx: ServerRequestContext[Any],
-                         params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[self._tool])
 
-    async def call_tool(self, ctx: ServerRequestContext[Any],
-                        params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         if params.name != TOOL_NAME:
-            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}; "
-                                                 f"this server has only {TOOL_NAME!r}")
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"unknown tool {params.name!r}; this server has only {TOOL_NAME!r}",
+            )
         try:
             call = _parse_call(params.arguments, self._options)
             run_options: dict[str, Any] = {
@@ -203,11 +213,17 @@ class _RunCodeTool:
                 run_options["imports"] = {"fs": self._fs}
             execution = sandbox.run_code(call.code, **run_options)
         except (TypeError, ValueError) as exc:  # includes _BadArguments and TransferError
-            return _text_result({
-                "status": "invalid_arguments", "result": None,
-                "error": {"name": type(exc).__name__.lstrip("_"), "message": str(exc)},
-                "reason": None, "reports": [], "logs": [],
-            }, True)
+            return _text_result(
+                {
+                    "status": "invalid_arguments",
+                    "result": None,
+                    "error": {"name": type(exc).__name__.lstrip("_"), "message": str(exc)},
+                    "reason": None,
+                    "reports": [],
+                    "logs": [],
+                },
+                True,
+            )
         result = await execution
         full = result_to_json(result)
         data = {key: full[key] for key in ("status", "result", "error", "reason", "reports")}
@@ -239,8 +255,11 @@ def build_server(options: ServerOptions, fs: bridge.ReadOnlyDir | None = None) -
 
 async def _serve(options: ServerOptions) -> None:
     with contextlib.ExitStack() as stack:
-        fs = (stack.enter_context(bridge.ReadOnlyDir(options.allow_read))
-              if options.allow_read is not None else None)
+        fs = (
+            stack.enter_context(bridge.ReadOnlyDir(options.allow_read))
+            if options.allow_read is not None
+            else None
+        )
         server = build_server(options, fs)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

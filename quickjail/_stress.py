@@ -51,8 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-import bridge
-import sandbox
+from quickjail import bridge, sandbox
 from quickjail._corpus import CORPUS, ESCAPE_MARKER, CorpusCase
 
 if TYPE_CHECKING:
@@ -74,20 +73,27 @@ __all__ = [
 
 Phase = Literal["corpus", "fuzz", "host"]
 ViolationKind = Literal[
-    "escape", "canary", "leak", "outcome", "host-exception", "time", "memory", "limits",
-    "threads", "hang",
+    "escape",
+    "canary",
+    "leak",
+    "outcome",
+    "host-exception",
+    "time",
+    "memory",
+    "limits",
+    "threads",
+    "hang",
 ]
 
 DEFAULT_EXAMPLES: Final = 100
 DEFAULT_TIMEOUT: Final = 2.0
 DEFAULT_MEMORY: Final = 64 * 2**20
-TIME_MARGIN: Final = 1.0          # seconds a run may take past its timeout
-HARD_MARGIN: Final = 5.0          # past timeout + margin the watchdog stops waiting
-RSS_MARGIN: Final = 256 * 2**20   # host RSS growth allowed on top of the guest memory limit
+TIME_MARGIN: Final = 1.0  # seconds a run may take past its timeout
+HARD_MARGIN: Final = 5.0  # past timeout + margin the watchdog stops waiting
+RSS_MARGIN: Final = 256 * 2**20  # host RSS growth allowed on top of the guest memory limit
 _THREAD_GRACE: Final = 3.0
 _SHOW: Final = 240
-_CONFIG_KEYS: Final = frozenset({"imports", "globals", "limits", "timeout",
-                                 "memory_limit_bytes"})
+_CONFIG_KEYS: Final = frozenset({"imports", "globals", "limits", "timeout", "memory_limit_bytes"})
 _POOL_THREAD: Final = "quickjail-worker"
 _RUN_THREAD: Final = "quickjail-stress-run"
 
@@ -197,20 +203,32 @@ class StressReport:
         rows = []
         for phase in ("corpus", "fuzz", "host"):
             cases = [c for c in self.cases if c.phase == phase]
-            rows.append(PhaseSummary(
-                phase, len(cases), sum(c.passed for c in cases),
-                sum(len(c.violations) for c in cases), sum(c.skipped is not None for c in cases)))
+            rows.append(
+                PhaseSummary(
+                    phase,
+                    len(cases),
+                    sum(c.passed for c in cases),
+                    sum(len(c.violations) for c in cases),
+                    sum(c.skipped is not None for c in cases),
+                )
+            )
         return rows
 
     def format_table(self) -> str:
         """The summary as a plain-text table."""
         head = ("phase", "cases", "passed", "violations", "skipped")
-        rows = [(r.phase, str(r.cases), str(r.passed), str(r.violations), str(r.skipped))
-                for r in self.summary()]
+        rows = [
+            (r.phase, str(r.cases), str(r.passed), str(r.violations), str(r.skipped))
+            for r in self.summary()
+        ]
         widths = [max(len(x[i]) for x in (head, *rows)) for i in range(len(head))]
-        lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w)
-                           for i, (h, w) in enumerate(zip(row, widths, strict=True)))
-                 for row in (head, *rows)]
+        lines = [
+            "  ".join(
+                h.ljust(w) if i == 0 else h.rjust(w)
+                for i, (h, w) in enumerate(zip(row, widths, strict=True))
+            )
+            for row in (head, *rows)
+        ]
         lines.insert(1, "  ".join("-" * w for w in widths))
         return "\n".join(lines)
 
@@ -220,37 +238,55 @@ class StressReport:
         if found:
             listed = "\n".join(f"  {v}" for v in found)
             raise AssertionError(
-                f"quickjail stress found {len(found)} violation(s) (seed {self.seed}):\n{listed}")
+                f"quickjail stress found {len(found)} violation(s) (seed {self.seed}):\n{listed}"
+            )
 
     def to_junit_xml(self) -> bytes:
         """The report as JUnit XML: one testcase per corpus case and per fuzzed function."""
-        root = ET.Element("testsuites", name="quickjail stress", tests=str(len(self.cases)),
-                          failures=str(sum(not c.passed and c.skipped is None
-                                           for c in self.cases)),
-                          time=f"{self.duration_s:.3f}")
+        root = ET.Element(
+            "testsuites",
+            name="quickjail stress",
+            tests=str(len(self.cases)),
+            failures=str(sum(not c.passed and c.skipped is None for c in self.cases)),
+            time=f"{self.duration_s:.3f}",
+        )
         for phase in ("corpus", "fuzz", "host"):
             cases = [c for c in self.cases if c.phase == phase]
             suite = ET.SubElement(
-                root, "testsuite", name=f"quickjail.stress.{phase}", tests=str(len(cases)),
-                failures=str(sum(bool(c.violations) for c in cases)), errors="0",
+                root,
+                "testsuite",
+                name=f"quickjail.stress.{phase}",
+                tests=str(len(cases)),
+                failures=str(sum(bool(c.violations) for c in cases)),
+                errors="0",
                 skipped=str(sum(c.skipped is not None for c in cases)),
-                time=f"{sum(c.duration_s for c in cases):.3f}")
+                time=f"{sum(c.duration_s for c in cases):.3f}",
+            )
             if phase == "fuzz":
                 props = ET.SubElement(suite, "properties")
                 for name, value in (("seed", self.seed), ("examples", self.examples)):
                     ET.SubElement(props, "property", name=name, value=str(value))
             for case in cases:
-                tc = ET.SubElement(suite, "testcase", classname=case.group,
-                                   name=_xml_text(case.name), time=f"{case.duration_s:.3f}")
+                tc = ET.SubElement(
+                    suite,
+                    "testcase",
+                    classname=case.group,
+                    name=_xml_text(case.name),
+                    time=f"{case.duration_s:.3f}",
+                )
                 if case.skipped is not None:
                     ET.SubElement(tc, "skipped", message=_xml_text(case.skipped))
                 if case.violations:
                     kinds = sorted({v.kind for v in case.violations})
                     first = case.violations[0]
                     failure = ET.SubElement(
-                        tc, "failure", type=",".join(kinds),
-                        message=_xml_text(f"{len(case.violations)} violation(s): "
-                                          f"{first.kind}: {first.message}"))
+                        tc,
+                        "failure",
+                        type=",".join(kinds),
+                        message=_xml_text(
+                            f"{len(case.violations)} violation(s): {first.kind}: {first.message}"
+                        ),
+                    )
                     failure.text = _xml_text("\n".join(str(v) for v in case.violations))
         ET.indent(root)
         return bytes(ET.tostring(root, encoding="utf-8", xml_declaration=True))
@@ -265,8 +301,12 @@ def _xml_text(text: str) -> str:
     out = []
     for ch in text:
         o = ord(ch)
-        if (o in (0x9, 0xA, 0xD) or 0x20 <= o <= 0xD7FF or 0xE000 <= o <= 0xFFFD
-                or 0x10000 <= o <= 0x10FFFF):
+        if (
+            o in (0x9, 0xA, 0xD)
+            or 0x20 <= o <= 0xD7FF
+            or 0xE000 <= o <= 0xFFFD
+            or 0x10000 <= o <= 0x10FFFF
+        ):
             out.append(ch)
         else:
             out.append(f"\\u{o:04x}")
@@ -318,7 +358,8 @@ def load_bridge(spec: str) -> dict[str, Any]:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise StressConfigError(
-            f"--bridge {spec!r} is not MODULE:CALLABLE; e.g. --bridge my_pkg.bridges:make")
+            f"--bridge {spec!r} is not MODULE:CALLABLE; e.g. --bridge my_pkg.bridges:make"
+        )
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
@@ -327,7 +368,8 @@ def load_bridge(spec: str) -> dict[str, Any]:
     except Exception as exc:
         raise StressConfigError(
             f"cannot import {module_name!r} ({type(exc).__name__}: {exc}); check the module "
-            "path and that it is importable from the current directory") from exc
+            "path and that it is importable from the current directory"
+        ) from exc
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
@@ -338,11 +380,13 @@ def load_bridge(spec: str) -> dict[str, Any]:
             obj = obj()
         except Exception as exc:
             raise StressConfigError(
-                f"the bridge factory {spec} raised {type(exc).__name__}: {exc}") from exc
+                f"the bridge factory {spec} raised {type(exc).__name__}: {exc}"
+            ) from exc
     if not isinstance(obj, Mapping):
         raise StressConfigError(
             f"the bridge factory {spec} returned {type(obj).__name__}; it must return a dict "
-            "with 'imports' and/or 'globals'")
+            "with 'imports' and/or 'globals'"
+        )
     return dict(obj)
 
 
@@ -353,8 +397,8 @@ class _Target:
     label: str
     fn: Callable[..., Any]
     is_async: bool
-    module: str | None          # the import's module name, or None for a global
-    keys: tuple[str, ...]       # property path inside the module namespace or globalThis
+    module: str | None  # the import's module name, or None for a global
+    keys: tuple[str, ...]  # property path inside the module namespace or globalThis
     arity: int
 
     def prelude(self) -> str:
@@ -362,8 +406,10 @@ class _Target:
         props = "".join(f"[{json.dumps(k)}]" for k in self.keys)
         if self.module is None:
             return f"const __qj_target = globalThis{props};\n"
-        return (f"import * as __qj_ns from {json.dumps(self.module)};\n"
-                f"const __qj_target = __qj_ns{props};\n")
+        return (
+            f"import * as __qj_ns from {json.dumps(self.module)};\n"
+            f"const __qj_target = __qj_ns{props};\n"
+        )
 
 
 @dataclass(slots=True)
@@ -391,8 +437,9 @@ def _has_callable(value: Any, depth: int = 0) -> bool:
     if callable(value) and not isinstance(value, type):
         return True
     if isinstance(value, Mapping):
-        return any(_has_callable(k, depth + 1) or _has_callable(v, depth + 1)
-                   for k, v in value.items())
+        return any(
+            _has_callable(k, depth + 1) or _has_callable(v, depth + 1) for k, v in value.items()
+        )
     if isinstance(value, list | tuple | set | frozenset):
         return any(_has_callable(v, depth + 1) for v in value)
     return False
@@ -400,8 +447,10 @@ def _has_callable(value: Any, depth: int = 0) -> bool:
 
 def _is_async(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or (
-        not inspect.isfunction(fn) and not inspect.ismethod(fn)
-        and inspect.iscoroutinefunction(type(fn).__call__))
+        not inspect.isfunction(fn)
+        and not inspect.ismethod(fn)
+        and inspect.iscoroutinefunction(type(fn).__call__)
+    )
 
 
 def _arity(fn: Callable[..., Any]) -> int:
@@ -415,6 +464,7 @@ def _arity(fn: Callable[..., Any]) -> int:
 def _wrap(fn: Callable[..., Any], label: str, probe: _Probe) -> Callable[..., Any]:
     """The function, recording its calls; signature and type hints stay visible."""
     if _is_async(fn):
+
         @functools.wraps(fn)
         async def call_async(*args: Any, **kwargs: Any) -> Any:
             probe.saw(label, args, kwargs)
@@ -463,12 +513,14 @@ class _Bridge:
 def _analyse(config: Mapping[str, Any]) -> _Bridge:
     if not isinstance(config, Mapping):
         raise StressConfigError(
-            f"the bridge configuration must be a dict, not {type(config).__name__}")
+            f"the bridge configuration must be a dict, not {type(config).__name__}"
+        )
     unknown = set(config) - _CONFIG_KEYS
     if unknown:
         raise StressConfigError(
             f"unknown bridge configuration key(s): {', '.join(sorted(map(str, unknown)))}; "
-            f"allowed: {', '.join(sorted(_CONFIG_KEYS))}")
+            f"allowed: {', '.join(sorted(_CONFIG_KEYS))}"
+        )
     imports = config.get("imports") or {}
     glob = config.get("globals") or {}
     if not isinstance(imports, Mapping) or not isinstance(glob, Mapping):
@@ -487,24 +539,28 @@ def _analyse(config: Mapping[str, Any]) -> _Bridge:
             if root is not None and root not in roots:
                 roots.append(root)
 
-    def walk(value: Any, label: str, module: str | None, keys: tuple[str, ...],
-             depth: int) -> Any:
+    def walk(value: Any, label: str, module: str | None, keys: tuple[str, ...], depth: int) -> Any:
         note_root(value)
         value = _expand(value)
         if callable(value) and not isinstance(value, type):
             note_root(getattr(value, "__self__", None))
-            targets.append(_Target(label, value, _is_async(value), module, keys,
-                                   _arity(value)))
+            targets.append(_Target(label, value, _is_async(value), module, keys, _arity(value)))
             return _wrap(value, label, probe)
         if depth < 16 and isinstance(value, Mapping):
-            return {k: walk(v, f"{label}.{k}", module, (*keys, str(k)), depth + 1)
-                    if isinstance(k, str) else v for k, v in value.items()}
+            return {
+                k: walk(v, f"{label}.{k}", module, (*keys, str(k)), depth + 1)
+                if isinstance(k, str)
+                else v
+                for k, v in value.items()
+            }
         return value
 
-    wrapped_imports = {name: walk(ns, f"imports.{name}", str(name), (), 0)
-                       for name, ns in imports.items()}
-    wrapped_globals = {name: walk(v, f"globals.{name}", None, (str(name),), 0)
-                       for name, v in glob.items()}
+    wrapped_imports = {
+        name: walk(ns, f"imports.{name}", str(name), (), 0) for name, ns in imports.items()
+    }
+    wrapped_globals = {
+        name: walk(v, f"globals.{name}", None, (str(name),), 0) for name, v in glob.items()
+    }
     return _Bridge(wrapped_imports, wrapped_globals, limits, targets, roots, probe)
 
 
@@ -560,18 +616,42 @@ class _Canary:
 
 
 _PATH_TRICKS: Final = (
-    "../../etc/passwd", "/etc/passwd", "a\0b", "%2e%2e/%2e%2e/etc/passwd", "..", "../", "./..",
-    "..\\..\\etc\\passwd", "//etc/passwd", "/proc/self/environ", "/proc/self/cmdline",
-    "file:///etc/passwd", "~/.ssh/id_rsa", "C:\\Windows\\win.ini", "....//....//etc/passwd",
-    "..%2f..%2fetc%2fpasswd", "a/../../b", ".", "/", "", " ", "\\\\?\\C:\\", "..;/",
-    "\u2025/\u2025/etc/passwd", "\uff0e\uff0e/\uff0e\uff0e/etc/passwd", "%00", "\n", "x" * 5000,
+    "../../etc/passwd",
+    "/etc/passwd",
+    "a\0b",
+    "%2e%2e/%2e%2e/etc/passwd",
+    "..",
+    "../",
+    "./..",
+    "..\\..\\etc\\passwd",
+    "//etc/passwd",
+    "/proc/self/environ",
+    "/proc/self/cmdline",
+    "file:///etc/passwd",
+    "~/.ssh/id_rsa",
+    "C:\\Windows\\win.ini",
+    "....//....//etc/passwd",
+    "..%2f..%2fetc%2fpasswd",
+    "a/../../b",
+    ".",
+    "/",
+    "",
+    " ",
+    "\\\\?\\C:\\",
+    "..;/",
+    "\u2025/\u2025/etc/passwd",
+    "\uff0e\uff0e/\uff0e\uff0e/etc/passwd",
+    "%00",
+    "\n",
+    "x" * 5000,
 )
 
 
 def _inside(path: str, root: str) -> bool:
     try:
-        return os.path.commonpath([os.path.realpath(path), os.path.realpath(root)]) == \
-            os.path.realpath(root)
+        return os.path.commonpath(
+            [os.path.realpath(path), os.path.realpath(root)]
+        ) == os.path.realpath(root)
     except ValueError:
         return False
 
@@ -591,9 +671,15 @@ def _plant_canary(roots: Sequence[str]) -> _Canary:
         with open(file, "w", encoding="utf-8") as f:
             f.write(secret)
         rel = file.lstrip("/")
-        tricks += [file, "file://" + file, "../" * 32 + rel, "./" + "../" * 32 + rel,
-                   "%2e%2e/" * 32 + rel, "..\\" * 32 + rel.replace("/", "\\"),
-                   os.path.relpath(file, os.getcwd())]
+        tricks += [
+            file,
+            "file://" + file,
+            "../" * 32 + rel,
+            "./" + "../" * 32 + rel,
+            "%2e%2e/" * 32 + rel,
+            "..\\" * 32 + rel.replace("/", "\\"),
+            os.path.relpath(file, os.getcwd()),
+        ]
         for root in roots:
             tricks += [os.path.relpath(file, root), "./" + os.path.relpath(file, root)]
         return _Canary(directory, secret, list(dict.fromkeys(tricks)))
@@ -605,8 +691,15 @@ def _plant_canary(roots: Sequence[str]) -> _Canary:
 
 def _host_strings(roots: Sequence[str], canary: _Canary) -> list[str]:
     """Host facts that must not appear in what the program sees."""
-    found = {os.getcwd(), os.path.expanduser("~"), sys.prefix, sys.base_prefix,
-             sys.exec_prefix, os.path.dirname(sys.executable), *roots}
+    found = {
+        os.getcwd(),
+        os.path.expanduser("~"),
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        os.path.dirname(sys.executable),
+        *roots,
+    }
     for module in (sandbox, bridge, sys.modules[__name__]):
         file = getattr(module, "__file__", None)
         if file:
@@ -648,8 +741,7 @@ def _result_texts(r: sandbox.CodeResult) -> list[str]:
 def _error_texts(r: sandbox.CodeResult) -> list[str]:
     """Error messages and stacks of a run, including the fuzz program's caught error."""
     caught = r.result if isinstance(r.result, Mapping) else {}
-    return [*_texts(r.error), *_texts(r.logs),
-            *_texts([caught.get("err"), caught.get("stack")])]
+    return [*_texts(r.error), *_texts(r.logs), *_texts([caught.get("err"), caught.get("stack")])]
 
 
 def _show(value: Any) -> str:
@@ -664,7 +756,7 @@ def _show(value: Any) -> str:
 class _Outcome:
     result: sandbox.CodeResult | None = None
     raised: BaseException | None = None
-    refused: Exception | None = None   # run_code refused the options (nothing ran)
+    refused: Exception | None = None  # run_code refused the options (nothing ran)
     wall: float = 0.0
     hung: bool = False
 
@@ -691,9 +783,12 @@ class _Runner:
 
     def run(self, source: str, execute: dict[str, Any] | None = None) -> _Outcome:
         options: dict[str, Any] = {
-            "imports": self.bridge.imports, "globals": self.bridge.globals,
-            "limits": self.bridge.limits, "timeout": self.timeout,
-            "memory_limit_bytes": self.memory, "language": "javascript",
+            "imports": self.bridge.imports,
+            "globals": self.bridge.globals,
+            "limits": self.bridge.limits,
+            "timeout": self.timeout,
+            "memory_limit_bytes": self.memory,
+            "language": "javascript",
         }
         if execute is not None:
             options["execute"] = execute
@@ -735,8 +830,16 @@ class _Runner:
             self.max_rss_growth = growth
             self.rss_case = case
 
-    def check(self, phase: Phase, case: str, outcome: _Outcome, inputs: str,
-              example: str | None = None, *, errors_only: bool = False) -> list[Violation]:
+    def check(
+        self,
+        phase: Phase,
+        case: str,
+        outcome: _Outcome,
+        inputs: str,
+        example: str | None = None,
+        *,
+        errors_only: bool = False,
+    ) -> list[Violation]:
         """The invariants every run shares.
 
         Args:
@@ -755,51 +858,77 @@ class _Runner:
             out.append(Violation(phase, case, kind, message, example))
 
         if outcome.hung:
-            add("hang", f"the run did not end {self.timeout + TIME_MARGIN + 2 * HARD_MARGIN:g} s "
-                        "after it started, even after terminate(): a host function blocks")
+            add(
+                "hang",
+                f"the run did not end {self.timeout + TIME_MARGIN + 2 * HARD_MARGIN:g} s "
+                "after it started, even after terminate(): a host function blocks",
+            )
             return out
         if outcome.raised is not None:
             exc = outcome.raised
-            add("host-exception", f"an exception escaped the sandbox: "
-                                  f"{type(exc).__name__}: {_show(str(exc))}")
+            add(
+                "host-exception",
+                f"an exception escaped the sandbox: {type(exc).__name__}: {_show(str(exc))}",
+            )
             return out
         if outcome.wall > self.timeout + TIME_MARGIN:
-            add("time", f"the run took {outcome.wall:.2f} s, over its timeout "
-                        f"{self.timeout:g} s + {TIME_MARGIN:g} s")
+            add(
+                "time",
+                f"the run took {outcome.wall:.2f} s, over its timeout "
+                f"{self.timeout:g} s + {TIME_MARGIN:g} s",
+            )
         r = outcome.result
         if r is None:
             return out
         limits = self.bridge.limits
         if r.metrics.peak_memory_bytes > self.memory:
-            add("memory", f"guest memory reached {r.metrics.peak_memory_bytes} bytes, over the "
-                          f"limit {self.memory}")
+            add(
+                "memory",
+                f"guest memory reached {r.metrics.peak_memory_bytes} bytes, over the "
+                f"limit {self.memory}",
+            )
         if len(r.logs) > limits.max_logs + 1:
             add("limits", f"{len(r.logs)} log entries, over max_logs {limits.max_logs}")
         if len(r.reports) > limits.max_reports:
             add("limits", f"{len(r.reports)} reports, over max_reports {limits.max_reports}")
         if r.metrics.host_calls > limits.max_host_calls:
-            add("limits", f"{r.metrics.host_calls} host calls, over max_host_calls "
-                          f"{limits.max_host_calls}")
+            add(
+                "limits",
+                f"{r.metrics.host_calls} host calls, over max_host_calls {limits.max_host_calls}",
+            )
         texts = _result_texts(r)
         if any(self.canary.secret in t for t in texts):
-            add("canary", "the canary's secret text reached the sandbox: a host function read "
-                          f"a file outside its root ({self.canary.file})")
+            add(
+                "canary",
+                "the canary's secret text reached the sandbox: a host function read "
+                f"a file outside its root ({self.canary.file})",
+            )
         scanned = _error_texts(r) if errors_only else texts
         for s in self.host_strings:
             if s not in inputs and any(s in t for t in scanned):
-                add("leak", f"host information reached the sandbox: {_show(s)} appears in what "
-                            "the program saw")
+                add(
+                    "leak",
+                    f"host information reached the sandbox: {_show(s)} appears in what "
+                    "the program saw",
+                )
                 break
-        if _has_callable([r.result, r.reports, [e.args for e in r.logs],
-                          r.error.value if r.error else None]):
-            add("escape", "a host callable came out of the sandbox (a forged function marker "
-                          "was decoded as a function)")
+        if _has_callable(
+            [r.result, r.reports, [e.args for e in r.logs], r.error.value if r.error else None]
+        ):
+            add(
+                "escape",
+                "a host callable came out of the sandbox (a forged function marker "
+                "was decoded as a function)",
+            )
         probe = self.bridge.probe
         if probe.base_exceptions:
             found = sorted(set(probe.base_exceptions))
             probe.base_exceptions.clear()
-            add("host-exception", f"{'; '.join(found)}: not an Exception, so the sandbox "
-                                  "cannot turn it into a JS error or keep it in host_errors")
+            add(
+                "host-exception",
+                f"{'; '.join(found)}: not an Exception, so the sandbox "
+                "cannot turn it into a JS error or keep it in host_errors",
+            )
         if self.bridge.probe.callable_args:
             labels = sorted(set(self.bridge.probe.callable_args))
             self.bridge.probe.callable_args.clear()
@@ -829,16 +958,18 @@ def _prelude(case: CorpusCase, b: _Bridge, canary: _Canary) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _run_corpus(runner: _Runner, notify: Callable[[Progress], None],
-                count: Callable[[], int]) -> list[TestCaseResult]:
+def _run_corpus(
+    runner: _Runner, notify: Callable[[Progress], None], count: Callable[[], int]
+) -> list[TestCaseResult]:
     results: list[TestCaseResult] = []
     total = len(CORPUS)
     notify(Progress("corpus", "start", 0, total, violations=count()))
     for i, case in enumerate(CORPUS):
         group = f"quickjail.stress.corpus.{case.category}"
         if runner.hung:
-            results.append(TestCaseResult("corpus", case.id, group, 0, 0.0,
-                                          skipped="a previous run hung"))
+            results.append(
+                TestCaseResult("corpus", case.id, group, 0, 0.0, skipped="a previous run hung")
+            )
             continue
         source = _prelude(case, runner.bridge, runner.canary) + case.source
         outcome = runner.run(source)
@@ -846,22 +977,31 @@ def _run_corpus(runner: _Runner, notify: Callable[[Progress], None],
         violations = runner.check("corpus", case.id, outcome, source)
         r = outcome.result
         if outcome.refused is not None:
-            violations.append(Violation("corpus", case.id, "outcome",
-                                        f"run_code refused the program: {outcome.refused}"))
+            violations.append(
+                Violation(
+                    "corpus", case.id, "outcome", f"run_code refused the program: {outcome.refused}"
+                )
+            )
         if r is not None:
             if r.status not in case.expect:
-                detail = r.reason if r.status == "terminated" else (str(r.error)
-                                                                    if r.error else "")
-                violations.append(Violation(
-                    "corpus", case.id, "outcome",
-                    f"ended with status {r.status!r} ({_show(detail)}), expected "
-                    f"{' or '.join(sorted(case.expect))}"))
+                detail = r.reason if r.status == "terminated" else (str(r.error) if r.error else "")
+                violations.append(
+                    Violation(
+                        "corpus",
+                        case.id,
+                        "outcome",
+                        f"ended with status {r.status!r} ({_show(detail)}), expected "
+                        f"{' or '.join(sorted(case.expect))}",
+                    )
+                )
             marks = sorted({t for t in _result_texts(r) if ESCAPE_MARKER in t})
             if marks:
-                violations.append(Violation("corpus", case.id, "escape",
-                                            f"the program escaped: {_show(marks[0])}"))
-        results.append(TestCaseResult("corpus", case.id, group, 1, outcome.wall,
-                                      tuple(violations)))
+                violations.append(
+                    Violation(
+                        "corpus", case.id, "escape", f"the program escaped: {_show(marks[0])}"
+                    )
+                )
+        results.append(TestCaseResult("corpus", case.id, group, 1, outcome.wall, tuple(violations)))
         notify(Progress("corpus", "step", i + 1, total, case.id, count()))
     notify(Progress("corpus", "end", total, total, violations=count()))
     return results
@@ -871,7 +1011,9 @@ def _run_corpus(runner: _Runner, notify: Callable[[Progress], None],
 
 
 _FORGED: Final = (
-    {"\x02fn": [0, False, "x"]}, {"\x02fn": [0, True, "x"]}, [{"\x02fn": [99999, False, ""]}],
+    {"\x02fn": [0, False, "x"]},
+    {"\x02fn": [0, True, "x"]},
+    [{"\x02fn": [99999, False, ""]}],
     {"\x01": 1, "\x02": 2, "\x03": [0]},
 )
 
@@ -899,43 +1041,68 @@ def _strategies(paths: Sequence[str], arity: int) -> SearchStrategy[list[Any]]:
 
     surrogates = st.one_of(
         st.text(st.characters(categories=["Cs"]), min_size=1, max_size=8),
-        st.sampled_from(["a\ud800b", "\udfff", "\ud83d", "x\udc00\ud800y", "\ud800" * 1000]))
+        st.sampled_from(["a\ud800b", "\udfff", "\ud83d", "x\udc00\ud800y", "\ud800" * 1000]),
+    )
     small = st.one_of(
-        st.none(), st.booleans(), st.integers(min_value=-(2**64), max_value=2**64),
-        st.floats(), st.text(max_size=40), st.binary(max_size=64), st.sampled_from(paths),
-        surrogates)
-    large_int = st.one_of(st.integers(min_value=2**64, max_value=2**4096),
-                          st.integers(min_value=-(2**4096), max_value=-(2**64)))
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**64), max_value=2**64),
+        st.floats(),
+        st.text(max_size=40),
+        st.binary(max_size=64),
+        st.sampled_from(paths),
+        surrogates,
+    )
+    large_int = st.one_of(
+        st.integers(min_value=2**64, max_value=2**4096),
+        st.integers(min_value=-(2**4096), max_value=-(2**64)),
+    )
     special_float = st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 1e308, 5e-324])
-    huge_str = st.builds(_huge_text, st.sampled_from(["a", "../", "\u00e9", "\U0001f600",
-                                                      "\ud800", "\0"]),
-                         st.integers(min_value=1 << 20, max_value=5 << 20))
+    huge_str = st.builds(
+        _huge_text,
+        st.sampled_from(["a", "../", "\u00e9", "\U0001f600", "\ud800", "\0"]),
+        st.integers(min_value=1 << 20, max_value=5 << 20),
+    )
     huge_bytes = st.integers(min_value=1 << 20, max_value=5 << 20).map(lambda n: b"\xff" * n)
-    deep = st.one_of(st.integers(min_value=150, max_value=250).map(_nest_list),
-                     st.integers(min_value=150, max_value=250).map(_nest_dict))
-    nested = st.recursive(small, lambda c: st.lists(c, max_size=5)
-                          | st.dictionaries(st.text(max_size=10), c, max_size=5),
-                          max_leaves=12)
-    value = st.one_of(small, large_int, special_float, st.sampled_from(paths), huge_str,
-                      huge_bytes, deep, nested, st.sampled_from(_FORGED))
-    shapes = [st.lists(value, max_size=4),
-              st.lists(small, min_size=64, max_size=1000)]
+    deep = st.one_of(
+        st.integers(min_value=150, max_value=250).map(_nest_list),
+        st.integers(min_value=150, max_value=250).map(_nest_dict),
+    )
+    nested = st.recursive(
+        small,
+        lambda c: st.lists(c, max_size=5) | st.dictionaries(st.text(max_size=10), c, max_size=5),
+        max_leaves=12,
+    )
+    value = st.one_of(
+        small,
+        large_int,
+        special_float,
+        st.sampled_from(paths),
+        huge_str,
+        huge_bytes,
+        deep,
+        nested,
+        st.sampled_from(_FORGED),
+    )
+    shapes = [st.lists(value, max_size=4), st.lists(small, min_size=64, max_size=1000)]
     if arity:
         shapes.insert(0, st.lists(value, min_size=arity, max_size=arity))
     return st.one_of(*shapes)
 
 
 def _fuzz_program(target: _Target, json_args: bool) -> str:
-    call = ("const a = JSON.parse(text);\n  " if json_args else "")
+    call = "const a = JSON.parse(text);\n  " if json_args else ""
     params = "text" if json_args else "...a"
-    return (target.prelude()
-            + f"export async function main({params}) {{\n  {call}"
-            "try { return {ok: await __qj_target(...a)}; }\n"
-            "  catch (e) { return {err: String(e), stack: String(e && e.stack)}; }\n}\n")
+    return (
+        target.prelude() + f"export async function main({params}) {{\n  {call}"
+        "try { return {ok: await __qj_target(...a)}; }\n"
+        "  catch (e) { return {err: String(e), stack: String(e && e.stack)}; }\n}\n"
+    )
 
 
-def _fuzz_target(runner: _Runner, target: _Target, examples: int, seed: int,
-                 on_step: Callable[[], None]) -> TestCaseResult:
+def _fuzz_target(
+    runner: _Runner, target: _Target, examples: int, seed: int, on_step: Callable[[], None]
+) -> TestCaseResult:
     from hypothesis import HealthCheck, Verbosity, example, given, settings
     from hypothesis import Phase as HPhase
     from hypothesis import seed as hseed
@@ -967,8 +1134,7 @@ def _fuzz_target(runner: _Runner, target: _Target, examples: int, seed: int,
         runs += 1
         runner.sample_rss(f"fuzz {target.label}")
         inputs = source + "\n" + "\n".join(_texts(args))
-        for v in runner.check("fuzz", target.label, outcome, inputs, _show(args),
-                              errors_only=True):
+        for v in runner.check("fuzz", target.label, outcome, inputs, _show(args), errors_only=True):
             kinds[v.kind] = kinds.get(v.kind, 0) + 1
             if kinds[v.kind] <= 3:  # a few examples of each kind are enough
                 violations.append(v)
@@ -981,19 +1147,37 @@ def _fuzz_target(runner: _Runner, target: _Target, examples: int, seed: int,
             if target.arity >= 2:
                 test = example([trick, "utf8"])(test)
     phases = [HPhase.explicit, HPhase.generate] if examples else [HPhase.explicit]
-    test = settings(max_examples=max(1, examples), deadline=None, database=None,
-                    derandomize=False, phases=phases, print_blob=False,
-                    suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)(test)
+    test = settings(
+        max_examples=max(1, examples),
+        deadline=None,
+        database=None,
+        derandomize=False,
+        phases=phases,
+        print_blob=False,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+    )(test)
     test = hseed(seed)(test)
     test()
     skipped = "a previous run hung" if runner.hung and runs == 0 else None
-    return TestCaseResult("fuzz", target.label, "quickjail.stress.fuzz", runs,
-                          time.perf_counter() - start, tuple(violations), skipped)
+    return TestCaseResult(
+        "fuzz",
+        target.label,
+        "quickjail.stress.fuzz",
+        runs,
+        time.perf_counter() - start,
+        tuple(violations),
+        skipped,
+    )
 
 
-def _run_fuzz(runner: _Runner, examples: int, seed: int,
-              notify: Callable[[Progress], None], count: Callable[[], int]
-              ) -> list[TestCaseResult]:
+def _run_fuzz(
+    runner: _Runner,
+    examples: int,
+    seed: int,
+    notify: Callable[[Progress], None],
+    count: Callable[[], int],
+) -> list[TestCaseResult]:
     targets = runner.bridge.targets
     explicit = sum(1 + (t.arity >= 2) for t in targets) * len(runner.canary.tricks)
     total = examples * len(targets) + explicit
@@ -1001,6 +1185,7 @@ def _run_fuzz(runner: _Runner, examples: int, seed: int,
     notify(Progress("fuzz", "start", 0, total, violations=count()))
     results = []
     for i, target in enumerate(targets):
+
         def step(label: str = target.label) -> None:
             nonlocal done
             done += 1
@@ -1015,8 +1200,11 @@ def _run_fuzz(runner: _Runner, examples: int, seed: int,
 
 
 def _other_threads(baseline: set[threading.Thread]) -> list[threading.Thread]:
-    return [t for t in threading.enumerate()
-            if t not in baseline and t.is_alive() and t.name != _POOL_THREAD]
+    return [
+        t
+        for t in threading.enumerate()
+        if t not in baseline and t.is_alive() and t.name != _POOL_THREAD
+    ]
 
 
 def _check_host(runner: _Runner, baseline: set[threading.Thread]) -> TestCaseResult:
@@ -1029,18 +1217,34 @@ def _check_host(runner: _Runner, baseline: set[threading.Thread]) -> TestCaseRes
         left = _other_threads(baseline)
     if left:
         names = ", ".join(sorted(t.name for t in left))
-        violations.append(Violation(
-            "host", "host-invariants", "threads",
-            f"{len(left)} thread(s) still running after the stress test: {names}"))
+        violations.append(
+            Violation(
+                "host",
+                "host-invariants",
+                "threads",
+                f"{len(left)} thread(s) still running after the stress test: {names}",
+            )
+        )
     bound = runner.memory + RSS_MARGIN
     if runner.max_rss_growth > bound:
-        violations.append(Violation(
-            "host", "host-invariants", "memory",
-            f"the host process grew by {runner.max_rss_growth >> 20} MiB of resident memory "
-            f"(first over the bound during {runner.rss_case}); the bound is the guest limit "
-            f"plus {RSS_MARGIN >> 20} MiB = {bound >> 20} MiB"))
-    return TestCaseResult("host", "host-invariants", "quickjail.stress.host", 1,
-                          time.perf_counter() - start, tuple(violations))
+        violations.append(
+            Violation(
+                "host",
+                "host-invariants",
+                "memory",
+                f"the host process grew by {runner.max_rss_growth >> 20} MiB of resident memory "
+                f"(first over the bound during {runner.rss_case}); the bound is the guest limit "
+                f"plus {RSS_MARGIN >> 20} MiB = {bound >> 20} MiB",
+            )
+        )
+    return TestCaseResult(
+        "host",
+        "host-invariants",
+        "quickjail.stress.host",
+        1,
+        time.perf_counter() - start,
+        tuple(violations),
+    )
 
 
 # ---------------------------------------------------------------- entry point
@@ -1083,8 +1287,11 @@ def run_stress(
     b = _analyse(bridge_config)
     eff_timeout = timeout if timeout is not None else bridge_config.get("timeout")
     eff_timeout = DEFAULT_TIMEOUT if eff_timeout is None else eff_timeout
-    eff_memory = memory_limit_bytes if memory_limit_bytes is not None else \
-        bridge_config.get("memory_limit_bytes")
+    eff_memory = (
+        memory_limit_bytes
+        if memory_limit_bytes is not None
+        else bridge_config.get("memory_limit_bytes")
+    )
     eff_memory = DEFAULT_MEMORY if eff_memory is None else eff_memory
     if seed is None:
         seed = secrets.randbits(32)
@@ -1093,9 +1300,14 @@ def run_stress(
     canary = _plant_canary(b.roots)
     try:
         try:  # checks the options and loads the engine before the baselines are taken
-            sandbox.run_code_sync("export default 1", timeout=eff_timeout,
-                                  memory_limit_bytes=eff_memory, imports=b.imports,
-                                  globals=b.globals, limits=b.limits)
+            sandbox.run_code_sync(
+                "export default 1",
+                timeout=eff_timeout,
+                memory_limit_bytes=eff_memory,
+                imports=b.imports,
+                globals=b.globals,
+                limits=b.limits,
+            )
         except (TypeError, ValueError) as exc:
             raise StressConfigError(str(exc)) from None
         baseline = set(threading.enumerate())
@@ -1113,7 +1325,13 @@ def run_stress(
     finally:
         canary.close()
     return StressReport(
-        cases=tuple(cases), seed=seed, examples=examples, timeout=float(eff_timeout),
-        memory_limit_bytes=int(eff_memory), functions=tuple(t.label for t in b.targets),
-        roots=tuple(b.roots), canary=canary.file, duration_s=time.perf_counter() - start)
-
+        cases=tuple(cases),
+        seed=seed,
+        examples=examples,
+        timeout=float(eff_timeout),
+        memory_limit_bytes=int(eff_memory),
+        functions=tuple(t.label for t in b.targets),
+        roots=tuple(b.roots),
+        canary=canary.file,
+        duration_s=time.perf_counter() - start,
+    )

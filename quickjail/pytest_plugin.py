@@ -28,13 +28,25 @@ __all__ = ["StressCheck", "check", "quickjail_stress"]
 class StressCheck(Protocol):
     """The callable the ``quickjail_stress`` fixture returns (see :func:`check`)."""
 
-    def __call__(self, bridge_config: Mapping[str, Any], *, examples: int = 50,
-                 seed: int | None = None, timeout: float | None = None,
-                 memory_limit_bytes: int | None = None) -> StressReport: ...
+    def __call__(
+        self,
+        bridge_config: Mapping[str, Any],
+        *,
+        examples: int = 50,
+        seed: int | None = None,
+        timeout: float | None = None,
+        memory_limit_bytes: int | None = None,
+    ) -> StressReport: ...
 
 
-def check(bridge_config: Mapping[str, Any], *, examples: int = 50, seed: int | None = None,
-          timeout: float | None = None, memory_limit_bytes: int | None = None) -> StressReport:
+def check(
+    bridge_config: Mapping[str, Any],
+    *,
+    examples: int = 50,
+    seed: int | None = None,
+    timeout: float | None = None,
+    memory_limit_bytes: int | None = None,
+) -> StressReport:
     """Run the corpus and the fuzzer against a bridge configuration.
 
     Args:
@@ -52,8 +64,13 @@ def check(bridge_config: Mapping[str, Any], *, examples: int = 50, seed: int | N
     """
     from quickjail._stress import run_stress
 
-    return run_stress(bridge_config, examples=examples, seed=seed, timeout=timeout,
-                      memory_limit_bytes=memory_limit_bytes)
+    return run_stress(
+        bridge_config,
+        examples=examples,
+        seed=seed,
+        timeout=timeout,
+        memory_limit_bytes=memory_limit_bytes,
+    )
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
-import sandbox
+from quickjail import sandbox
 
 from ._calls import ParsedCall
 from ._errors import ToolDefinitionError
@@ -124,8 +124,10 @@ def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:
 
 
 def _log_line(entry: Any) -> str:
-    parts = [a if isinstance(a, str) else json.dumps(sandbox.to_json_safe(a), ensure_ascii=False)
-             for a in entry.args]
+    parts = [
+        a if isinstance(a, str) else json.dumps(sandbox.to_json_safe(a), ensure_ascii=False)
+        for a in entry.args
+    ]
     return f"[{entry.level}] {' '.join(parts)}"
 
 

@@ -356,7 +356,7 @@ class ThreadState:
         Returns:
             The run handle; awaiting it gives the ``CodeResult`` with secrets redacted.
         """
-        import sandbox
+        from quickjail import sandbox
 
         if files:
             from ._fs import thread_fs

@@ -4,12 +4,12 @@ Every run gets a fresh instance restored from a pre-initialized snapshot; nothin
 between runs. The guest has ECMAScript, ``console`` and ``report`` and nothing else unless the
 caller bridges it with ``imports`` or ``globals``.
 
-    >>> import sandbox
+    >>> from quickjail import sandbox
     >>> sandbox.run_code_sync("export default 1 + 1").result
     2
 """
 
-from sandbox._errors import (
+from quickjail.sandbox._errors import (
     CodeError,
     CodeFailed,
     CodeLinkError,
@@ -20,11 +20,11 @@ from sandbox._errors import (
     SandboxClosedError,
     SandboxError,
 )
-from sandbox._limits import Limits
-from sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics
-from sandbox._run import CodeExecution
-from sandbox._sandbox import Sandbox, run_code, run_code_sync
-from sandbox._values import UNDEFINED, TransferError, to_json_safe
+from quickjail.sandbox._limits import Limits
+from quickjail.sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics
+from quickjail.sandbox._run import CodeExecution
+from quickjail.sandbox._sandbox import Sandbox, run_code, run_code_sync, warm_up
+from quickjail.sandbox._values import UNDEFINED, TransferError, to_json_safe
 
 __all__ = [
     "UNDEFINED",
@@ -48,4 +48,5 @@ __all__ = [
     "run_code",
     "run_code_sync",
     "to_json_safe",
+    "warm_up",
 ]

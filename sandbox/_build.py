@@ -1,6 +1,6 @@
 """Build the guest: QuickJS-ng plus our shim → wasm32-wasi → snapshot baked into the module.
 
-Run as ``python -m sandbox._build`` (the build hook calls the same function). The steps:
+Run as ``python -m quickjail.sandbox._build`` (the build hook calls the same function). The steps:
 
 1. fetch the pinned ``quickjs-ng`` sdist from the package registry and check its sha256;
 2. compile its ``upstream-quickjs/`` sources and ``_guest/quickjail.c`` with the pinned
@@ -33,7 +33,8 @@ ZIG_VERSION = "0.17.1"
 
 QUICKJS_SOURCES = ("quickjs.c", "libregexp.c", "libunicode.c", "dtoa.c")
 CFLAGS = (
-    "-target", "wasm32-wasi",
+    "-target",
+    "wasm32-wasi",
     "-mexec-model=reactor",
     "-O2",
     "-D_GNU_SOURCE",
@@ -78,8 +79,16 @@ def fetch_sources(build_root: Path) -> Path:
         _log(f"downloading quickjs-ng=={QUICKJS_NG_VERSION} sdist")
         with tempfile.TemporaryDirectory(dir=build_root) as tmp:
             cmd = [
-                sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                "--dest", tmp, f"quickjs-ng=={QUICKJS_NG_VERSION}",
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "--dest",
+                tmp,
+                f"quickjs-ng=={QUICKJS_NG_VERSION}",
             ]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             got = Path(tmp) / QUICKJS_NG_SDIST
@@ -97,7 +106,7 @@ def fetch_sources(build_root: Path) -> Path:
             members = [m for m in tar.getmembers() if m.name.startswith(prefix) and m.isfile()]
             src_dir.mkdir(parents=True, exist_ok=True)
             for m in members:
-                name = m.name[len(prefix):]
+                name = m.name[len(prefix) :]
                 if "/" in name or name.startswith("."):
                     continue
                 data = tar.extractfile(m)
@@ -123,17 +132,29 @@ def compile_guest(src_dir: Path, out: Path) -> None:
     obj_dir = out.parent / "obj"
     obj_dir.mkdir(parents=True, exist_ok=True)
     units = [src_dir / s for s in QUICKJS_SOURCES] + [GUEST_DIR / "quickjail.c"]
+    _log(f"compiling {len(units)} C files with zig cc for wasm32-wasi (about 15 s of CPU)")
     procs = []
     for unit in units:
         obj = obj_dir / (unit.stem + ".o")
-        cmd = [sys.executable, "-m", "ziglang", "cc", *CFLAGS, f"-I{src_dir}",
-               "-c", str(unit), "-o", str(obj)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "ziglang",
+            "cc",
+            *CFLAGS,
+            f"-I{src_dir}",
+            "-c",
+            str(unit),
+            "-o",
+            str(obj),
+        ]
         procs.append((unit, subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)))
     for unit, proc in procs:
         _, err = proc.communicate()
         if proc.returncode != 0:
             raise BuildError(f"compiling {unit.name} failed:\n{err[-4000:]}")
     objs = [str(obj_dir / (u.stem + ".o")) for u in units]
+    _log("linking (the first link in a fresh zig cache also builds wasi-libc: up to a minute)")
     _zig("cc", *CFLAGS, *LDFLAGS, *objs, "-o", str(out), cwd=out.parent)
 
 
@@ -161,14 +182,20 @@ def build(force: bool = False) -> Path:
     tmp.write_bytes(final)
     os.replace(tmp, WASM_PATH)
     build_id = hashlib.sha256(final).hexdigest()
-    INFO_PATH.write_text(json.dumps({
-        "build_id": build_id,
-        "inputs": shim_hash,
-        "quickjs_ng": QUICKJS_NG_VERSION,
-        "zig": ZIG_VERSION,
-        "stack_size": STACK_SIZE,
-        "size": len(final),
-    }, indent=2) + "\n")
+    INFO_PATH.write_text(
+        json.dumps(
+            {
+                "build_id": build_id,
+                "inputs": shim_hash,
+                "quickjs_ng": QUICKJS_NG_VERSION,
+                "zig": ZIG_VERSION,
+                "stack_size": STACK_SIZE,
+                "size": len(final),
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     _log(f"guest ready: {len(final)} bytes, build id {build_id[:16]}")
     return WASM_PATH
 
@@ -184,7 +211,7 @@ def _load_sibling(name: str) -> types.ModuleType:
 
 
 def main() -> None:
-    """Command line entry: ``python -m sandbox._build [--force]``."""
+    """Command line entry: ``python -m quickjail.sandbox._build [--force]``."""
     build(force="--force" in sys.argv[1:])
 
 

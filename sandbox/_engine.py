@@ -26,9 +26,9 @@ from typing import Any, Protocol
 import wasmtime
 from wasmtime import _bindings as ffi
 
-from sandbox import _native
-from sandbox._bytecode import BytecodeCache
-from sandbox._errors import GuestBuildError
+from quickjail.sandbox import _native
+from quickjail.sandbox._bytecode import BytecodeCache
+from quickjail.sandbox._errors import GuestBuildError
 
 __all__ = ["EngineState", "HostRouter", "get_engine"]
 
@@ -154,7 +154,6 @@ class _Workers:
                     self._idle += 1
 
 
-
 # ---------------------------------------------------------------- deadlines
 
 
@@ -218,7 +217,8 @@ def _load_guest_info() -> GuestInfo:
     info = _GUEST_DIR / "build.json"
     if not wasm.exists() or not info.exists():
         raise GuestBuildError(
-            f"the guest module is missing ({wasm}); build it with `python -m sandbox._build`"
+            f"the guest module is missing ({wasm}); "
+            "build it with `python -m quickjail.sandbox._build`"
         )
     meta = json.loads(info.read_text())
     return GuestInfo(meta["build_id"], int(meta["stack_size"]), wasm)
@@ -244,8 +244,10 @@ def _config(metered: bool) -> tuple[wasmtime.Config, str]:
     ffi.wasmtime_pooling_allocation_config_max_memory_size_set(pool, MAX_MEMORY)
     ffi.wasmtime_pooling_allocation_strategy_set(config.ptr(), pool)
     config.memory_may_move = False
-    description = (f"epoch;fuel={metered};speed;stack={MAX_WASM_STACK};async={ASYNC_STACK};"
-                   f"pool={KEEP_RESIDENT},{MAX_LIVE_SANDBOXES},{MAX_MEMORY},{WARM_SLOTS};nomove")
+    description = (
+        f"epoch;fuel={metered};speed;stack={MAX_WASM_STACK};async={ASYNC_STACK};"
+        f"pool={KEEP_RESIDENT},{MAX_LIVE_SANDBOXES},{MAX_MEMORY},{WARM_SLOTS};nomove"
+    )
     return config, description
 
 
@@ -328,8 +330,9 @@ class EngineState:
             fn = clock_time_get if imp.name == "clock_time_get" else badf
             _native.define_host_import(self.linker, wasi, imp.name or "", ty, fn)
 
-    def new_instance(self, memory_limit: int, run: HostRouter,
-                     fuel: int | None = None) -> tuple[_native.NativeInstance, int]:
+    def new_instance(
+        self, memory_limit: int, run: HostRouter, fuel: int | None = None
+    ) -> tuple[_native.NativeInstance, int]:
         """A fresh instance whose epoch callback consults ``run``; returns it and its key."""
         global _next_store_key
         with _stores_lock:
@@ -337,8 +340,9 @@ class EngineState:
             _next_store_key += 1
             _stores[key] = run
         try:
-            inst = _native.NativeInstance(self.engine, self.pre, memory_limit, _EPOCH_CB, key,
-                                          fuel=fuel)
+            inst = _native.NativeInstance(
+                self.engine, self.pre, memory_limit, _EPOCH_CB, key, fuel=fuel
+            )
         except BaseException:
             unregister_store(key)
             raise
@@ -385,4 +389,3 @@ def get_engine(cache: Path | None = None, *, metered: bool = False) -> EngineSta
             if eng is None:
                 eng = _engines[metered] = EngineState(cache, metered=metered)
     return eng
-

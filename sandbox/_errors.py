@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sandbox._result import CodeResult
+    from quickjail.sandbox._result import CodeResult
 
 __all__ = [
     "CodeError",

@@ -89,8 +89,9 @@ def _analyse(fn: Callable[..., Any]) -> _Spec | None:
         hints = get_type_hints(fn)
     except Exception:
         hints = {}
-    params = [p for p in sig.parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    params = [
+        p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     names = [p.name for p in params]
     required = sum(1 for p in params if p.default is p.empty)
     has_var = any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
@@ -100,8 +101,7 @@ def _analyse(fn: Callable[..., Any]) -> _Spec | None:
     import pydantic  # only needed when a host function declares types
 
     fields: dict[str, Any] = {
-        p.name: (hints.get(p.name, Any), ... if p.default is p.empty else p.default)
-        for p in params
+        p.name: (hints.get(p.name, Any), ... if p.default is p.empty else p.default) for p in params
     }
     model = pydantic.create_model(
         f"Args_{getattr(fn, '__name__', 'fn')}",
@@ -132,6 +132,7 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
                 )
             # like a JavaScript function, extra arguments are ignored
             return tuple(args if has_var else args[: len(names)]), {}
+
         return count_only
 
     import pydantic
@@ -139,7 +140,7 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
     validation_error = pydantic.ValidationError
 
     def validate(args: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        extra = tuple(args[len(names):]) if has_var else ()  # else ignored, as in JavaScript
+        extra = tuple(args[len(names) :]) if has_var else ()  # else ignored, as in JavaScript
         data = dict(zip(names, args, strict=False))
         try:
             checked = model.model_validate(data)

@@ -51,8 +51,9 @@ _NO_FINALIZER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)()  # a NULL function poi
 class GuestStopped(Exception):
     """The guest trapped or an epoch callback stopped it; the instance is unusable."""
 
-    def __init__(self, message: str, *, stack_overflow: bool = False,
-                 out_of_fuel: bool = False) -> None:
+    def __init__(
+        self, message: str, *, stack_overflow: bool = False, out_of_fuel: bool = False
+    ) -> None:
         super().__init__(message)
         self.stack_overflow = stack_overflow
         self.out_of_fuel = out_of_fuel
@@ -72,8 +73,15 @@ class NativeInstance:
 
     __slots__ = ("_alloc", "_base", "_ctx", "_mem", "_resume", "_run", "_size", "_store")
 
-    def __init__(self, engine: wasmtime.Engine, pre: wasmtime.InstancePre, memory_limit: int,
-                 epoch_cb: Any, epoch_key: int, fuel: int | None = None) -> None:
+    def __init__(
+        self,
+        engine: wasmtime.Engine,
+        pre: wasmtime.InstancePre,
+        memory_limit: int,
+        epoch_cb: Any,
+        epoch_key: int,
+        fuel: int | None = None,
+    ) -> None:
         store = _store_new(engine.ptr(), None, _NO_FINALIZER)
         if not store:
             raise MemoryError("wasmtime could not create a store")
@@ -129,8 +137,11 @@ class NativeInstance:
             _trap_delete(trap)
             overflow = bool(has_code) and code.value == _STACK_OVERFLOW
             no_fuel = bool(has_code) and code.value == _OUT_OF_FUEL
-            raise GuestStopped(f"wasm trap (code {code.value if has_code else 'none'})",
-                               stack_overflow=overflow, out_of_fuel=no_fuel)
+            raise GuestStopped(
+                f"wasm trap (code {code.value if has_code else 'none'})",
+                stack_overflow=overflow,
+                out_of_fuel=no_fuel,
+            )
         return int(vals[0].i32)
 
     def run(self, ptr: int, length: int) -> int:
@@ -173,8 +184,13 @@ class NativeInstance:
 _keep: list[Any] = []
 
 
-def define_host_import(linker: wasmtime.Linker, module: str, name: str, ty: wasmtime.FuncType,
-                       fn: Callable[[Any, int], None]) -> None:
+def define_host_import(
+    linker: wasmtime.Linker,
+    module: str,
+    name: str,
+    ty: wasmtime.FuncType,
+    fn: Callable[[Any, int], None],
+) -> None:
     """Define an unchecked host import: ``fn(raw_args, n)`` reads and writes raw values."""
 
     def trampoline(_env: Any, _caller: Any, args: Any, n: int) -> int:
@@ -188,8 +204,15 @@ def define_host_import(linker: wasmtime.Linker, module: str, name: str, ty: wasm
     _keep.append(cb)  # the linker holds the function pointer for the process's lifetime
     mod, nm = module.encode(), name.encode()
     err = ffi.wasmtime_linker_define_func_unchecked(
-        linker.ptr(), ctypes.create_string_buffer(mod), len(mod),
-        ctypes.create_string_buffer(nm), len(nm), ty.ptr(), cb, None, _NO_FINALIZER,
+        linker.ptr(),
+        ctypes.create_string_buffer(mod),
+        len(mod),
+        ctypes.create_string_buffer(nm),
+        len(nm),
+        ty.ptr(),
+        cb,
+        None,
+        _NO_FINALIZER,
     )
     if err:
         text = _error_text(err)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sandbox._errors import (
+from quickjail.sandbox._errors import (
     CodeError,
     CodeFailed,
     CodeLinkError,

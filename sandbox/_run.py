@@ -25,24 +25,29 @@ from typing import Any, Literal
 import anyio
 import anyio.lowlevel
 
-from sandbox import _engine, _values
-from sandbox._bytecode import batch_record, module_key
-from sandbox._limits import Limits
-from sandbox._native import GuestStopped, NativeInstance
-from sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics, error_from_guest
+from quickjail.sandbox import _engine, _values
+from quickjail.sandbox._bytecode import batch_record, module_key
+from quickjail.sandbox._limits import Limits
+from quickjail.sandbox._native import GuestStopped, NativeInstance
+from quickjail.sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics, error_from_guest
 
 __all__ = ["CodeExecution", "RunOptions"]
 
 # ABI constants; tests check them against the C source
 QJ_DONE, QJ_PENDING, QJ_FAIL = 0, 1, 2
-(OP_LOG, OP_REPORT, OP_RESULT, OP_OOM, OP_MODULE, OP_CALL, OP_FETCH, OP_REJECTION,
- OP_BYTECODE) = range(1, 10)
+(OP_LOG, OP_REPORT, OP_RESULT, OP_OOM, OP_MODULE, OP_CALL, OP_FETCH, OP_REJECTION, OP_BYTECODE) = (
+    range(1, 10)
+)
 FLAG_DYNAMIC, FLAG_ARGS, FLAG_BYTECODE = 1, 2, 4
 KIND_MODULE, KIND_SCRIPT, KIND_COMPILE = 0, 1, 2
 OUT_VALUE, OUT_ERROR, OUT_LINK_ERROR = 0, 1, 2
 E_HOST, E_REFUSED, E_PENDING = -1, -2, -3
 LOG_LEVELS: tuple[Literal["log", "info", "warn", "error", "debug"], ...] = (
-    "log", "info", "warn", "error", "debug",
+    "log",
+    "info",
+    "warn",
+    "error",
+    "debug",
 )
 _RUN_HEADER = struct.Struct("<11I")
 MAX_HOST_ERRORS = 100
@@ -133,7 +138,8 @@ class Run:
         self.fatal: BaseException | None = None
         # instance
         self.instance, self._store_key = engine.new_instance(
-            opts.memory_limit_bytes, self, fuel=opts.fuel)
+            opts.memory_limit_bytes, self, fuel=opts.fuel
+        )
         self._deadline_key: int | None = None
         self._deadline_at: float | None = None
         self._time_left: float | None = None
@@ -240,11 +246,14 @@ class Run:
             if op == OP_RESULT:
                 self._bytes_out += c
                 if c > self.opts.limits.max_result_bytes:
-                    self._outcome = (OUT_ERROR, {
-                        "name": "RangeError",
-                        "message": f"the result is larger than max_result_bytes "
-                                   f"({self.opts.limits.max_result_bytes})",
-                    })
+                    self._outcome = (
+                        OUT_ERROR,
+                        {
+                            "name": "RangeError",
+                            "message": f"the result is larger than max_result_bytes "
+                            f"({self.opts.limits.max_result_bytes})",
+                        },
+                    )
                     return 0
                 self._outcome = (a, _values.decode(self._read(b, c)))
                 return 0
@@ -262,14 +271,17 @@ class Run:
                 return self._on_module(b, c)
             if op == OP_REJECTION:
                 limits = self.opts.limits
-                if (self._rejections < limits.max_rejections
-                        and len(self.logs) < limits.max_logs
-                        and self._log_bytes + c <= limits.max_log_bytes):
+                if (
+                    self._rejections < limits.max_rejections
+                    and len(self.logs) < limits.max_logs
+                    and self._log_bytes + c <= limits.max_log_bytes
+                ):
                     self._log_bytes += c
                     reason = _values.decode(self._read(b, c))
                     self._rejections += 1
-                    self.logs.append(LogEntry(
-                        "error", ["Unhandled promise rejection:", reason], time.time()))
+                    self.logs.append(
+                        LogEntry("error", ["Unhandled promise rejection:", reason], time.time())
+                    )
                 return 0
             return E_HOST
         except _BadPointer:
@@ -305,9 +317,13 @@ class Run:
         if len(self.logs) >= limits.max_logs or self._log_bytes + length > limits.max_log_bytes:
             if not self._logs_dropped:
                 self._logs_dropped = True
-                self.logs.append(LogEntry(
-                    "warn", ["[quickjail] log limit reached; later logs were dropped"], time.time()
-                ))
+                self.logs.append(
+                    LogEntry(
+                        "warn",
+                        ["[quickjail] log limit reached; later logs were dropped"],
+                        time.time(),
+                    )
+                )
             return 0
         self._log_bytes += length
         self._bytes_out += length
@@ -317,8 +333,10 @@ class Run:
         return 0
 
     def _on_report(self, ptr: int, length: int) -> int:
-        if (len(self.reports) >= self.opts.limits.max_reports
-                or self._report_bytes + length > self.opts.limits.max_report_bytes):
+        if (
+            len(self.reports) >= self.opts.limits.max_reports
+            or self._report_bytes + length > self.opts.limits.max_report_bytes
+        ):
             return E_REFUSED
         self._report_bytes += length
         self._bytes_out += length
@@ -400,10 +418,15 @@ class Run:
         cap = self.opts.limits.max_bytes_in
         if self._bytes_in > cap:
             self.quota_refusals += 1
-            return self._reply_with(b"\x00" + _values.encode({
-                "name": "RangeError",
-                "message": f"host call quota exceeded ({cap} bytes in per run)",
-            }))
+            return self._reply_with(
+                b"\x00"
+                + _values.encode(
+                    {
+                        "name": "RangeError",
+                        "message": f"host call quota exceeded ({cap} bytes in per run)",
+                    }
+                )
+            )
         return n
 
     # ------------------------------------------------------------ slices (worker thread)
@@ -447,12 +470,23 @@ class Run:
         else:
             seed = int.from_bytes(os.urandom(8), "little")
         soft = _soft_limit(o.memory_limit_bytes, self.engine.guest.stack_size)
-        flags = ((FLAG_DYNAMIC if o.dynamic_code else 0) | (FLAG_ARGS if o.args is not None else 0)
-                 | (FLAG_BYTECODE if bytecode is not None else 0))
+        flags = (
+            (FLAG_DYNAMIC if o.dynamic_code else 0)
+            | (FLAG_ARGS if o.args is not None else 0)
+            | (FLAG_BYTECODE if bytecode is not None else 0)
+        )
         header = _RUN_HEADER.pack(
-            KIND_SCRIPT if o.kind == "script" else KIND_MODULE, flags, seed & 0xFFFFFFFF,
-            (seed >> 32) & 0xFFFFFFFF, soft, _engine.JS_STACK_LIMIT, len(filename), len(source),
-            len(fn), len(args), len(glob),
+            KIND_SCRIPT if o.kind == "script" else KIND_MODULE,
+            flags,
+            seed & 0xFFFFFFFF,
+            (seed >> 32) & 0xFFFFFFFF,
+            soft,
+            _engine.JS_STACK_LIMIT,
+            len(filename),
+            len(source),
+            len(fn),
+            len(args),
+            len(glob),
         )
         record = b"".join((header, filename, source, fn, args, glob))
         return self._enter(self.instance, record)
@@ -520,8 +554,10 @@ class Run:
             peak = self.instance.memory(1 << 40)[1]
         except Exception:
             peak = 0
-        files: dict[str, str | None] = {**self.opts.modules,
-                                         self.opts.filename: self.opts.user_source}
+        files: dict[str, str | None] = {
+            **self.opts.modules,
+            self.opts.filename: self.opts.user_source,
+        }
         result: Any = None
         error: ErrorInfo | None = None
         reason: str | None = None
@@ -531,8 +567,9 @@ class Run:
             self.fuel_used = self.opts.fuel - self.instance.fuel_left()
         if status_code is None and isinstance(trap, GuestStopped) and trap.out_of_fuel:
             status, reason = "terminated", "fuel"
-        elif self.stop_reason is not None and (status_code is None or status_code == QJ_PENDING
-                                               or self._outcome is None):
+        elif self.stop_reason is not None and (
+            status_code is None or status_code == QJ_PENDING or self._outcome is None
+        ):
             status, reason = "terminated", self.stop_reason
         elif status_code is None:
             if self._oom:
@@ -547,7 +584,8 @@ class Run:
             status = "memory" if self._oom else "error"
             error = ErrorInfo(
                 "InternalError",
-                "out of memory" if self._oom else "the sandbox failed to run the code")
+                "out of memory" if self._oom else "the sandbox failed to run the code",
+            )
         else:
             kind, payload = self._outcome
             if kind == OUT_VALUE:
@@ -559,10 +597,12 @@ class Run:
                 # error's shape only narrows it, so a program that caught an OOM and then
                 # threw something else is an ordinary error
                 # QuickJS throws null when it cannot even allocate the error object
-                thrown_null = isinstance(payload, dict) and "thrown" in payload \
-                    and payload["thrown"] is None
+                thrown_null = (
+                    isinstance(payload, dict) and "thrown" in payload and payload["thrown"] is None
+                )
                 is_oom_error = thrown_null or (
-                    error.name == "InternalError" and error.message == "out of memory")
+                    error.name == "InternalError" and error.message == "out of memory"
+                )
                 if self._oom and (is_oom_error or uncatchable):
                     status = "memory"
                 elif kind == OUT_LINK_ERROR:
@@ -645,8 +685,9 @@ class _Compiler:
     def compile(self, items: list[tuple[bytes, str, str]]) -> None:
         self.items = items
         record_body = batch_record([(name, src) for _, name, src in items])
-        header = _RUN_HEADER.pack(KIND_COMPILE, 0, 0, 0, 0, _engine.JS_STACK_LIMIT, 0,
-                                  len(record_body), 0, 0, 0)
+        header = _RUN_HEADER.pack(
+            KIND_COMPILE, 0, 0, 0, 0, _engine.JS_STACK_LIMIT, 0, len(record_body), 0, 0, 0
+        )
         record = header + record_body
         inst, key = self.engine.new_instance(max(64 * 2**20, len(record) * 8), self)
         self.instance = inst
@@ -872,8 +913,11 @@ class CodeExecution:
         _soon(token, wake.set)
 
     def _notify_reports(self) -> None:
-        if (self._token is not None and self._loop_thread is not None
-                and threading.get_ident() != self._loop_thread):
+        if (
+            self._token is not None
+            and self._loop_thread is not None
+            and threading.get_ident() != self._loop_thread
+        ):
             _soon(self._token, self._notify_reports)  # anyio events are set on their loop
             return
         events, self._report_cursor_events = self._report_cursor_events, []
@@ -907,8 +951,12 @@ class CodeExecution:
                 await done.wait()
             raise
 
-    def _whole_run_job(self, box: list[CodeResult | BaseException], signal: Callable[[], None],
-                       on_report: Callable[[Any], None]) -> Callable[[], None]:
+    def _whole_run_job(
+        self,
+        box: list[CodeResult | BaseException],
+        signal: Callable[[], None],
+        on_report: Callable[[Any], None],
+    ) -> Callable[[], None]:
         """A worker job running the whole run (one slice); ``signal`` wakes the waiter."""
 
         def job() -> None:
@@ -945,8 +993,9 @@ class CodeExecution:
         token = self._token
         done = anyio.Event()
         box: list[CodeResult | BaseException] = []
-        job = self._whole_run_job(box, lambda: _soon(token, done.set),
-                                  lambda _value: self._notify_reports())
+        job = self._whole_run_job(
+            box, lambda: _soon(token, done.set), lambda _value: self._notify_reports()
+        )
         self._engine.workers.submit(job)
         await self._await_job(done)
         return self._outcome_of(box)
@@ -965,8 +1014,12 @@ class CodeExecution:
         send_report, receive_report = anyio.create_memory_object_stream[Any](math.inf)
 
         def on_report(value: Any) -> None:
-            _soon(self._token, self._report_arrived,
-                  send_report if report_cb is not None else None, value)
+            _soon(
+                self._token,
+                self._report_arrived,
+                send_report if report_cb is not None else None,
+                value,
+            )
 
         run.on_report_threadsafe = on_report
         status: int | None = QJ_FAIL
@@ -991,8 +1044,9 @@ class CodeExecution:
                             break
                         batch = list(settled)
                         settled.clear()
-                        status = await self._in_worker(run, functools.partial(run.slice_resume,
-                                                                              batch))
+                        status = await self._in_worker(
+                            run, functools.partial(run.slice_resume, batch)
+                        )
                     calls.cancel_scope.cancel()
                 send_report.close()
         finally:
@@ -1022,8 +1076,14 @@ class CodeExecution:
                 except Exception as exc:
                     run._host_error(exc)
 
-    async def _host_call(self, run: Run, call_id: int, hf: HostFunction, args: list[Any],
-                         settled: list[tuple[int, bool, bytes]]) -> None:
+    async def _host_call(
+        self,
+        run: Run,
+        call_id: int,
+        hf: HostFunction,
+        args: list[Any],
+        settled: list[tuple[int, bool, bytes]],
+    ) -> None:
         try:
             value = await hf.fn(*args)
             data = _values.encode(value, path=f"{hf.path}() result")
@@ -1037,8 +1097,7 @@ class CodeExecution:
         self._wake.set()
 
 
-def _soon(token: anyio.lowlevel.EventLoopToken | None, fn: Callable[..., None],
-          *args: Any) -> None:
+def _soon(token: anyio.lowlevel.EventLoopToken | None, fn: Callable[..., None], *args: Any) -> None:
     """Schedule ``fn(*args)`` on the token's event loop from another thread, without waiting.
 
     anyio's ``from_thread.run_sync`` blocks the calling thread until the loop has run the
@@ -1065,4 +1124,3 @@ def _is_async_callable(fn: Any) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         type(fn).__call__ if callable(fn) else None
     )
-

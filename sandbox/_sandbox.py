@@ -12,23 +12,38 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sandbox import _engine, _values
-from sandbox._errors import SandboxClosedError
-from sandbox._hostfn import build_validator
-from sandbox._limits import Limits
-from sandbox._result import CodeResult, ErrorInfo
-from sandbox._run import CodeExecution, HostFunction, RunOptions
-from sandbox._typescript import TypeScriptError as _TypeScriptError
+from quickjail.sandbox import _engine, _values
+from quickjail.sandbox._errors import SandboxClosedError
+from quickjail.sandbox._hostfn import build_validator
+from quickjail.sandbox._limits import Limits
+from quickjail.sandbox._result import CodeResult, ErrorInfo
+from quickjail.sandbox._run import CodeExecution, HostFunction, RunOptions
+from quickjail.sandbox._typescript import TypeScriptError as _TypeScriptError
 
-__all__ = ["Sandbox", "run_code", "run_code_sync"]
+__all__ = ["Sandbox", "run_code", "run_code_sync", "warm_up"]
 
 _MIN_MEMORY = 8 * 2**20
 _MAX_MEMORY = 4 * 2**30 - 2**16
-_OPTIONS = frozenset({
-    "execute", "kind", "filename", "report", "memory_limit_bytes", "timeout", "dynamic_code",
-    "imports", "globals", "modules", "language", "seed", "deterministic", "fuel", "limits",
-    "timeout_includes_host_calls",
-})
+_OPTIONS = frozenset(
+    {
+        "execute",
+        "kind",
+        "filename",
+        "report",
+        "memory_limit_bytes",
+        "timeout",
+        "dynamic_code",
+        "imports",
+        "globals",
+        "modules",
+        "language",
+        "seed",
+        "deterministic",
+        "fuel",
+        "limits",
+        "timeout_includes_host_calls",
+    }
+)
 
 
 class Sandbox:
@@ -43,8 +58,9 @@ class Sandbox:
     process-wide engine stays for other Sandboxes.
     """
 
-    def __init__(self, *, cache_dir: str | Path | None = None,
-                 defaults: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, *, cache_dir: str | Path | None = None, defaults: Mapping[str, Any] | None = None
+    ) -> None:
         unknown = set(defaults or {}) - _OPTIONS
         if unknown:
             raise TypeError(f"unknown default option(s): {', '.join(sorted(unknown))}")
@@ -71,8 +87,9 @@ class Sandbox:
         if self._closed:
             raise SandboxClosedError("this Sandbox is closed")
         opts = self._options(source, options)
-        return CodeExecution(_engine.get_engine(self._cache_dir, metered=opts.fuel is not None),
-                             opts)
+        return CodeExecution(
+            _engine.get_engine(self._cache_dir, metered=opts.fuel is not None), opts
+        )
 
     def run_code_sync(self, source: str, **options: Any) -> CodeResult:
         """Run to completion from synchronous code and return the result."""
@@ -138,16 +155,16 @@ class Sandbox:
             raise TypeError("dynamic_code must be a bool")
 
         seed = o.get("seed")
-        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)
-                                 or not 0 <= seed < 2**64):
+        if seed is not None and (
+            not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64
+        ):
             raise TypeError("seed must be an int in [0, 2**64)")
 
         deterministic = o.get("deterministic", False)
         if not isinstance(deterministic, bool):
             raise TypeError("deterministic must be a bool")
         fuel = o.get("fuel")
-        if fuel is not None and (not isinstance(fuel, int) or isinstance(fuel, bool)
-                                 or fuel <= 0):
+        if fuel is not None and (not isinstance(fuel, int) or isinstance(fuel, bool) or fuel <= 0):
             raise TypeError("fuel must be a positive int (instruction budget units) or None")
         limits = Limits.coerce(o.get("limits"))
         tih = o.get("timeout_includes_host_calls", True)
@@ -162,11 +179,13 @@ class Sandbox:
 
         def register(fn: Callable[..., Any], path: str) -> tuple[int, bool]:
             is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-                type(fn).__call__ if not inspect.isfunction(fn) else None)
+                type(fn).__call__ if not inspect.isfunction(fn) else None
+            )
             label = path.replace("imports[", "").replace("globals[", "").replace("]", "")
             label = label.replace("'", "")
-            functions.append(HostFunction(len(functions), fn, is_async, label,
-                                          build_validator(fn, label)))
+            functions.append(
+                HostFunction(len(functions), fn, is_async, label, build_validator(fn, label))
+            )
             return len(functions) - 1, is_async
 
         host_modules: dict[str, bytes] = {}
@@ -186,9 +205,13 @@ class Sandbox:
             if not isinstance(name, str) or not name.isidentifier():
                 raise ValueError(f"global names must be identifiers, not {name!r}")
         globals_message = (
-            _values.encode({k: _expand(v, f"globals[{k!r}]") for k, v in glob.items()},
-                           path="globals", functions=register)
-            if glob else b""
+            _values.encode(
+                {k: _expand(v, f"globals[{k!r}]") for k, v in glob.items()},
+                path="globals",
+                functions=register,
+            )
+            if glob
+            else b""
         )
 
         modules_in = o.get("modules") or {}
@@ -201,8 +224,11 @@ class Sandbox:
                 raise ValueError(f"module keys are relative paths starting with './', not {spec!r}")
             if not isinstance(src, str):
                 raise TypeError(f"the source of module {spec!r} must be a str")
-            key = posixpath.normpath(posixpath.join(base, spec[2:])) if base else \
-                posixpath.normpath(spec[2:])
+            key = (
+                posixpath.normpath(posixpath.join(base, spec[2:]))
+                if base
+                else posixpath.normpath(spec[2:])
+            )
             if key.startswith("..") or key.startswith("/"):
                 raise ValueError(f"module {spec!r} escapes the module graph")
             modules[key] = src
@@ -216,20 +242,39 @@ class Sandbox:
                 if _is_typescript(key, language):
                     modules[key] = _strip(src, key)
         except _TypeScriptError as exc:
-            pre_error = ErrorInfo("SyntaxError", exc.message, f"    at {exc.filename}:{exc.line}:"
-                                  f"{exc.column}\n", exc.line, exc.column, exc.filename)
+            pre_error = ErrorInfo(
+                "SyntaxError",
+                exc.message,
+                f"    at {exc.filename}:{exc.line}:{exc.column}\n",
+                exc.line,
+                exc.column,
+                exc.filename,
+            )
 
         build_id = _engine.get_engine(self._cache_dir).guest.build_id
 
         def content_id() -> str:
             digest = hashlib.sha256(build_id.encode())
-            digest.update(json.dumps({
-                "source": source, "kind": kind, "fn": fn, "filename": filename,
-                "language": language, "modules": modules, "dynamic": dynamic,
-                "imports": sorted((k, v.hex()) for k, v in host_modules.items()),
-                "globals": globals_message.hex(), "deterministic": deterministic,
-                "seed": seed, "fuel": fuel,
-            }, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+            digest.update(
+                json.dumps(
+                    {
+                        "source": source,
+                        "kind": kind,
+                        "fn": fn,
+                        "filename": filename,
+                        "language": language,
+                        "modules": modules,
+                        "dynamic": dynamic,
+                        "imports": sorted((k, v.hex()) for k, v in host_modules.items()),
+                        "globals": globals_message.hex(),
+                        "deterministic": deterministic,
+                        "seed": seed,
+                        "fuel": fuel,
+                    },
+                    sort_keys=True,
+                    ensure_ascii=False,
+                ).encode("utf-8", "surrogatepass")
+            )
             return digest.hexdigest()
 
         return RunOptions(
@@ -271,7 +316,7 @@ def _is_typescript(key: str, language: str) -> bool:
 
 @functools.lru_cache(maxsize=512)
 def _strip(source: str, filename: str) -> str:
-    from sandbox._typescript import strip_types
+    from quickjail.sandbox._typescript import strip_types
 
     return strip_types(source, filename=filename)
 
@@ -295,6 +340,11 @@ def _expand(value: Any, path: str) -> Any:
 
 
 _default = Sandbox()
+
+
+def warm_up() -> None:
+    """Load the engine and compile (or load the cached) guest module now, not on first run."""
+    _default.warm_up()
 
 
 def run_code(source: str, **options: Any) -> CodeExecution:

@@ -85,7 +85,7 @@ def _sections(wasm: bytes) -> Iterator[tuple[int, bytes]]:
     while pos < len(wasm):
         sid = wasm[pos]
         size, pos = _uleb(wasm, pos + 1)
-        yield sid, wasm[pos:pos + size]
+        yield sid, wasm[pos : pos + size]
         pos += size
 
 
@@ -139,7 +139,7 @@ def _data_segments(image: bytes | bytearray, start: int) -> list[tuple[int, byte
     pos = start
     while pos < n:
         # skip zero pages fast
-        if pos % 4096 == 0 and pos + 4096 <= n and not any(view[pos:pos + 4096]):
+        if pos % 4096 == 0 and pos + 4096 <= n and not any(view[pos : pos + 4096]):
             pos += 4096
             continue
         if image[pos] == 0:
@@ -176,8 +176,11 @@ def _stub_imports(store: wasmtime.Store, module: wasmtime.Module) -> list[wasmti
             raise SnapshotError(f"unexpected non-function import {imp.module}.{imp.name}")
         results = ty.results
 
-        def stub(*args: object, _name: str = f"{imp.module}.{imp.name}",
-                 _results: list[wasmtime.ValType] = results) -> object:
+        def stub(
+            *args: object,
+            _name: str = f"{imp.module}.{imp.name}",
+            _results: list[wasmtime.ValType] = results,
+        ) -> object:
             if _name in ("wasi_snapshot_preview1.clock_time_get",):
                 return 0
             if _name == "wasi_snapshot_preview1.random_get":

@@ -186,8 +186,16 @@ class _Encoder:
         if isinstance(value, float):
             if math.isfinite(value) and not (value == 0 and math.copysign(1, value) < 0):
                 return value
-            return self.tag("f", "NaN" if value != value else
-                            "-0" if value == 0 else "Infinity" if value > 0 else "-Infinity")
+            return self.tag(
+                "f",
+                "NaN"
+                if value != value
+                else "-0"
+                if value == 0
+                else "Infinity"
+                if value > 0
+                else "-Infinity",
+            )
         if value is UNDEFINED:
             return self.tag("u")
         if isinstance(value, bytes | bytearray | memoryview):
@@ -221,16 +229,20 @@ class _Encoder:
                             key = k
                         out[key] = self.walk(v, f"{path}.{k}", depth + 1, seen)
                     return out
-                pairs = [[self.walk(k, f"{path}<key>", depth + 1, seen),
-                          self.walk(v, f"{path}[{k!r}]", depth + 1, seen)]
-                         for k, v in value.items()]
+                pairs = [
+                    [
+                        self.walk(k, f"{path}<key>", depth + 1, seen),
+                        self.walk(v, f"{path}[{k!r}]", depth + 1, seen),
+                    ]
+                    for k, v in value.items()
+                ]
                 return self.tag("m", pairs)
             if isinstance(value, list | tuple):
-                return [self.walk(v, f"{path}[{i}]", depth + 1, seen)
-                        for i, v in enumerate(value)]
+                return [self.walk(v, f"{path}[{i}]", depth + 1, seen) for i, v in enumerate(value)]
             if isinstance(value, set | frozenset):
-                return self.tag("s", [self.walk(v, f"{path}<item>", depth + 1, seen)
-                                      for v in value])
+                return self.tag(
+                    "s", [self.walk(v, f"{path}<item>", depth + 1, seen) for v in value]
+                )
         finally:
             seen.discard(ident)
         raise TransferError(f"cannot transfer a value of type {type(value).__name__} at {path}")

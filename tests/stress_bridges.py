@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from typing import Any
 
-import bridge
+from quickjail import bridge
 
 __all__ = ["readonly", "unsafe"]
 

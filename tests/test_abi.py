@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sandbox import _engine, _run
+from quickjail.sandbox import _engine, _run
 
 SHIM = Path(_run.__file__).resolve().parent / "_guest" / "quickjail.c"
 
@@ -24,13 +24,22 @@ def _c_constants() -> dict[str, int]:
 
 def test_python_abi_constants_equal_the_c_header() -> None:
     c = _c_constants()
-    assert (c["QJ_DONE"], c["QJ_PENDING"], c["QJ_FAIL"]) == (_run.QJ_DONE, _run.QJ_PENDING,
-                                                              _run.QJ_FAIL)
+    assert (c["QJ_DONE"], c["QJ_PENDING"], c["QJ_FAIL"]) == (
+        _run.QJ_DONE,
+        _run.QJ_PENDING,
+        _run.QJ_FAIL,
+    )
     ops = ["LOG", "REPORT", "RESULT", "OOM", "MODULE", "CALL", "FETCH", "REJECTION", "BYTECODE"]
     assert [c[f"QJ_OP_{op}"] for op in ops] == [getattr(_run, f"OP_{op}") for op in ops]
     assert [c[f"QJ_OUT_{o}"] for o in ("VALUE", "ERROR", "LINK_ERROR")] == [
-        _run.OUT_VALUE, _run.OUT_ERROR, _run.OUT_LINK_ERROR]
+        _run.OUT_VALUE,
+        _run.OUT_ERROR,
+        _run.OUT_LINK_ERROR,
+    ]
     assert [c[f"QJ_E_{e}"] for e in ("HOST", "REFUSED", "PENDING")] == [
-        _run.E_HOST, _run.E_REFUSED, _run.E_PENDING]
+        _run.E_HOST,
+        _run.E_REFUSED,
+        _run.E_PENDING,
+    ]
     assert c["QJ_SCRATCH_SIZE"] == _engine.SCRATCH_SIZE
     assert c["RUN_HEADER_WORDS"] * 4 == _run._RUN_HEADER.size

@@ -24,21 +24,33 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path}
 
 
-def quickjail(*args: str, stdin: str | None = None, cwd: Path | None = None,
-              timeout: float = 30) -> subprocess.CompletedProcess[str]:
+def quickjail(
+    *args: str, stdin: str | None = None, cwd: Path | None = None, timeout: float = 30
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -m quickjail ARGS`` to completion and capture its output."""
     return subprocess.run(
-        [sys.executable, "-m", "quickjail", *args], input=stdin, capture_output=True,
-        text=True, encoding="utf-8", env=_env(), cwd=cwd, timeout=timeout,
+        [sys.executable, "-m", "quickjail", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=_env(),
+        cwd=cwd,
+        timeout=timeout,
         stdin=None if stdin is not None else subprocess.DEVNULL,
     )
 
 
 def start(*args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "quickjail", *args], stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
-        env=_env(), cwd=cwd,
+        [sys.executable, "-m", "quickjail", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        env=_env(),
+        cwd=cwd,
     )
 
 
@@ -57,13 +69,16 @@ def write(tmp_path: Path) -> Any:
 
 
 def test_success_prints_reports_then_logs_then_the_result_last(write: Any) -> None:
-    prog = write("main.ts", """
+    prog = write(
+        "main.ts",
+        """
         report({ step: 1 });
         console.log("log line", { a: 1 }, 2);
         console.error("to stderr");
         const n: number = 21;
         export default async () => { report("step 2"); return { answer: n * 2 } };
-    """)
+    """,
+    )
     proc = quickjail("run", str(prog))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
@@ -113,7 +128,9 @@ def test_ctrl_c_terminates_the_run_cleanly_with_exit_130(write: Any) -> None:
 
 
 def test_json_output_has_the_documented_shape_and_json_safe_values(write: Any) -> None:
-    prog = write("values.js", """
+    prog = write(
+        "values.js",
+        """
         report(new Uint8Array([1, 2, 3]));
         console.log("hi", 1n);
         export default {
@@ -121,13 +138,22 @@ def test_json_output_has_the_documented_shape_and_json_safe_values(write: Any) -
             undef: undefined, set: new Set([3, 1, 2]), mixed: new Set(["b", 1]),
             nan: NaN, inf: -Infinity, map: new Map([[1, "one"]]), nested: [null, true, 1.5],
         };
-    """)
+    """,
+    )
     proc = quickjail("run", "--json", str(prog))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("\n") == 1, "one JSON object on one line"
     data = json.loads(proc.stdout)
-    assert list(data) == ["status", "result", "error", "reason", "reports", "logs",
-                          "duration_ms", "metrics"]
+    assert list(data) == [
+        "status",
+        "result",
+        "error",
+        "reason",
+        "reports",
+        "logs",
+        "duration_ms",
+        "metrics",
+    ]
     assert data["status"] == "success"
     assert (data["error"], data["reason"]) == (None, None)
     assert data["result"] == {
@@ -147,30 +173,57 @@ def test_json_output_has_the_documented_shape_and_json_safe_values(write: Any) -
     assert (log["level"], log["args"]) == ("log", ["hi", 1])
     assert isinstance(log["timestamp"], float)
     assert data["duration_ms"] > 0
-    assert {"wall_ms", "guest_cpu_ms", "peak_memory_bytes", "host_calls", "reports",
-            "logs"} <= set(data["metrics"])
+    assert {"wall_ms", "guest_cpu_ms", "peak_memory_bytes", "host_calls", "reports", "logs"} <= set(
+        data["metrics"]
+    )
 
 
 # ---------------------------------------------------------------- exit codes per status
 
 STATUS_CASES = [
-    pytest.param("boom.js", 'export default () => { throw new TypeError("boom") }', [],
-                 1, "error", "boom.js:1:34: TypeError: boom", id="error"),
-    pytest.param("link.js", 'import x from "nope"; export default x', [],
-                 3, "link_error", "cannot find module 'nope'", id="link_error"),
-    pytest.param("oom.js",
-                 "export default () => { const a = []; while (true) a.push(new Array(1e5)"
-                 ".fill(1)) }",
-                 ["--memory", "32M"], 4, "memory", "out of memory", id="memory"),
-    pytest.param("spin.js", "while (true) {}", ["--timeout", "0.2"],
-                 5, "terminated", "--timeout 0.2 s", id="timeout"),
+    pytest.param(
+        "boom.js",
+        'export default () => { throw new TypeError("boom") }',
+        [],
+        1,
+        "error",
+        "boom.js:1:34: TypeError: boom",
+        id="error",
+    ),
+    pytest.param(
+        "link.js",
+        'import x from "nope"; export default x',
+        [],
+        3,
+        "link_error",
+        "cannot find module 'nope'",
+        id="link_error",
+    ),
+    pytest.param(
+        "oom.js",
+        "export default () => { const a = []; while (true) a.push(new Array(1e5).fill(1)) }",
+        ["--memory", "32M"],
+        4,
+        "memory",
+        "out of memory",
+        id="memory",
+    ),
+    pytest.param(
+        "spin.js",
+        "while (true) {}",
+        ["--timeout", "0.2"],
+        5,
+        "terminated",
+        "--timeout 0.2 s",
+        id="timeout",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "source", "flags", "code", "status", "message"),
-                         STATUS_CASES)
-def test_exit_code_reflects_the_status(write: Any, name: str, source: str, flags: list[str],
-                                       code: int, status: str, message: str) -> None:
+@pytest.mark.parametrize(("name", "source", "flags", "code", "status", "message"), STATUS_CASES)
+def test_exit_code_reflects_the_status(
+    write: Any, name: str, source: str, flags: list[str], code: int, status: str, message: str
+) -> None:
     prog = write(name, source)
     proc = quickjail("run", *flags, str(prog))
     assert proc.returncode == code, proc.stderr
@@ -181,24 +234,32 @@ def test_exit_code_reflects_the_status(write: Any, name: str, source: str, flags
     assert json.loads(as_json.stdout)["status"] == status
 
 
-def test_error_goes_to_stderr_with_file_line_column_in_the_typescript_source(
-        write: Any) -> None:
-    prog = write("sub/fail.ts", (
-        "type Point = { x: number };\n"
-        "function f(p: Point): never {\n"
-        "  const label: string = `bad ${p.x}`; throw new Error(label);\n"
-        "}\n"
-        "export default f({ x: 1 });\n"))
+def test_error_goes_to_stderr_with_file_line_column_in_the_typescript_source(write: Any) -> None:
+    prog = write(
+        "sub/fail.ts",
+        (
+            "type Point = { x: number };\n"
+            "function f(p: Point): never {\n"
+            "  const label: string = `bad ${p.x}`; throw new Error(label);\n"
+            "}\n"
+            "export default f({ x: 1 });\n"
+        ),
+    )
     proc = quickjail("run", str(prog))
     assert proc.returncode == 1
     lines = proc.stderr.splitlines()
     # QuickJS places a `new Error(arg)` at its argument; the column counts the type annotation
     assert f"{prog}:3:55: Error: bad 1" in lines
-    after = lines[lines.index(f"{prog}:3:55: Error: bad 1") + 1:]
+    after = lines[lines.index(f"{prog}:3:55: Error: bad 1") + 1 :]
     assert after and after[0].strip().startswith("at f ")
     as_json = json.loads(quickjail("run", "--json", str(prog)).stdout)
-    assert {k: as_json["error"][k] for k in ("name", "message", "line", "column", "filename")} \
-        == {"name": "Error", "message": "bad 1", "line": 3, "column": 55, "filename": str(prog)}
+    assert {k: as_json["error"][k] for k in ("name", "message", "line", "column", "filename")} == {
+        "name": "Error",
+        "message": "bad 1",
+        "line": 3,
+        "column": 55,
+        "filename": str(prog),
+    }
 
 
 def test_missing_default_export_explains_the_fix(write: Any) -> None:
@@ -219,22 +280,27 @@ def data_dir(tmp_path: Path) -> Path:
     return root
 
 
-def test_allow_read_lets_the_program_read_a_file_under_the_dir(write: Any,
-                                                               data_dir: Path) -> None:
-    prog = write("read.ts", """
+def test_allow_read_lets_the_program_read_a_file_under_the_dir(write: Any, data_dir: Path) -> None:
+    prog = write(
+        "read.ts",
+        """
         import { readFile, readdir } from "fs";
         export default { text: await readFile("docs/notes.txt", "utf8"), ls: readdir("docs") };
-    """)
+    """,
+    )
     proc = quickjail("run", "--allow-read", str(data_dir), str(prog))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {"text": "hello from the host", "ls": ["notes.txt"]}
 
 
 def test_allow_read_refuses_a_parent_directory_read(write: Any, data_dir: Path) -> None:
-    prog = write("escape.js", """
+    prog = write(
+        "escape.js",
+        """
         import { readFile } from "fs";
         export default readFile("../secret.txt", "utf8");
-    """)
+    """,
+    )
     proc = quickjail("run", "--allow-read", str(data_dir), str(prog))
     assert proc.returncode == 1
     assert SECRET not in proc.stdout + proc.stderr
@@ -272,14 +338,16 @@ def test_execute_calls_the_named_export_with_json_args(write: Any) -> None:
 
 
 def test_program_from_stdin(tmp_path: Path) -> None:
-    proc = quickjail("run", "-", stdin="const x: number = 40;\nexport default x + 2;\n",
-                     cwd=tmp_path)
+    proc = quickjail(
+        "run", "-", stdin="const x: number = 40;\nexport default x + 2;\n", cwd=tmp_path
+    )
     assert (proc.returncode, proc.stdout) == (0, "42\n"), proc.stderr
 
 
 def test_script_mode_returns_the_completion_value_from_stdin(tmp_path: Path) -> None:
-    proc = quickjail("run", "--script", "--language", "javascript", "-", stdin="1 + 1",
-                     cwd=tmp_path)
+    proc = quickjail(
+        "run", "--script", "--language", "javascript", "-", stdin="1 + 1", cwd=tmp_path
+    )
     assert (proc.returncode, proc.stdout) == (0, "2\n"), proc.stderr
 
 
@@ -306,33 +374,46 @@ def test_deterministic_and_seed_make_math_random_repeatable(write: Any) -> None:
 USAGE_CASES = [
     pytest.param(["run", "--memory", "lots", "{prog}"], "e.g. 64M or 1G", id="bad-memory"),
     pytest.param(["run", "--memory", "1K", "{prog}"], "8M up to 4G", id="memory-too-small"),
-    pytest.param(["run", "--timeout", "-1", "{prog}"], "positive number of seconds",
-                 id="bad-timeout"),
+    pytest.param(
+        ["run", "--timeout", "-1", "{prog}"], "positive number of seconds", id="bad-timeout"
+    ),
     pytest.param(["run", "{missing}"], "does not exist; check the path", id="missing-file"),
     pytest.param(["run", "{dir}"], "is a directory; give a file", id="file-is-dir"),
-    pytest.param(["run", "--arg", "notes.txt", "{prog}"], "strings need JSON quotes",
-                 id="arg-not-json"),
-    pytest.param(["run", "--script", "--execute", "main", "{prog}"],
-                 "drop --script or --execute", id="script-with-execute"),
-    pytest.param(["run", "--allow-read", "{missing}", "{prog}"], "is not a directory",
-                 id="allow-read-missing"),
-    pytest.param(["run", "--module", "util.ts=x", "{prog}"], "./SPECIFIER=FILE",
-                 id="module-not-relative"),
+    pytest.param(
+        ["run", "--arg", "notes.txt", "{prog}"], "strings need JSON quotes", id="arg-not-json"
+    ),
+    pytest.param(
+        ["run", "--script", "--execute", "main", "{prog}"],
+        "drop --script or --execute",
+        id="script-with-execute",
+    ),
+    pytest.param(
+        ["run", "--allow-read", "{missing}", "{prog}"],
+        "is not a directory",
+        id="allow-read-missing",
+    ),
+    pytest.param(
+        ["run", "--module", "util.ts=x", "{prog}"], "./SPECIFIER=FILE", id="module-not-relative"
+    ),
     pytest.param(["run", "--seed", "-3", "{prog}"], "from 0 to 2**64-1", id="bad-seed"),
-    pytest.param(["run", "--language", "python", "{prog}"], "invalid choice",
-                 id="bad-language"),
-    pytest.param(["mcp", "--timeout", "20", "--max-timeout", "5"],
-                 "lower --timeout or raise --max-timeout", id="mcp-timeout-above-max"),
-    pytest.param(["mcp", "--allow-read", "{missing}"], "is not a directory",
-                 id="mcp-allow-read-missing"),
+    pytest.param(["run", "--language", "python", "{prog}"], "invalid choice", id="bad-language"),
+    pytest.param(
+        ["mcp", "--timeout", "20", "--max-timeout", "5"],
+        "lower --timeout or raise --max-timeout",
+        id="mcp-timeout-above-max",
+    ),
+    pytest.param(
+        ["mcp", "--allow-read", "{missing}"], "is not a directory", id="mcp-allow-read-missing"
+    ),
     pytest.param([], "name a command: run, mcp or stress", id="no-command"),
     pytest.param(["run"], "the following arguments are required: FILE", id="no-file"),
 ]
 
 
 @pytest.mark.parametrize(("argv", "message"), USAGE_CASES)
-def test_usage_errors_exit_2_and_say_what_to_change(tmp_path: Path, write: Any,
-                                                     argv: list[str], message: str) -> None:
+def test_usage_errors_exit_2_and_say_what_to_change(
+    tmp_path: Path, write: Any, argv: list[str], message: str
+) -> None:
     prog = write("ok.js", "export default 1")
     names = {"prog": str(prog), "missing": str(tmp_path / "missing.js"), "dir": str(tmp_path)}
     proc = quickjail(*(a.format(**names) for a in argv))
@@ -346,17 +427,47 @@ def test_usage_errors_exit_2_and_say_what_to_change(tmp_path: Path, write: Any,
 def test_help_documents_every_exit_code_and_the_log_timing() -> None:
     proc = quickjail("run", "--help")
     assert proc.returncode == 0
-    for line in ("0    success", "1    the program threw", "2    usage error",
-                 "3    link error", "4    the program exceeded --memory",
-                 "5    the run was stopped", "130  interrupted by Ctrl-C"):
+    for line in (
+        "0    success",
+        "1    the program threw",
+        "2    usage error",
+        "3    link error",
+        "4    the program exceeded --memory",
+        "5    the run was stopped",
+        "130  interrupted by Ctrl-C",
+    ):
         assert line in proc.stdout
     assert "console.* output is printed when the run ends" in proc.stdout
-    for flag in ("--allow-read", "--timeout", "--memory", "--execute", "--arg", "--script",
-                 "--language", "--seed", "--deterministic", "--allow-dynamic-code", "--json"):
+    for flag in (
+        "--allow-read",
+        "--timeout",
+        "--memory",
+        "--execute",
+        "--arg",
+        "--script",
+        "--language",
+        "--seed",
+        "--deterministic",
+        "--allow-dynamic-code",
+        "--json",
+    ):
         assert flag in proc.stdout
 
 
 def test_public_surface() -> None:
     import quickjail
 
-    assert sorted(quickjail.__all__) == ["StressReport", "Violation", "main", "result_to_json", "run_stress", "to_json_safe"]
+    assert sorted(quickjail.__all__) == [
+        "CodeExecution",
+        "CodeResult",
+        "StressReport",
+        "UNDEFINED",
+        "Violation",
+        "bridge",
+        "run_code",
+        "run_code_sync",
+        "run_stress",
+        "runtime",
+        "sandbox",
+        "to_json_safe",
+    ]

@@ -14,8 +14,13 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("name", ["demo.py", "tools.py", "tour.py"])
 def test_example_program_runs_and_prints_its_results(name: str) -> None:
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / name)], capture_output=True,
-                          text=True, timeout=110, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name)],
+        capture_output=True,
+        text=True,
+        timeout=110,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stderr
     if name == "demo.py":
         assert "report  -> {'step': 1, 'total': 1}" in proc.stdout

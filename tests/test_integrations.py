@@ -19,8 +19,14 @@ async def _scale(value: int) -> int:
 def test_code_runner_answers_with_json_data() -> None:
     runner = CodeRunner(globals={"BASE": 20})
     answer = runner.run_sync("console.log('hi'); report({n: 1}); export default BASE + 1")
-    assert answer == {"status": "success", "result": 21, "error": None, "reason": None,
-                      "reports": [{"n": 1}], "logs": [{"level": "log", "args": ["hi"]}]}
+    assert answer == {
+        "status": "success",
+        "result": 21,
+        "error": None,
+        "reason": None,
+        "reports": [{"n": 1}],
+        "logs": [{"level": "log", "args": ["hi"]}],
+    }
 
 
 def test_code_runner_caps_the_timeout_a_call_asks_for() -> None:
@@ -44,12 +50,13 @@ def test_code_runner_error_has_position_in_user_source() -> None:
 
 
 def test_importing_quickjail_does_not_import_the_frameworks() -> None:
-    code = ("import sys, quickjail, quickjail.integrations, quickjail.integrations.pydantic_ai, "
-            "quickjail.integrations.langchain, quickjail.pytest_plugin; "
-            "print(sorted(m for m in ('pydantic_ai', 'langchain_core', 'hypothesis') "
-            "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    code = (
+        "import sys, quickjail, quickjail.integrations, quickjail.integrations.pydantic_ai, "
+        "quickjail.integrations.langchain, quickjail.pytest_plugin; "
+        "print(sorted(m for m in ('pydantic_ai', 'langchain_core', 'hypothesis') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
@@ -75,11 +82,18 @@ def test_pydantic_ai_agent_runs_code_through_a_tool_call() -> None:
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         seen["tools"] = [t.name for t in info.function_tools]
-        returns = [part for message in messages if isinstance(message, ModelRequest)
-                   for part in message.parts if isinstance(part, ToolReturnPart)]
+        returns = [
+            part
+            for message in messages
+            if isinstance(message, ModelRequest)
+            for part in message.parts
+            if isinstance(part, ToolReturnPart)
+        ]
         if not returns:
-            code = ("const squares = [1, 2, 3].map((x) => x * x);\n"
-                    "export default await scale(squares.reduce((a, b) => a + b) * 3);")
+            code = (
+                "const squares = [1, 2, 3].map((x) => x * x);\n"
+                "export default await scale(squares.reduce((a, b) => a + b) * 3);"
+            )
             return ModelResponse(parts=[ToolCallPart("run_code", {"code": code}, "call-1")])
         seen["answer"] = returns[-1].content
         computed = returns[-1].content["result"]
@@ -103,17 +117,22 @@ def test_pydantic_ai_tool_schema() -> None:
     assert definition.parameters_json_schema == {
         "additionalProperties": False,
         "properties": {
-            "code": {"description": "Source of an ES module; its default export is the result.",
-                     "type": "string"},
-            "timeout": {"anyOf": [{"type": "number"}, {"type": "null"}], "default": None,
-                        "description": "Seconds the run may take (capped); omit for the "
-                                       "default."},
+            "code": {
+                "description": "Source of an ES module; its default export is the result.",
+                "type": "string",
+            },
+            "timeout": {
+                "anyOf": [{"type": "number"}, {"type": "null"}],
+                "default": None,
+                "description": "Seconds the run may take (capped); omit for the default.",
+            },
         },
         "required": ["code"],
         "type": "object",
     }
     assert "32 MiB of memory and a 5 s timeout by default (at most 30 s)" in (
-        definition.description or "")
+        definition.description or ""
+    )
 
 
 # ---------------------------------------------------------------- LangChain

@@ -7,8 +7,8 @@ import time
 import anyio
 import pytest
 
-import sandbox
-from sandbox import Limits, run_code, run_code_sync
+from quickjail import sandbox
+from quickjail.sandbox import Limits, run_code, run_code_sync
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -22,8 +22,9 @@ def test_deterministic_runs_give_the_same_clock_random_and_reports() -> None:
 
 
 def test_the_deterministic_clock_advances() -> None:
-    r = run_code_sync("const a = Date.now(); const b = Date.now(); export default b - a",
-                      deterministic=True)
+    r = run_code_sync(
+        "const a = Date.now(); const b = Date.now(); export default b - a", deterministic=True
+    )
     assert r.result == 1
 
 
@@ -43,15 +44,19 @@ def test_fuel_used_is_measured_and_repeatable() -> None:
 
 
 def test_log_cap_drops_later_logs_with_one_marker() -> None:
-    r = run_code_sync("for (let i = 0; i < 50; i++) console.log(i); export default 'ok'",
-                      limits=Limits(max_logs=10))
+    r = run_code_sync(
+        "for (let i = 0; i < 50; i++) console.log(i); export default 'ok'",
+        limits=Limits(max_logs=10),
+    )
     assert r.result == "ok"
     assert [e.args[0] for e in r.logs[:10]] == list(range(10))
     assert len(r.logs) == 11 and "limit" in r.logs[10].args[0]
 
 
 def test_report_cap_throws_a_range_error_inside_js() -> None:
-    src = "let n = 0; try { for (;;) { report(n); n++ } } catch (e) { report.x = e } export default n"
+    src = (
+        "let n = 0; try { for (;;) { report(n); n++ } } catch (e) { report.x = e } export default n"
+    )
     r = run_code_sync(src, limits={"max_reports": 5})
     assert r.result == 5 and r.reports == [0, 1, 2, 3, 4]
 
@@ -62,8 +67,10 @@ def test_result_size_cap_ends_the_run_with_an_error() -> None:
 
 
 def test_unhandled_rejections_are_recorded_as_error_logs_up_to_the_cap() -> None:
-    r = run_code_sync("for (let i = 0; i < 20; i++) Promise.reject(i); export default 1",
-                      limits={"max_rejections": 3})
+    r = run_code_sync(
+        "for (let i = 0; i < 20; i++) Promise.reject(i); export default 1",
+        limits={"max_rejections": 3},
+    )
     assert r.status == "success"
     assert [e.args for e in r.logs] == [["Unhandled promise rejection:", i] for i in range(3)]
 
@@ -93,8 +100,12 @@ async def test_callers_can_exclude_host_call_time_from_the_timeout() -> None:
         await anyio.sleep(0.4)
         return 1
 
-    r = await run_code("export default await slow() + await slow()", globals={"slow": slow},
-                       timeout=0.2, timeout_includes_host_calls=False)
+    r = await run_code(
+        "export default await slow() + await slow()",
+        globals={"slow": slow},
+        timeout=0.2,
+        timeout_includes_host_calls=False,
+    )
     assert r.status == "success" and r.result == 2
 
 
@@ -155,6 +166,7 @@ async def test_terminate_stops_a_run_waiting_on_host_calls() -> None:
 
     run = run_code("await never(); export default 1", globals={"never": never})
     async with anyio.create_task_group() as tg:
+
         async def stop() -> None:
             await anyio.sleep(0.05)
             run.terminate("stop")
@@ -191,8 +203,9 @@ def test_many_deadlines_firing_together_stop_every_busy_run() -> None:
         results: list[sandbox.CodeResult] = []
 
         async def one(i: int) -> None:
-            results.append(await run_code("for (;;) {}", language="javascript",
-                                          timeout=0.02 + (i % 7) * 0.01))
+            results.append(
+                await run_code("for (;;) {}", language="javascript", timeout=0.02 + (i % 7) * 0.01)
+            )
 
         with anyio.fail_after(30):  # a lost stop would spin forever
             async with anyio.create_task_group() as tg:

@@ -32,7 +32,7 @@ EXPECTED_SCHEMA: dict[str, Any] = {
         "code": {
             "type": "string",
             "description": "Source of an ES module. Its default export is the result; "
-                           "a function export is called with `args` and awaited.",
+            "a function export is called with `args` and awaited.",
         },
         "language": {
             "type": "string",
@@ -74,12 +74,12 @@ def data_dir(tmp_path: Path) -> Path:
 @asynccontextmanager
 async def connect(*server_args: str) -> AsyncIterator[ClientSession]:
     """Start ``python -m quickjail mcp ARGS`` and yield an initialized client session."""
-    env = {"PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH"))
-                                         if p)}
+    env = {"PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
     if "QUICKJAIL_CACHE_DIR" in os.environ:
         env["QUICKJAIL_CACHE_DIR"] = os.environ["QUICKJAIL_CACHE_DIR"]
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "quickjail", "mcp", *server_args], env=env)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "quickjail", "mcp", *server_args], env=env
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
@@ -135,8 +135,10 @@ async def test_run_code_returns_the_value_and_reads_an_allowed_file(data_dir: Pa
 async def test_execute_fn_and_javascript_language_are_honoured(data_dir: Path) -> None:
     code = "export function main(a, b) { return a * b }"
     async with connect() as session:
-        result = await session.call_tool("run_code", {
-            "code": code, "language": "javascript", "execute_fn": "main", "args": [6, 7]})
+        result = await session.call_tool(
+            "run_code",
+            {"code": code, "language": "javascript", "execute_fn": "main", "args": [6, 7]},
+        )
     assert result.is_error is False
     assert payload(result)["result"] == 42
 
@@ -168,7 +170,8 @@ async def test_traversal_outside_the_allowed_dir_is_refused(data_dir: Path) -> N
 async def test_without_allow_read_there_is_no_fs_module() -> None:
     async with connect() as session:
         result = await session.call_tool(
-            "run_code", {"code": 'import { readFile } from "fs"; export default 1'})
+            "run_code", {"code": 'import { readFile } from "fs"; export default 1'}
+        )
     assert result.is_error is True
     assert payload(result)["status"] == "link_error"
 
@@ -176,8 +179,8 @@ async def test_without_allow_read_there_is_no_fs_module() -> None:
 async def test_busy_loop_is_stopped_by_the_server_timeout_cap() -> None:
     async with connect("--timeout", "0.2", "--max-timeout", "0.3") as session:
         result = await session.call_tool(
-            "run_code", {"code": "export default (() => { while (true) {} })()",
-                         "timeout": 1000})
+            "run_code", {"code": "export default (() => { while (true) {} })()", "timeout": 1000}
+        )
     assert result.is_error is True
     data = payload(result)
     assert (data["status"], data["reason"]) == ("terminated", "timeout")
@@ -185,10 +188,16 @@ async def test_busy_loop_is_stopped_by_the_server_timeout_cap() -> None:
 
 INVALID_ARGUMENTS: list[tuple[str, dict[str, Any], str]] = [
     ("missing-code", {}, "`code` is required"),
-    ("bad-language", {"code": "export default 1", "language": "python"},
-     "`language` must be one of"),
-    ("negative-timeout", {"code": "export default 1", "timeout": -1},
-     "`timeout` must be a positive number"),
+    (
+        "bad-language",
+        {"code": "export default 1", "language": "python"},
+        "`language` must be one of",
+    ),
+    (
+        "negative-timeout",
+        {"code": "export default 1", "timeout": -1},
+        "`timeout` must be a positive number",
+    ),
     ("args-not-array", {"code": "export default 1", "args": "x"}, "`args` must be an array"),
     ("unknown-key", {"code": "export default 1", "nope": 1}, "unknown argument(s) nope"),
 ]

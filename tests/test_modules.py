@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox import run_code_sync
+from quickjail.sandbox import run_code_sync
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -13,7 +13,7 @@ def test_relative_modules_resolve_from_the_importing_module() -> None:
     modules = {
         "./util.js": "export const twice = (x) => x * 2",
         "./lib/math.ts": "import { twice } from '../util.js';\n"
-                         "export function quad(x: number): number { return twice(twice(x)) }",
+        "export function quad(x: number): number { return twice(twice(x)) }",
         "./lib/index.ts": "export { quad } from './math.ts'",
     }
     src = "import { quad } from './lib/index.ts'; export default quad(3)"
@@ -23,8 +23,10 @@ def test_relative_modules_resolve_from_the_importing_module() -> None:
 
 
 def test_dynamic_import_of_a_graph_module_works() -> None:
-    r = run_code_sync("const m = await import('./m.js'); export default m.v",
-                      modules={"./m.js": "export const v = 'dyn'"})
+    r = run_code_sync(
+        "const m = await import('./m.js'); export default m.v",
+        modules={"./m.js": "export const v = 'dyn'"},
+    )
     assert r.result == "dyn"
 
 
@@ -35,8 +37,10 @@ def test_an_unknown_relative_specifier_is_a_link_error_naming_it() -> None:
 
 
 def test_a_missing_export_is_a_link_error_naming_it() -> None:
-    r = run_code_sync("import { nope } from './m.js'; export default nope",
-                      modules={"./m.js": "export const v = 1"})
+    r = run_code_sync(
+        "import { nope } from './m.js'; export default nope",
+        modules={"./m.js": "export const v = 1"},
+    )
     assert r.status == "link_error" and r.error is not None and "nope" in r.error.message
 
 
@@ -50,8 +54,9 @@ def test_a_specifier_escaping_the_graph_is_refused() -> None:
 
 def test_execute_calls_a_named_export_of_a_module_graph_entry() -> None:
     src = "import { base } from './b.js'; export function main(x) { return base + x }"
-    r = run_code_sync(src, modules={"./b.js": "export const base = 40"},
-                      execute={"fn": "main", "args": [2]})
+    r = run_code_sync(
+        src, modules={"./b.js": "export const base = 40"}, execute={"fn": "main", "args": [2]}
+    )
     assert r.result == 42
 
 
@@ -79,16 +84,18 @@ export default function main(): number {
     assert r.status == "error" and r.error is not None
     assert r.error.name == "TypeError"
     # the same program with its types blanked by hand, run as plain JavaScript
-    by_hand = "\n".join([
-        "",
-        "",
-        "function make   (a   , b   )          { return [a, b] }",
-        "const p               = make        (1, 2);",
-        "export default function main()         {",
-        "  let v         = (p       ).nope.deep;",
-        "  return v;",
-        "}",
-    ])
+    by_hand = "\n".join(
+        [
+            "",
+            "",
+            "function make   (a   , b   )          { return [a, b] }",
+            "const p               = make        (1, 2);",
+            "export default function main()         {",
+            "  let v         = (p       ).nope.deep;",
+            "  return v;",
+            "}",
+        ]
+    )
     js = run_code_sync(by_hand, language="javascript")
     assert js.error is not None
     assert (r.error.line, r.error.column) == (js.error.line, js.error.column) == (6, 20)
@@ -106,7 +113,7 @@ def test_javascript_language_skips_the_strip_step() -> None:
 
 
 def test_the_content_id_is_stable_and_changes_with_the_source_and_options() -> None:
-    from sandbox import run_code
+    from quickjail.sandbox import run_code
 
     a = run_code("export default 1").content_id
     assert a == run_code("export default 1").content_id

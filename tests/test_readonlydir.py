@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge._fs import FsError, ReadOnlyDir
+from quickjail.bridge._fs import FsError, ReadOnlyDir
 
 SECRET = b"TOP-SECRET-OUTSIDE-THE-ROOT"
 

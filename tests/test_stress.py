@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import bridge
-from quickjail import _stress
+from quickjail import _stress, bridge
 from quickjail._corpus import CORPUS, ESCAPE_MARKER
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,14 +21,22 @@ FAST = ["--examples", "8", "--timeout", "0.3", "--seed", "1234"]
 
 
 def _stress_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "quickjail", "stress", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "quickjail", "stress", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _junit_failures(path: Path) -> dict[str, str]:
     tree = ET.parse(path)
-    return {case.get("name", ""): (case.find("failure").text or "")  # type: ignore[union-attr]
-            for case in tree.iter("testcase") if case.find("failure") is not None}
+    return {
+        case.get("name", ""): (case.find("failure").text or "")  # type: ignore[union-attr]
+        for case in tree.iter("testcase")
+        if case.find("failure") is not None
+    }
 
 
 @pytest.mark.timeout(120)
@@ -50,35 +57,46 @@ def test_stress_fails_an_unconfined_read_file_bridge(tmp_path: Path) -> None:
 @pytest.mark.timeout(120)
 def test_stress_passes_the_project_read_only_dir(tmp_path: Path) -> None:
     junit = tmp_path / "report.xml"
-    proc = _stress_cli("--bridge", "tests.stress_bridges:readonly", "--junit", str(junit),
-                       "-q", *FAST)
+    proc = _stress_cli(
+        "--bridge", "tests.stress_bridges:readonly", "--junit", str(junit), "-q", *FAST
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "no violations" in proc.stdout
     assert proc.stderr == ""  # -q: no progress
     assert _junit_failures(junit) == {}
     names = {case.get("name") for case in ET.parse(junit).iter("testcase")}
-    assert {"imports.fs.readFile", "imports.fs.readdir", "imports.fs.stat",
-            "host-invariants"} <= names
+    assert {
+        "imports.fs.readFile",
+        "imports.fs.readdir",
+        "imports.fs.stat",
+        "host-invariants",
+    } <= names
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ("tests.no_such_module:make", "cannot import 'tests.no_such_module'"),
-    ("tests.stress_bridges:missing", "has no attribute 'missing'"),
-    ("tests.stress_bridges", "is not MODULE:CALLABLE"),
-    ("tests.stress_bridges:__all__", "it must return a dict"),
-])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("tests.no_such_module:make", "cannot import 'tests.no_such_module'"),
+        ("tests.stress_bridges:missing", "has no attribute 'missing'"),
+        ("tests.stress_bridges", "is not MODULE:CALLABLE"),
+        ("tests.stress_bridges:__all__", "it must return a dict"),
+    ],
+)
 def test_stress_exits_2_when_the_bridge_cannot_be_used(spec: str, message: str) -> None:
     proc = _stress_cli("--bridge", spec)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stderr
 
 
-@pytest.mark.parametrize(("config", "message"), [
-    ({"imports": {}, "report": print}, "unknown bridge configuration key"),
-    ({"imports": {"fs": 5}}, "must be a mapping"),
-    ({"globals": {"x": 1}, "limits": {"max_logs": -1}}, "'limits'"),
-    ({"globals": {}, "timeout": -1}, "timeout"),
-])
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"imports": {}, "report": print}, "unknown bridge configuration key"),
+        ({"imports": {"fs": 5}}, "must be a mapping"),
+        ({"globals": {"x": 1}, "limits": {"max_logs": -1}}, "'limits'"),
+        ({"globals": {}, "timeout": -1}, "timeout"),
+    ],
+)
 def test_stress_refuses_unusable_configurations(config: dict[str, object], message: str) -> None:
     with pytest.raises(_stress.StressConfigError, match=message):
         _stress.run_stress(config)
@@ -102,14 +120,14 @@ def test_canary_is_planted_outside_every_root() -> None:
 def test_corpus_table_is_well_formed() -> None:
     assert len(CORPUS) >= 40
     assert len({c.id for c in CORPUS}) == len(CORPUS)
-    assert {c.category for c in CORPUS} == {"escape", "memory", "cpu", "recursion", "flood",
-                                            "leak"}
+    assert {c.category for c in CORPUS} == {"escape", "memory", "cpu", "recursion", "flood", "leak"}
     for case in CORPUS:
         assert case.expect, case.id
         assert "success" not in case.expect or case.category not in ("memory", "cpu"), case.id
         if case.category == "escape":
-            assert ESCAPE_MARKER in case.source or "forged" in case.id \
-                or case.id == "transfer-hooks", case.id
+            assert (
+                ESCAPE_MARKER in case.source or "forged" in case.id or case.id == "transfer-hooks"
+            ), case.id
 
 
 def test_read_only_dir_root_is_found(tmp_path: Path) -> None:
@@ -121,9 +139,16 @@ def test_read_only_dir_root_is_found(tmp_path: Path) -> None:
 def test_report_formats_and_asserts() -> None:
     violation = _stress.Violation("fuzz", "globals.f", "canary", "secret\x00read", "['x']")
     report = _stress.StressReport(
-        cases=(_stress.TestCaseResult("fuzz", "globals.f", "quickjail.stress.fuzz", 3, 0.1,
-                                      (violation,)),),
-        seed=7, examples=3, timeout=1.0, memory_limit_bytes=2**25)
+        cases=(
+            _stress.TestCaseResult(
+                "fuzz", "globals.f", "quickjail.stress.fuzz", 3, 0.1, (violation,)
+            ),
+        ),
+        seed=7,
+        examples=3,
+        timeout=1.0,
+        memory_limit_bytes=2**25,
+    )
     assert not report.ok
     with pytest.raises(AssertionError, match=r"1 violation\(s\) \(seed 7\)"):
         report.assert_ok()
@@ -135,7 +160,8 @@ def test_report_formats_and_asserts() -> None:
 
 @pytest.mark.timeout(120)
 def test_pytest_fixture_reports_violations(tmp_path: Path) -> None:
-    (tmp_path / "test_user_bridge.py").write_text(textwrap.dedent("""
+    (tmp_path / "test_user_bridge.py").write_text(
+        textwrap.dedent("""
         import pytest
         from tests.stress_bridges import unsafe
 
@@ -144,12 +170,30 @@ def test_pytest_fixture_reports_violations(tmp_path: Path) -> None:
             assert [v.kind for v in report.violations][:1] == ["canary"]
             with pytest.raises(AssertionError, match="imports.fs.readFile: canary"):
                 report.assert_ok()
-    """))
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    """)
+    )
+    env = {
+        **os.environ,
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "quickjail.pytest_plugin", "-p",
-         "no:cacheprovider", "-q", str(tmp_path / "test_user_bridge.py")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "quickjail.pytest_plugin",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            str(tmp_path / "test_user_bridge.py"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout

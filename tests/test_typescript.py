@@ -10,7 +10,7 @@ import pytest
 import tree_sitter
 import tree_sitter_typescript
 
-from sandbox._typescript import TypeScriptError, strip_types
+from quickjail.sandbox._typescript import TypeScriptError, strip_types
 
 LINE_TERMINATORS = "\n\r\u2028\u2029"
 # The only characters stripping writes besides spaces (see the module docstring).

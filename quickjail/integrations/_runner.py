@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypedDict
 
-import sandbox
+from quickjail import sandbox
 from quickjail._cli import result_to_json
 
 __all__ = ["TOOL_NAME", "CodeRunner", "RunnerOptions"]
@@ -80,8 +80,11 @@ class CodeRunner:
 
     def _options(self, timeout: float | None) -> dict[str, Any]:
         chosen = self.timeout if timeout is None else timeout
-        if (not isinstance(chosen, int | float) or isinstance(chosen, bool)
-                or not (chosen > 0 and math.isfinite(chosen))):
+        if (
+            not isinstance(chosen, int | float)
+            or isinstance(chosen, bool)
+            or not (chosen > 0 and math.isfinite(chosen))
+        ):
             raise ValueError("`timeout` must be a positive number of seconds")
         options: dict[str, Any] = {
             "language": self.language,
@@ -97,8 +100,9 @@ class CodeRunner:
             options["limits"] = self.limits
         return options
 
-    def _prepare(self, code: object, timeout: float | None
-                 ) -> sandbox.CodeExecution | dict[str, Any]:
+    def _prepare(
+        self, code: object, timeout: float | None
+    ) -> sandbox.CodeExecution | dict[str, Any]:
         try:
             if not isinstance(code, str):
                 raise TypeError("`code` must be a string of JS/TS source")
@@ -106,8 +110,11 @@ class CodeRunner:
         except (TypeError, ValueError) as exc:  # includes sandbox.TransferError
             return _invalid(exc)
 
-    async def run(self, code: str, timeout: float | None = None  # noqa: ASYNC109
-                  ) -> dict[str, Any]:
+    async def run(
+        self,
+        code: str,
+        timeout: float | None = None,  # noqa: ASYNC109
+    ) -> dict[str, Any]:
         """Run ``code`` in a fresh sandbox.
 
         Args:
@@ -141,17 +148,23 @@ def _bridged(imports: Mapping[str, Any] | None, glob: Mapping[str, Any] | None) 
         return "There is no file, network or clock access beyond `Date`."
     parts = []
     if imports:
-        parts.append("the modules " + ", ".join(f'"{m}"' for m in sorted(imports))
-                     + " can be imported")
+        parts.append(
+            "the modules " + ", ".join(f'"{m}"' for m in sorted(imports)) + " can be imported"
+        )
     if glob:
         parts.append("the globals " + ", ".join(sorted(glob)) + " are defined")
     return "Host capabilities: " + " and ".join(parts) + "."
 
 
 def _invalid(exc: Exception) -> dict[str, Any]:
-    return {"status": "invalid_arguments", "result": None,
-            "error": {"name": type(exc).__name__.lstrip("_"), "message": str(exc)},
-            "reason": None, "reports": [], "logs": []}
+    return {
+        "status": "invalid_arguments",
+        "result": None,
+        "error": {"name": type(exc).__name__.lstrip("_"), "message": str(exc)},
+        "reason": None,
+        "reports": [],
+        "logs": [],
+    }
 
 
 def _answer(result: sandbox.CodeResult) -> dict[str, Any]:
@@ -160,8 +173,9 @@ def _answer(result: sandbox.CodeResult) -> dict[str, Any]:
     return {
         "status": full["status"],
         "result": full["result"],
-        "error": None if error is None else {k: error[k] for k in
-                                             ("name", "message", "line", "column", "stack")},
+        "error": None
+        if error is None
+        else {k: error[k] for k in ("name", "message", "line", "column", "stack")},
         "reason": full["reason"],
         "reports": full["reports"],
         "logs": [{"level": e["level"], "args": e["args"]} for e in full["logs"]],

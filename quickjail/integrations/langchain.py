@@ -45,19 +45,27 @@ def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) ->
     runner = CodeRunner(**options)
 
     class RunCodeArgs(BaseModel):
-        code: str = Field(description="Source of an ES module; its default export is the "
-                                      "result.")
-        timeout: float | None = Field(default=None, gt=0, description="Seconds the run may "
-                                      "take (capped); omit for the default.")
+        code: str = Field(description="Source of an ES module; its default export is the result.")
+        timeout: float | None = Field(
+            default=None,
+            gt=0,
+            description="Seconds the run may take (capped); omit for the default.",
+        )
 
     def run_code(code: str, timeout: float | None = None) -> dict[str, Any]:
         return runner.run_sync(code, timeout)
 
     # the model chooses the sandbox's own time limit (capped): not a cancellation timeout
-    async def arun_code(code: str, timeout: float | None = None  # noqa: ASYNC109
-                        ) -> dict[str, Any]:
+    async def arun_code(
+        code: str,
+        timeout: float | None = None,  # noqa: ASYNC109
+    ) -> dict[str, Any]:
         return await runner.run(code, timeout)
 
     return StructuredTool.from_function(
-        func=run_code, coroutine=arun_code, name=name, description=runner.description(),
-        args_schema=RunCodeArgs)
+        func=run_code,
+        coroutine=arun_code,
+        name=name,
+        description=runner.description(),
+        args_schema=RunCodeArgs,
+    )

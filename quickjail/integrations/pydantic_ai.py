@@ -43,8 +43,10 @@ def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) ->
     runner = CodeRunner(**options)
 
     # the model chooses the sandbox's own time limit (capped): not a cancellation timeout
-    async def run_code(code: str, timeout: float | None = None  # noqa: ASYNC109
-                       ) -> dict[str, Any]:
+    async def run_code(
+        code: str,
+        timeout: float | None = None,  # noqa: ASYNC109
+    ) -> dict[str, Any]:
         """Run a program in the sandbox.
 
         Args:
@@ -56,8 +58,9 @@ def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) ->
     return Tool(run_code, takes_ctx=False, name=name, description=runner.description())
 
 
-def run_code_toolset(*, name: str = TOOL_NAME,
-                     **options: Unpack[RunnerOptions]) -> FunctionToolset[Any]:
+def run_code_toolset(
+    *, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]
+) -> FunctionToolset[Any]:
     """Build a toolset holding the ``run_code`` tool of :func:`run_code_tool`.
 
     Args:

@@ -34,7 +34,7 @@ import anyio
 import psutil
 import pytest
 
-from sandbox import CodeResult, run_code, run_code_sync
+from quickjail.sandbox import CodeResult, run_code, run_code_sync
 
 __all__ = [
     "ANY",
@@ -239,9 +239,14 @@ def _run_with_watchdog(case: Case, options: dict[str, Any]) -> Outcome:
     t.start()
     t.join(deadline)
     if t.is_alive():
-        return Outcome(None, time.perf_counter() - t0, TimeoutError(
-            f"HANG: no result {deadline:.1f} s after the start (run deadline "
-            f"{options.get('timeout')} s); the run's thread is still blocked"))
+        return Outcome(
+            None,
+            time.perf_counter() - t0,
+            TimeoutError(
+                f"HANG: no result {deadline:.1f} s after the start (run deadline "
+                f"{options.get('timeout')} s); the run's thread is still blocked"
+            ),
+        )
     return box[0]
 
 
@@ -265,11 +270,15 @@ def describe(case: Case, out: Outcome, host: _HostMonitor | None = None) -> str:
             parts.append(f"\n  result: {_safe_repr(r.result)}"[:400])
         if r.host_errors:
             parts.append(f"\n  host_errors: {[repr(e)[:150] for e in r.host_errors[:3]]}")
-        parts.append(f"\n  reports: {len(r.reports)}  logs: {len(r.logs)}  "
-                     f"peak guest memory: {r.metrics.peak_memory_bytes / MiB:.1f} MiB")
+        parts.append(
+            f"\n  reports: {len(r.reports)}  logs: {len(r.logs)}  "
+            f"peak guest memory: {r.metrics.peak_memory_bytes / MiB:.1f} MiB"
+        )
     if host is not None:
-        parts.append(f"\n  host RSS growth: {host.growth / MiB:.1f} MiB, longest stall of "
-                     f"the host's Python threads: {host.stall:.3f} s")
+        parts.append(
+            f"\n  host RSS growth: {host.growth / MiB:.1f} MiB, longest stall of "
+            f"the host's Python threads: {host.stall:.3f} s"
+        )
     return "".join(parts)
 
 

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _isolation import Case, Ctx
 
-from sandbox import run_code_sync
+from quickjail.sandbox import run_code_sync
 
 _COUNTS: Counter[tuple[str, str]] = Counter()
 _BUGS: Counter[str] = Counter()
@@ -83,7 +83,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         row = [_COUNTS[(cat, k)] for k in kinds]
         for k, n in zip(kinds, row, strict=True):
             totals[k] += n
-        tr.write_line(f"{cat:<16}" + "".join(f"{n:>11}" for n in row)
-                      + f"{sum(row):>8}{_BUGS[cat]:>7}")
-    tr.write_line(f"{'all':<16}" + "".join(f"{totals[k]:>11}" for k in kinds)
-                  + f"{sum(totals.values()):>8}{sum(_BUGS.values()):>7}")
+        tr.write_line(
+            f"{cat:<16}" + "".join(f"{n:>11}" for n in row) + f"{sum(row):>8}{_BUGS[cat]:>7}"
+        )
+    tr.write_line(
+        f"{'all':<16}"
+        + "".join(f"{totals[k]:>11}" for k in kinds)
+        + f"{sum(totals.values()):>8}{sum(_BUGS.values()):>7}"
+    )

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from _isolation import Case, Ctx, MiB, case_id, run_case, table
 
-from sandbox import UNDEFINED, CodeResult, run_code, run_code_sync
+from quickjail.sandbox import UNDEFINED, CodeResult, run_code, run_code_sync
 
 
 def _host(ctx: Ctx) -> dict[str, Any]:
@@ -74,11 +74,21 @@ def _host(ctx: Ctx) -> dict[str, Any]:
         "deep": lambda: _nest(200),
         "reserved_key": lambda: {"\x02fn": [0, False, "echo"]},
     }
-    return {"globals": {
-        "echo": echo, "length": length, "typed": typed, "slow": slow, "late": late,
-        "lone": lone, "huge": huge, "dunder_proto": dunder_proto, "nested_run": nested_run,
-        "nested_run_async": nested_run_async, **bad_results,
-    }}
+    return {
+        "globals": {
+            "echo": echo,
+            "length": length,
+            "typed": typed,
+            "slow": slow,
+            "late": late,
+            "lone": lone,
+            "huge": huge,
+            "dunder_proto": dunder_proto,
+            "nested_run": nested_run,
+            "nested_run_async": nested_run_async,
+            **bad_results,
+        }
+    }
 
 
 def _nest(n: int) -> Any:
@@ -131,8 +141,10 @@ def _host_error_kept_on_host(r: CodeResult, ctx: Ctx) -> None:
 
 
 def _wrap(body: str) -> str:
-    return (f"let out;\ntry {{ out = {body} }} catch (e) {{ out = [e.name, e.message] }}\n"
-            "export default out")
+    return (
+        f"let out;\ntry {{ out = {body} }} catch (e) {{ out = [e.name, e.message] }}\n"
+        "export default out"
+    )
 
 
 def _js_type_error(v: Any) -> bool:
@@ -160,164 +172,444 @@ BIGINT_BUG = (
 )
 CASES = [
     # ---- proxies
-    Case("proxy-as-argument", "echo(new Proxy({}, {}))", "js_error", error="TypeError",
-         opts=_host, check=_not_called),
-    Case("proxy-with-throwing-traps-as-argument",
-         "echo(new Proxy([], { get() { throw new Error('trap') }, ownKeys() { throw 1 } }))",
-         "js_error", error="TypeError", opts=_host, check=_not_called),
-    Case("proxy-as-result", "export default new Proxy({ a: 1 }, {})", "js_error",
-         error="TypeError"),
-    Case("proxy-nested-in-report", _wrap("report({ a: [new Proxy({}, {})] })"), "completes",
-         result=_js_type_error),
-    Case("revoked-proxy-as-argument",
-         "const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); echo(proxy)",
-         "js_error", error="TypeError", opts=_host, check=_not_called),
+    Case(
+        "proxy-as-argument",
+        "echo(new Proxy({}, {}))",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "proxy-with-throwing-traps-as-argument",
+        "echo(new Proxy([], { get() { throw new Error('trap') }, ownKeys() { throw 1 } }))",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "proxy-as-result", "export default new Proxy({ a: 1 }, {})", "js_error", error="TypeError"
+    ),
+    Case(
+        "proxy-nested-in-report",
+        _wrap("report({ a: [new Proxy({}, {})] })"),
+        "completes",
+        result=_js_type_error,
+    ),
+    Case(
+        "revoked-proxy-as-argument",
+        "const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); echo(proxy)",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
     # ---- getters and hooks on arguments
-    Case("throwing-getter-in-argument", _wrap("echo({ get x() { throw new Error('getter') } })"),
-         "completes", result=["Error", "getter"], opts=_host, check=_not_called),
-    Case("getter-in-argument-is-read-once",
-         "let n = 0; echo({ get x() { return ++n } }); export default n", "completes",
-         result=1, opts=_host, check=_received({"x": 1})),
-    Case("getter-calls-host-during-encoding",
-         "export default echo({ get x() { return echo('inner')[0] } })", "completes",
-         result=[{"x": "inner"}], opts=_host),
-    Case("tojson-on-argument-not-called",
-         "const o = { a: 1 }; Object.defineProperty(o, 'toJSON', { value: () => 'hijacked' });\n"
-         "export default echo(o)",
-         "completes", result=[{"a": 1}], opts=_host, check=_received({"a": 1})),
-    Case("array-index-getter-shrinks-array-mid-encoding",
-         "const a = [1, 2, 3];\n"
-         "Object.defineProperty(a, 0, { get() { a.length = 1; return 'first' },"
-         " enumerable: true, configurable: true });\n"
-         "export default echo(a)",
-         "completes", result=lambda v: v[0][0] == "first" and len(v[0]) == 3, opts=_host),
+    Case(
+        "throwing-getter-in-argument",
+        _wrap("echo({ get x() { throw new Error('getter') } })"),
+        "completes",
+        result=["Error", "getter"],
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "getter-in-argument-is-read-once",
+        "let n = 0; echo({ get x() { return ++n } }); export default n",
+        "completes",
+        result=1,
+        opts=_host,
+        check=_received({"x": 1}),
+    ),
+    Case(
+        "getter-calls-host-during-encoding",
+        "export default echo({ get x() { return echo('inner')[0] } })",
+        "completes",
+        result=[{"x": "inner"}],
+        opts=_host,
+    ),
+    Case(
+        "tojson-on-argument-not-called",
+        "const o = { a: 1 }; Object.defineProperty(o, 'toJSON', { value: () => 'hijacked' });\n"
+        "export default echo(o)",
+        "completes",
+        result=[{"a": 1}],
+        opts=_host,
+        check=_received({"a": 1}),
+    ),
+    Case(
+        "array-index-getter-shrinks-array-mid-encoding",
+        "const a = [1, 2, 3];\n"
+        "Object.defineProperty(a, 0, { get() { a.length = 1; return 'first' },"
+        " enumerable: true, configurable: true });\n"
+        "export default echo(a)",
+        "completes",
+        result=lambda v: v[0][0] == "first" and len(v[0]) == 3,
+        opts=_host,
+    ),
     # ---- cycles, depth, exotic types
-    Case("cycle-in-argument", "const a = [1]; a.push(a); echo(a)", "js_error",
-         error="TypeError", message="circular", opts=_host, check=_not_called),
-    Case("cycle-through-map-in-argument",
-         "const m = new Map(); m.set('self', m); echo(m)", "js_error", error="TypeError",
-         opts=_host, check=_not_called),
-    Case("deep-argument-1e5", "let o = 1; for (let i = 0; i < 1e5; i++) o = [o]; echo(o)",
-         "js_error", error="TypeError", opts=_host, check=_not_called),
-    Case("symbol-argument", "echo(Symbol('s'))", "js_error", error="TypeError", opts=_host,
-         check=_not_called),
-    Case("function-argument", "echo(() => 1)", "js_error", error="TypeError", opts=_host,
-         check=_not_called),
-    Case("float64array-argument", "echo(new Float64Array(2))", "js_error", error="TypeError",
-         opts=_host, check=_not_called),
-    Case("detached-buffer-argument",
-         "const b = new ArrayBuffer(8); const u = new Uint8Array(b); b.transfer();\n"
-         "export default echo(u, b)",
-         "completes", result=[b"", b""], opts=_host),
-    Case("map-with-object-key-argument", _wrap("echo(new Map([[{}, 1]]))"), "completes",
-         result=_js_type_error, opts=_host),
-    Case("set-of-arrays-argument", _wrap("echo(new Set([[1]]))"), "completes",
-         result=_js_type_error, opts=_host),
-    Case("map-with-object-key-report", _wrap("report(new Map([[{}, 1]]))"), "completes",
-         result=_js_type_error),
-    Case("map-with-object-key-result", "export default new Map([[{}, 1]])", "js_error",
-         error="TypeError"),
-    Case("bigint-5000-digits-result", "export default 10n ** 5000n", "completes",
-         result=lambda v: v == 10**5000),  # not printed: 5000 digits exceed int->str limits
-    Case("bigint-5000-digits-report", "report(10n ** 5000n); export default 'ok'", "completes",
-         result="ok"),
-    Case("bigint-5000-digits-argument", "export default echo(10n ** 5000n)[0] === 10n ** 5000n",
-         "completes", result=True, opts=_host),
+    Case(
+        "cycle-in-argument",
+        "const a = [1]; a.push(a); echo(a)",
+        "js_error",
+        error="TypeError",
+        message="circular",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "cycle-through-map-in-argument",
+        "const m = new Map(); m.set('self', m); echo(m)",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "deep-argument-1e5",
+        "let o = 1; for (let i = 0; i < 1e5; i++) o = [o]; echo(o)",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "symbol-argument",
+        "echo(Symbol('s'))",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "function-argument",
+        "echo(() => 1)",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "float64array-argument",
+        "echo(new Float64Array(2))",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "detached-buffer-argument",
+        "const b = new ArrayBuffer(8); const u = new Uint8Array(b); b.transfer();\n"
+        "export default echo(u, b)",
+        "completes",
+        result=[b"", b""],
+        opts=_host,
+    ),
+    Case(
+        "map-with-object-key-argument",
+        _wrap("echo(new Map([[{}, 1]]))"),
+        "completes",
+        result=_js_type_error,
+        opts=_host,
+    ),
+    Case(
+        "set-of-arrays-argument",
+        _wrap("echo(new Set([[1]]))"),
+        "completes",
+        result=_js_type_error,
+        opts=_host,
+    ),
+    Case(
+        "map-with-object-key-report",
+        _wrap("report(new Map([[{}, 1]]))"),
+        "completes",
+        result=_js_type_error,
+    ),
+    Case(
+        "map-with-object-key-result",
+        "export default new Map([[{}, 1]])",
+        "js_error",
+        error="TypeError",
+    ),
+    Case(
+        "bigint-5000-digits-result",
+        "export default 10n ** 5000n",
+        "completes",
+        result=lambda v: v == 10**5000,
+    ),  # not printed: 5000 digits exceed int->str limits
+    Case(
+        "bigint-5000-digits-report",
+        "report(10n ** 5000n); export default 'ok'",
+        "completes",
+        result="ok",
+    ),
+    Case(
+        "bigint-5000-digits-argument",
+        "export default echo(10n ** 5000n)[0] === 10n ** 5000n",
+        "completes",
+        result=True,
+        opts=_host,
+    ),
     # ---- strings
-    Case("lone-surrogates-in-arguments",
-         "echo('\\ud800', 'a\\udfffb', '\\ud83d'); export default 1",
-         "completes", result=1, opts=_host, check=_received("\ufffd", "a\ufffdb", "\ufffd")),
-    Case("lone-surrogates-in-result", "export default ['\\udc00', 'x\\ud800']", "completes",
-         result=["\ufffd", "x\ufffd"]),
-    Case("lone-surrogates-from-host-arrive-exactly",
-         "const [a, b, c] = lone();\n"
-         "export default [a.charCodeAt(0), b.length, b.charCodeAt(1), c.codePointAt(0)]",
-         "completes", result=[0xD800, 3, 0xDFFF, 0x1F600], opts=_host),
-    Case("nul-and-control-chars-round-trip",
-         "const s = 'a\\0b\\u0001\\u2028\\u2029\"\\\\'; export default echo(s)[0] === s",
-         "completes", result=True, opts=_host),
-    Case("huge-argument-20mb", "export default length('x'.repeat(20 * 2 ** 20))", "completes",
-         result=20 * MiB, opts=_host, memory=256 * MiB, timeout=5, host_bytes=128 * MiB),
-    Case("huge-host-result-20mb", "export default huge().length", "completes",
-         result=20 * MiB, opts=_host, memory=256 * MiB, timeout=5, host_bytes=128 * MiB),
-    Case("huge-host-result-into-small-guest-is-catchable", _wrap("huge().length"), "completes",
-         result=lambda v: isinstance(v, list) and v[0] in ("InternalError", "RangeError"),
-         opts=_host, memory=64 * MiB, timeout=5, host_bytes=64 * MiB),
+    Case(
+        "lone-surrogates-in-arguments",
+        "echo('\\ud800', 'a\\udfffb', '\\ud83d'); export default 1",
+        "completes",
+        result=1,
+        opts=_host,
+        check=_received("\ufffd", "a\ufffdb", "\ufffd"),
+    ),
+    Case(
+        "lone-surrogates-in-result",
+        "export default ['\\udc00', 'x\\ud800']",
+        "completes",
+        result=["\ufffd", "x\ufffd"],
+    ),
+    Case(
+        "lone-surrogates-from-host-arrive-exactly",
+        "const [a, b, c] = lone();\n"
+        "export default [a.charCodeAt(0), b.length, b.charCodeAt(1), c.codePointAt(0)]",
+        "completes",
+        result=[0xD800, 3, 0xDFFF, 0x1F600],
+        opts=_host,
+    ),
+    Case(
+        "nul-and-control-chars-round-trip",
+        "const s = 'a\\0b\\u0001\\u2028\\u2029\"\\\\'; export default echo(s)[0] === s",
+        "completes",
+        result=True,
+        opts=_host,
+    ),
+    Case(
+        "huge-argument-20mb",
+        "export default length('x'.repeat(20 * 2 ** 20))",
+        "completes",
+        result=20 * MiB,
+        opts=_host,
+        memory=256 * MiB,
+        timeout=5,
+        host_bytes=128 * MiB,
+    ),
+    Case(
+        "huge-host-result-20mb",
+        "export default huge().length",
+        "completes",
+        result=20 * MiB,
+        opts=_host,
+        memory=256 * MiB,
+        timeout=5,
+        host_bytes=128 * MiB,
+    ),
+    Case(
+        "huge-host-result-into-small-guest-is-catchable",
+        _wrap("huge().length"),
+        "completes",
+        result=lambda v: isinstance(v, list) and v[0] in ("InternalError", "RangeError"),
+        opts=_host,
+        memory=64 * MiB,
+        timeout=5,
+        host_bytes=64 * MiB,
+    ),
     # ---- host functions misused
-    Case("wrong-types-to-typed-function", "typed(1, 'x')", "js_error", error="TypeError",
-         opts=_host, check=_not_called),
-    Case("too-many-arguments-never-reach-the-host",
-         "let v; try { v = typed('a', 3, 4, 5) } catch (e) { v = e.name } export default v",
-         "completes", result=lambda v: v in ("aaa", "TypeError"), opts=_host,
-         check=lambda r, ctx: None if ctx.calls in ([], [("typed", "a", 3)])
-         else pytest.fail(f"the host saw {ctx.calls}")),
-    Case("missing-arguments", "typed()", "js_error", error="TypeError", opts=_host,
-         check=_not_called),
-    Case("object-where-string-expected", "typed({ toString() { return 'a' } }, 2)",
-         "js_error", error="TypeError", opts=_host, check=_not_called),
-    Case("array-where-string-expected", "typed(['a'], 2)", "js_error", error="TypeError",
-         opts=_host, check=_not_called),
-    Case("nan-where-int-expected", "typed('a', NaN)", "js_error", error="TypeError",
-         opts=_host, check=_not_called),
-    Case("65536-arguments", "echo(...new Array(70000).fill(0))", "js_error",
-         error="RangeError", opts=_host, check=_not_called),
-    Case("host-function-as-constructor", "new echo()", "js_error", error="TypeError",
-         opts=_host, check=_not_called),
-    Case("host-global-is-read-only", "globalThis.echo = () => 'mine'; export default 1",
-         "js_error", error="TypeError", opts=_host),
-    Case("host-function-this-ignored", "export default echo.call({ secret: 1 }, 2)",
-         "completes", result=[2], opts=_host),
+    Case(
+        "wrong-types-to-typed-function",
+        "typed(1, 'x')",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "too-many-arguments-never-reach-the-host",
+        "let v; try { v = typed('a', 3, 4, 5) } catch (e) { v = e.name } export default v",
+        "completes",
+        result=lambda v: v in ("aaa", "TypeError"),
+        opts=_host,
+        check=lambda r, ctx: (
+            None
+            if ctx.calls in ([], [("typed", "a", 3)])
+            else pytest.fail(f"the host saw {ctx.calls}")
+        ),
+    ),
+    Case(
+        "missing-arguments", "typed()", "js_error", error="TypeError", opts=_host, check=_not_called
+    ),
+    Case(
+        "object-where-string-expected",
+        "typed({ toString() { return 'a' } }, 2)",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "array-where-string-expected",
+        "typed(['a'], 2)",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "nan-where-int-expected",
+        "typed('a', NaN)",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "65536-arguments",
+        "echo(...new Array(70000).fill(0))",
+        "js_error",
+        error="RangeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "host-function-as-constructor",
+        "new echo()",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "host-global-is-read-only",
+        "globalThis.echo = () => 'mine'; export default 1",
+        "js_error",
+        error="TypeError",
+        opts=_host,
+    ),
+    Case(
+        "host-function-this-ignored",
+        "export default echo.call({ secret: 1 }, 2)",
+        "completes",
+        result=[2],
+        opts=_host,
+    ),
     # ---- after the run, and re-entrancy
-    Case("host-call-stashed-in-never-resolved-promise",
-         "let resolve; new Promise((r) => { resolve = r }).then(() => late('late'));\n"
-         "globalThis.keep = resolve; export default 'done'",
-         "completes", result="done", opts=_host, check=_not_called),
-    Case("host-call-queued-as-microtask-after-result",
-         "queueMicrotask(() => late('micro')); export default 'done'", "completes",
-         result="done", opts=_host,
-         check=lambda r, ctx: None if ctx.calls in ([], [("late", "micro")])
-         else pytest.fail(str(ctx.calls))),
-    Case("host-call-after-async-call-outlives-run",
-         "slow().then(() => late('after-slow')); export default 'done'", "completes",
-         result="done", opts=_host, check=_not_called),
-    Case("host-call-after-entry-returned",
-         "export default async function () { slow().then(() => late('after')); return 'done' }",
-         "completes", result="done", opts=_host, check=_not_called),
-    Case("reentrant-run-from-report-callback", "report(1); report(2); export default 'outer'",
-         "completes", result="outer", opts=_reentrant_report, check=_two_nested_runs),
-    Case("reentrant-run-from-async-report-callback",
-         "report(1); report(2); export default 'outer'", "completes", result="outer",
-         opts=_reentrant_report_async, check=_two_nested_runs),
-    Case("reentrant-run-from-host-function", "export default nested_run()", "completes",
-         result=["success", 42], opts=_host),
-    Case("reentrant-run-from-async-host-function", "export default await nested_run_async()",
-         "completes", result=["success", 42], opts=_host),
-    Case("report-callback-raising-stays-on-host", "report(1); export default 'ok'",
-         "completes", result="ok", opts=_report_cb_raises, check=_host_error_kept_on_host),
+    Case(
+        "host-call-stashed-in-never-resolved-promise",
+        "let resolve; new Promise((r) => { resolve = r }).then(() => late('late'));\n"
+        "globalThis.keep = resolve; export default 'done'",
+        "completes",
+        result="done",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "host-call-queued-as-microtask-after-result",
+        "queueMicrotask(() => late('micro')); export default 'done'",
+        "completes",
+        result="done",
+        opts=_host,
+        check=lambda r, ctx: (
+            None if ctx.calls in ([], [("late", "micro")]) else pytest.fail(str(ctx.calls))
+        ),
+    ),
+    Case(
+        "host-call-after-async-call-outlives-run",
+        "slow().then(() => late('after-slow')); export default 'done'",
+        "completes",
+        result="done",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "host-call-after-entry-returned",
+        "export default async function () { slow().then(() => late('after')); return 'done' }",
+        "completes",
+        result="done",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "reentrant-run-from-report-callback",
+        "report(1); report(2); export default 'outer'",
+        "completes",
+        result="outer",
+        opts=_reentrant_report,
+        check=_two_nested_runs,
+    ),
+    Case(
+        "reentrant-run-from-async-report-callback",
+        "report(1); report(2); export default 'outer'",
+        "completes",
+        result="outer",
+        opts=_reentrant_report_async,
+        check=_two_nested_runs,
+    ),
+    Case(
+        "reentrant-run-from-host-function",
+        "export default nested_run()",
+        "completes",
+        result=["success", 42],
+        opts=_host,
+    ),
+    Case(
+        "reentrant-run-from-async-host-function",
+        "export default await nested_run_async()",
+        "completes",
+        result=["success", 42],
+        opts=_host,
+    ),
+    Case(
+        "report-callback-raising-stays-on-host",
+        "report(1); export default 'ok'",
+        "completes",
+        result="ok",
+        opts=_report_cb_raises,
+        check=_host_error_kept_on_host,
+    ),
     # ---- host functions returning what cannot cross
-    Case("returns-opaque-object", _wrap("opaque()"), "completes", result=_js_type_error,
-         opts=_host),
-    Case("returns-generator", _wrap("generator()"), "completes", result=_js_type_error,
-         opts=_host),
-    Case("returns-python-function", _wrap("python_fn()"), "completes", result=_js_type_error,
-         opts=_host),
+    Case(
+        "returns-opaque-object", _wrap("opaque()"), "completes", result=_js_type_error, opts=_host
+    ),
+    Case("returns-generator", _wrap("generator()"), "completes", result=_js_type_error, opts=_host),
+    Case(
+        "returns-python-function",
+        _wrap("python_fn()"),
+        "completes",
+        result=_js_type_error,
+        opts=_host,
+    ),
     Case("returns-cycle", _wrap("cycle()"), "completes", result=_js_type_error, opts=_host),
     Case("returns-200-deep", _wrap("deep()"), "completes", result=_js_type_error, opts=_host),
-    Case("returned-callable-never-becomes-a-js-function",
-         "let v; try { v = python_fn() } catch (e) { v = e }\nexport default typeof v",
-         "completes", result="object", opts=_host),
-    Case("returns-reserved-marker-key", _wrap("typeof reserved_key()"), "completes",
-         result=lambda v: v != "function", opts=_host),
-    Case("returns-dunder-proto-keys-as-own-data",
-         "const v = dunder_proto();\n"
-         "export default [Object.keys(v), v.polluted, ({}).polluted,"
-         " Object.getPrototypeOf(v) === Object.prototype]",
-         "completes", result=[["__proto__", "constructor"], UNDEFINED, UNDEFINED, True],
-         opts=_host),
-    Case("tagged-result-of-48mib-decodes-without-stalling-the-host",
-         "export default new Array(3e6).fill(undefined)", "completes",
-         result=lambda v: len(v) == 3_000_000, memory=512 * MiB, timeout=6.0,
-         host_bytes=512 * MiB, max_stall=0.5),
+    Case(
+        "returned-callable-never-becomes-a-js-function",
+        "let v; try { v = python_fn() } catch (e) { v = e }\nexport default typeof v",
+        "completes",
+        result="object",
+        opts=_host,
+    ),
+    Case(
+        "returns-reserved-marker-key",
+        _wrap("typeof reserved_key()"),
+        "completes",
+        result=lambda v: v != "function",
+        opts=_host,
+    ),
+    Case(
+        "returns-dunder-proto-keys-as-own-data",
+        "const v = dunder_proto();\n"
+        "export default [Object.keys(v), v.polluted, ({}).polluted,"
+        " Object.getPrototypeOf(v) === Object.prototype]",
+        "completes",
+        result=[["__proto__", "constructor"], UNDEFINED, UNDEFINED, True],
+        opts=_host,
+    ),
+    Case(
+        "tagged-result-of-48mib-decodes-without-stalling-the-host",
+        "export default new Array(3e6).fill(undefined)",
+        "completes",
+        result=lambda v: len(v) == 3_000_000,
+        memory=512 * MiB,
+        timeout=6.0,
+        host_bytes=512 * MiB,
+        max_stall=0.5,
+    ),
 ]
 
 
@@ -344,9 +636,11 @@ def test_concurrent_runs_never_see_each_others_host_calls() -> None:
 
         return {"s": sync_call, "a": async_call}
 
-    src = ("const got = new Set();\n"
-           "for (let x = 0; x < 200; x++) got.add(x % 2 ? s(x) : await a(x));\n"
-           "export default [...got]")
+    src = (
+        "const got = new Set();\n"
+        "for (let x = 0; x < 200; x++) got.add(x % 2 ? s(x) : await a(x));\n"
+        "export default [...got]"
+    )
 
     async def main() -> list[CodeResult]:
         out: list[Any] = [None] * 8

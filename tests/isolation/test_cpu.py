@@ -41,32 +41,39 @@ CASES = [
     _cpu("loop-in-try-swallowing", "for (;;) { try { for (;;) {} } catch (e) {} }"),
     _cpu("finally-continue", "for (;;) { try { for (;;) {} } finally { continue } }"),
     _cpu("loop-in-catch", "try { throw 1 } catch { for (;;) {} }"),
-    _cpu("stack-overflow-retried-forever",
-         "function f() { f() } for (;;) { try { f() } catch {} }"),
+    _cpu(
+        "stack-overflow-retried-forever", "function f() { f() } for (;;) { try { f() } catch {} }"
+    ),
     _cpu("generator-forever", "function* g() { for (;;) yield 1 } for (const x of g()) {}"),
-    _cpu("proxy-trap-forever",
-         "const p = new Proxy({}, { get: () => { for (;;) {} } }); p.x"),
+    _cpu("proxy-trap-forever", "const p = new Proxy({}, { get: () => { for (;;) {} } }); p.x"),
     # ---- catastrophic regexes
     _cpu("regex-nested-plus", "/(a+)+$/.test('a'.repeat(40) + '!')"),
     _cpu("regex-alternation-star", "/^(a|a)*$/.test('a'.repeat(40) + 'b')"),
     _cpu("regex-double-plus", "/(x+x+)+y/.test('x'.repeat(60))"),
     # ---- microtasks
     _cpu("await-null-forever", "for (;;) await null"),
-    _cpu("then-recursion-and-wait",
-         "const f = () => Promise.resolve().then(f); f(); await new Promise(() => {})",
-         memory=512 * MiB),
-    _cpu("then-recursion-without-chaining",
-         "const f = () => { Promise.resolve().then(f) }; f(); await new Promise(() => {})"),
-    _cpu("queue-microtask-recursion",
-         "const f = () => queueMicrotask(f); f(); await new Promise(() => {})"),
+    _cpu(
+        "then-recursion-and-wait",
+        "const f = () => Promise.resolve().then(f); f(); await new Promise(() => {})",
+        memory=512 * MiB,
+    ),
+    _cpu(
+        "then-recursion-without-chaining",
+        "const f = () => { Promise.resolve().then(f) }; f(); await new Promise(() => {})",
+    ),
+    _cpu(
+        "queue-microtask-recursion",
+        "const f = () => queueMicrotask(f); f(); await new Promise(() => {})",
+    ),
     _cpu("async-entry-spins", "export default async function () { for (;;) await null }"),
-    _cpu("async-generator-forever",
-         "async function* g() { for (;;) yield 1 } for await (const x of g()) {}"),
+    _cpu(
+        "async-generator-forever",
+        "async function* g() { for (;;) yield 1 } for await (const x of g()) {}",
+    ),
     _cpu("executor-loops", "await new Promise(() => { for (;;) {} })"),
     # ---- user code called back by builtins
     _cpu("sort-comparator-loops", "[3, 2, 1, 5, 4].sort(() => { for (;;) {} })"),
-    _cpu("typed-sort-comparator-loops",
-         "new Float64Array(100).sort(() => { for (;;) {} })"),
+    _cpu("typed-sort-comparator-loops", "new Float64Array(100).sort(() => { for (;;) {} })"),
     _cpu("getter-loops", "const o = { get x() { for (;;) {} } }; o.x"),
     _cpu("tostring-in-template-loops", "const o = { toString() { for (;;) {} } }; `${o}`"),
     _cpu("replace-callback-loops", "'a'.repeat(100).replace(/a/g, () => { for (;;) {} })"),
@@ -76,40 +83,82 @@ CASES = [
     _cpu("bigint-division", "const a = 7n ** 300000n, b = 3n ** 200000n; for (;;) a / b"),
     _cpu("bigint-decimal-tostring-1e6-bits", "String(2n ** 1000000n).length"),
     _cpu("generic-includes-2-53", "Array.prototype.includes.call({ length: 2 ** 53 - 1 }, 1)"),
-    _cpu("generic-lastindexof-2-53",
-         "Array.prototype.lastIndexOf.call({ length: 2 ** 53 - 1 }, 1)"),
-    _cpu("naive-substring-search",
-         "const h = 'a'.repeat(2 ** 23); for (;;) h.indexOf('a'.repeat(2 ** 12) + 'b')"),
-    _cpu("sort-two-million", "const a = Array.from({ length: 2e6 }, Math.random); for (;;)"
-         " a.sort()", memory=128 * MiB),
-    _cpu("json-stringify-huge",
-         "const a = new Array(3e5).fill({ a: [1, 2, 3, 'xxxxxxxx'] });"
-         " for (;;) JSON.stringify(a)", memory=128 * MiB),
+    _cpu(
+        "generic-lastindexof-2-53", "Array.prototype.lastIndexOf.call({ length: 2 ** 53 - 1 }, 1)"
+    ),
+    _cpu(
+        "naive-substring-search",
+        "const h = 'a'.repeat(2 ** 23); for (;;) h.indexOf('a'.repeat(2 ** 12) + 'b')",
+    ),
+    _cpu(
+        "sort-two-million",
+        "const a = Array.from({ length: 2e6 }, Math.random); for (;;) a.sort()",
+        memory=128 * MiB,
+    ),
+    _cpu(
+        "json-stringify-huge",
+        "const a = new Array(3e5).fill({ a: [1, 2, 3, 'xxxxxxxx'] }); for (;;) JSON.stringify(a)",
+        memory=128 * MiB,
+    ),
     # ---- hooks the transfer runs
     _cpu("getter-loops-during-result-transfer", "export default { get x() { for (;;) {} } }"),
-    _cpu("getter-loops-during-report-transfer",
-         "report({ get x() { for (;;) {} } }); export default 1"),
-    _cpu("getter-loops-during-host-call-args", "f({ get x() { for (;;) {} } })",
-         opts={"globals": {"f": lambda x: x}}),
-    _cpu("own-message-getter-loops-at-finish",
-         "const e = new TypeError('x');\n"
-         "Object.defineProperty(e, 'message', { get() { for (;;) {} } }); throw e"),
+    _cpu(
+        "getter-loops-during-report-transfer",
+        "report({ get x() { for (;;) {} } }); export default 1",
+    ),
+    _cpu(
+        "getter-loops-during-host-call-args",
+        "f({ get x() { for (;;) {} } })",
+        opts={"globals": {"f": lambda x: x}},
+    ),
+    _cpu(
+        "own-message-getter-loops-at-finish",
+        "const e = new TypeError('x');\n"
+        "Object.defineProperty(e, 'message', { get() { for (;;) {} } }); throw e",
+    ),
     # ---- host-side waits
-    _cpu("slow-sync-host-call-then-loop", "f(); for (;;) {}", max_wall=2.5,
-         opts={"globals": {"f": _slow_sync}}),
-    _cpu("deadline-while-awaiting-never-settling-host-call", "await never(); export default 1",
-         opts={"globals": {"never": _never}}),
-    _cpu("deadline-while-entry-awaits-host-call",
-         "export default async function () { await never() }",
-         opts={"globals": {"never": _never}}),
+    _cpu(
+        "slow-sync-host-call-then-loop",
+        "f(); for (;;) {}",
+        max_wall=2.5,
+        opts={"globals": {"f": _slow_sync}},
+    ),
+    _cpu(
+        "deadline-while-awaiting-never-settling-host-call",
+        "await never(); export default 1",
+        opts={"globals": {"never": _never}},
+    ),
+    _cpu(
+        "deadline-while-entry-awaits-host-call",
+        "export default async function () { await never() }",
+        opts={"globals": {"never": _never}},
+    ),
     # ---- terminate() from another task
-    _cpu("terminate-busy-loop", "for (;;) {}", timeout=30, terminate_after=0.1,
-         reason="user cancelled", max_wall=2.0),
-    _cpu("terminate-long-native-builtin", "(10n ** 400000n).toString()", timeout=30,
-         terminate_after=0.1, reason="user cancelled", max_wall=2.0),
-    _cpu("terminate-while-awaiting-host-call", "await never()", timeout=30,
-         terminate_after=0.1, reason="user cancelled", max_wall=2.0,
-         opts={"globals": {"never": _never}}),
+    _cpu(
+        "terminate-busy-loop",
+        "for (;;) {}",
+        timeout=30,
+        terminate_after=0.1,
+        reason="user cancelled",
+        max_wall=2.0,
+    ),
+    _cpu(
+        "terminate-long-native-builtin",
+        "(10n ** 400000n).toString()",
+        timeout=30,
+        terminate_after=0.1,
+        reason="user cancelled",
+        max_wall=2.0,
+    ),
+    _cpu(
+        "terminate-while-awaiting-host-call",
+        "await never()",
+        timeout=30,
+        terminate_after=0.1,
+        reason="user cancelled",
+        max_wall=2.0,
+        opts={"globals": {"never": _never}},
+    ),
 ]
 
 
@@ -122,10 +171,9 @@ def test_cpu_hog_is_terminated_at_the_deadline(case: Case, ctx: Ctx) -> None:
 @pytest.mark.timeout(30)
 def test_a_deadline_stops_only_its_own_run() -> None:
     """The epoch is engine-wide; the per-store decision must stop the late run and no other."""
-    from sandbox import run_code
+    from quickjail.sandbox import run_code
 
-    steady = ("let s = 0; for (let i = 0; i < 3e6; i++) s = (s + i) % 1000003;"
-              " export default s")
+    steady = "let s = 0; for (let i = 0; i < 3e6; i++) s = (s + i) % 1000003; export default s"
     expected = 0
     for i in range(int(3e6)):
         expected = (expected + i) % 1000003

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from _isolation import HOST_PATH_MARKERS, Case, Ctx, MiB, case_id, run_case, table
 
-import bridge
-from sandbox import CodeResult, run_code_sync
+from quickjail import bridge
+from quickjail.sandbox import CodeResult, run_code_sync
 
 SECRET = "hunter2-c0ffee"
 FRAME = re.compile(r"^\s*at (?:(?P<fn>.*?) \()?(?P<file>[^()]*?)(?::\d+:\d+)?\)?\s*$")
@@ -114,108 +114,215 @@ STACK_BUG = (
 
 CASES = [
     # ---- stacks name only the run's own files
-    Case("uncaught-error-stack-only-run-file",
-         "function inner() { throw new Error('x') } function outer() { inner() } outer()",
-         "js_error", error="Error",
-         check=lambda r, ctx: None if _frames_only_from("<run_code>")(r.error and r.error.stack)
-         else pytest.fail(f"stack: {r.error and r.error.stack!r}")),
-    Case("new-error-stack-only-run-file",
-         "function f() { return new Error('x').stack } export default f()", "completes",
-         result=_frames_only_from("<run_code>")),
-    Case("custom-filename-in-stack", "function f() { return new Error().stack } export default f()",
-         "completes", result=_frames_only_from("task.js"), opts={"filename": "task.js"}),
-    Case("module-graph-stack-only-graph-files",
-         "import { f } from './util.js'; export default f()", "completes",
-         result=_frames_only_from("<run_code>", "util.js"),
-         opts={"modules": {"./util.js": "export function f() { return new Error().stack }"}}),
-    Case("builtin-error-stack-only-run-file",
-         "let s; try { null.x } catch (e) { s = e.stack } export default s", "completes",
-         result=_frames_only_from("<run_code>")),
+    Case(
+        "uncaught-error-stack-only-run-file",
+        "function inner() { throw new Error('x') } function outer() { inner() } outer()",
+        "js_error",
+        error="Error",
+        check=lambda r, ctx: (
+            None
+            if _frames_only_from("<run_code>")(r.error and r.error.stack)
+            else pytest.fail(f"stack: {r.error and r.error.stack!r}")
+        ),
+    ),
+    Case(
+        "new-error-stack-only-run-file",
+        "function f() { return new Error('x').stack } export default f()",
+        "completes",
+        result=_frames_only_from("<run_code>"),
+    ),
+    Case(
+        "custom-filename-in-stack",
+        "function f() { return new Error().stack } export default f()",
+        "completes",
+        result=_frames_only_from("task.js"),
+        opts={"filename": "task.js"},
+    ),
+    Case(
+        "module-graph-stack-only-graph-files",
+        "import { f } from './util.js'; export default f()",
+        "completes",
+        result=_frames_only_from("<run_code>", "util.js"),
+        opts={"modules": {"./util.js": "export function f() { return new Error().stack }"}},
+    ),
+    Case(
+        "builtin-error-stack-only-run-file",
+        "let s; try { null.x } catch (e) { s = e.stack } export default s",
+        "completes",
+        result=_frames_only_from("<run_code>"),
+    ),
     Case("syntax-error-no-host-text", "export default 1 +;", "js_error", error="SyntaxError"),
-    Case("link-error-no-host-text", "import { x } from './missing.js'; export default x",
-         "link_error",
-         check=lambda r, ctx: None if r.error and _clean([r.error.message, r.error.stack])
-         else pytest.fail(str(r.error))),
-    Case("missing-export-of-host-module", "import { nope } from 'fs'; export default nope",
-         "link_error", opts=_host,
-         check=lambda r, ctx: None if r.error and _clean([r.error.message, r.error.stack])
-         else pytest.fail(str(r.error))),
+    Case(
+        "link-error-no-host-text",
+        "import { x } from './missing.js'; export default x",
+        "link_error",
+        check=lambda r, ctx: (
+            None
+            if r.error and _clean([r.error.message, r.error.stack])
+            else pytest.fail(str(r.error))
+        ),
+    ),
+    Case(
+        "missing-export-of-host-module",
+        "import { nope } from 'fs'; export default nope",
+        "link_error",
+        opts=_host,
+        check=lambda r, ctx: (
+            None
+            if r.error and _clean([r.error.message, r.error.stack])
+            else pytest.fail(str(r.error))
+        ),
+    ),
     # ---- host exceptions stay on the host
-    Case("sync-host-exception-text-kept-on-host",
-         "let v; try { boom() } catch (e) { v = [e.name, e.message, String(e)] }\n"
-         "export default v",
-         "completes", result=_no_host_text, opts=_host, check=_secret_on_host_only),
-    Case("async-host-exception-text-kept-on-host",
-         "export default await aboom().catch((e) => [e.name, e.message, String(e)])",
-         "completes", result=_no_host_text, opts=_host, check=_secret_on_host_only),
-    Case("uncaught-host-exception", "boom()", "js_error", opts=_host,
-         check=_secret_on_host_only),
-    Case("validation-error-no-host-text",
-         "let v; try { typed(1, 'x') } catch (e) { v = [e.name, e.message] } export default v",
-         "completes", result=lambda v: v[0] == "TypeError" and _clean(v), opts=_host),
-    Case("host-error-stack-only-run-file",
-         "let s; try { boom() } catch (e) { s = e.stack } export default s", "completes",
-         result=_frames_only_from("<run_code>"), opts=_host),
-    Case("host-error-callsite-files-only-run-file",
-         "let files = [];\n"
-         "Error.prepareStackTrace = (e, cs) => {"
-         " files = cs.map((c) => c.getFileName()); return '' };\n"
-         "try { boom() } catch (e) { e.stack }\n"
-         "export default files.filter((f) => f !== null && f !== '<run_code>')",
-         "completes", result=[], opts=_host),
-    Case("host-function-source-text-reveals-nothing",
-         "export default [String(boom), String(typed), String(aboom)]",
-         "completes", result=lambda v: _clean(v, "lambda", "def ", "self", "module"),
-         opts=_host),
-    Case("host-function-name-is-the-given-name", "export default [boom.name, typed.name]",
-         "completes", result=["boom", "typed"], opts=_host),
+    Case(
+        "sync-host-exception-text-kept-on-host",
+        "let v; try { boom() } catch (e) { v = [e.name, e.message, String(e)] }\nexport default v",
+        "completes",
+        result=_no_host_text,
+        opts=_host,
+        check=_secret_on_host_only,
+    ),
+    Case(
+        "async-host-exception-text-kept-on-host",
+        "export default await aboom().catch((e) => [e.name, e.message, String(e)])",
+        "completes",
+        result=_no_host_text,
+        opts=_host,
+        check=_secret_on_host_only,
+    ),
+    Case("uncaught-host-exception", "boom()", "js_error", opts=_host, check=_secret_on_host_only),
+    Case(
+        "validation-error-no-host-text",
+        "let v; try { typed(1, 'x') } catch (e) { v = [e.name, e.message] } export default v",
+        "completes",
+        result=lambda v: v[0] == "TypeError" and _clean(v),
+        opts=_host,
+    ),
+    Case(
+        "host-error-stack-only-run-file",
+        "let s; try { boom() } catch (e) { s = e.stack } export default s",
+        "completes",
+        result=_frames_only_from("<run_code>"),
+        opts=_host,
+    ),
+    Case(
+        "host-error-callsite-files-only-run-file",
+        "let files = [];\n"
+        "Error.prepareStackTrace = (e, cs) => {"
+        " files = cs.map((c) => c.getFileName()); return '' };\n"
+        "try { boom() } catch (e) { e.stack }\n"
+        "export default files.filter((f) => f !== null && f !== '<run_code>')",
+        "completes",
+        result=[],
+        opts=_host,
+    ),
+    Case(
+        "host-function-source-text-reveals-nothing",
+        "export default [String(boom), String(typed), String(aboom)]",
+        "completes",
+        result=lambda v: _clean(v, "lambda", "def ", "self", "module"),
+        opts=_host,
+    ),
+    Case(
+        "host-function-name-is-the-given-name",
+        "export default [boom.name, typed.name]",
+        "completes",
+        result=["boom", "typed"],
+        opts=_host,
+    ),
     # ---- the file capability speaks in virtual paths
-    *[Case(f"readonlydir-error-{name}",
-           "import { readFile } from 'fs';\n"
-           f"export default await (async () => readFile({path!r}))()\n"
-           "  .then(() => 'read', (e) => [e.name, e.message])",
-           "completes", result=lambda v: v != "read", opts=_host, check=_no_root)
-      for name, path in [("parent", "../etc/passwd"), ("absolute", "/etc/passwd"),
-                         ("symlink-out", "escape"), ("missing", "nope.txt"),
-                         ("directory", "sub"), ("nul", "notes.txt\0x"),
-                         ("dotdot-inside", "sub/../../x")]],
-    Case("readonlydir-listing-and-stat-are-virtual",
-         "import { readdir, stat } from 'fs';\n"
-         "export default [await readdir('.'), await readdir('sub'), await stat('notes.txt')]",
-         "completes", result=lambda v: sorted(v[0]) == ["escape", "notes.txt", "sub"],
-         opts=_host, check=_no_root),
+    *[
+        Case(
+            f"readonlydir-error-{name}",
+            "import { readFile } from 'fs';\n"
+            f"export default await (async () => readFile({path!r}))()\n"
+            "  .then(() => 'read', (e) => [e.name, e.message])",
+            "completes",
+            result=lambda v: v != "read",
+            opts=_host,
+            check=_no_root,
+        )
+        for name, path in [
+            ("parent", "../etc/passwd"),
+            ("absolute", "/etc/passwd"),
+            ("symlink-out", "escape"),
+            ("missing", "nope.txt"),
+            ("directory", "sub"),
+            ("nul", "notes.txt\0x"),
+            ("dotdot-inside", "sub/../../x"),
+        ]
+    ],
+    Case(
+        "readonlydir-listing-and-stat-are-virtual",
+        "import { readdir, stat } from 'fs';\n"
+        "export default [await readdir('.'), await readdir('sub'), await stat('notes.txt')]",
+        "completes",
+        result=lambda v: sorted(v[0]) == ["escape", "notes.txt", "sub"],
+        opts=_host,
+        check=_no_root,
+    ),
     # ---- no environment, argv, timezone; a plausible clock
-    Case("process-env-absent", "export default process.env.HOME", "js_error",
-         error="ReferenceError"),
-    Case("argv-absent",
-         "export default [typeof scriptArgs, typeof process, typeof arguments, typeof argv]",
-         "completes", result=["undefined"] * 4),
-    Case("date-now-is-current", "export default Date.now()", "completes",
-         result=_clock_is_now),
-    Case("new-date-is-current", "export default new Date().getTime()", "completes",
-         result=_clock_is_now),
-    Case("timezone-is-utc",
-         "export default [new Date(0).getTimezoneOffset(), new Date(0).toString()]",
-         "completes", result=[0, "Thu Jan 01 1970 00:00:00 GMT+0000"]),
-    Case("no-high-resolution-clock",
-         "export default [typeof performance, typeof process, typeof Atomics]", "completes",
-         result=lambda v: v[:2] == ["undefined", "undefined"]),
-    Case("math-random-reseeded-per-run", "export default Math.random()", "completes",
-         result=lambda v: isinstance(v, float) and 0 <= v < 1,
-         check=_random_differs_between_runs),
+    Case(
+        "process-env-absent", "export default process.env.HOME", "js_error", error="ReferenceError"
+    ),
+    Case(
+        "argv-absent",
+        "export default [typeof scriptArgs, typeof process, typeof arguments, typeof argv]",
+        "completes",
+        result=["undefined"] * 4,
+    ),
+    Case("date-now-is-current", "export default Date.now()", "completes", result=_clock_is_now),
+    Case(
+        "new-date-is-current",
+        "export default new Date().getTime()",
+        "completes",
+        result=_clock_is_now,
+    ),
+    Case(
+        "timezone-is-utc",
+        "export default [new Date(0).getTimezoneOffset(), new Date(0).toString()]",
+        "completes",
+        result=[0, "Thu Jan 01 1970 00:00:00 GMT+0000"],
+    ),
+    Case(
+        "no-high-resolution-clock",
+        "export default [typeof performance, typeof process, typeof Atomics]",
+        "completes",
+        result=lambda v: v[:2] == ["undefined", "undefined"],
+    ),
+    Case(
+        "math-random-reseeded-per-run",
+        "export default Math.random()",
+        "completes",
+        result=lambda v: isinstance(v, float) and 0 <= v < 1,
+        check=_random_differs_between_runs,
+    ),
     # ---- nothing reachable mentions the host
-    Case("reachable-strings-no-host-text", _walk_reachable(), "completes",
-         result=lambda v: v[0] > 100 and _clean(v[1]), opts=_host),
-    Case("reachable-strings-with-dynamic-code-no-host-text",
-         _walk_reachable("globalThis.F = Function('return this')"), "completes",
-         result=lambda v: _clean(v[1]), opts={"dynamic_code": True}),
+    Case(
+        "reachable-strings-no-host-text",
+        _walk_reachable(),
+        "completes",
+        result=lambda v: v[0] > 100 and _clean(v[1]),
+        opts=_host,
+    ),
+    Case(
+        "reachable-strings-with-dynamic-code-no-host-text",
+        _walk_reachable("globalThis.F = Function('return this')"),
+        "completes",
+        result=lambda v: _clean(v[1]),
+        opts={"dynamic_code": True},
+    ),
     # ---- nothing survives from an earlier run
-    Case("fresh-buffers-are-zero-after-a-secret-run",
-         "const b = new Uint8Array(8 * 2 ** 20);\n"
-         "export default [b.every((x) => x === 0), typeof globalThis.secret]",
-         "completes", result=[True, "undefined"], memory=64 * MiB,
-         prior=f"globalThis.secret = '{SECRET}'.repeat(1000);\n"
-               "const b = new Uint8Array(8 * 2 ** 20).fill(0xab); export default b.length"),
+    Case(
+        "fresh-buffers-are-zero-after-a-secret-run",
+        "const b = new Uint8Array(8 * 2 ** 20);\n"
+        "export default [b.every((x) => x === 0), typeof globalThis.secret]",
+        "completes",
+        result=[True, "undefined"],
+        memory=64 * MiB,
+        prior=f"globalThis.secret = '{SECRET}'.repeat(1000);\n"
+        "const b = new Uint8Array(8 * 2 ** 20).fill(0xab); export default b.length",
+    ),
 ]
 
 

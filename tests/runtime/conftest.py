@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import runtime
+from quickjail import runtime
 
 SECRET_KEY = b"0123456789abcdef0123456789abcdef-test-key"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import inspect
 
-import runtime
-from runtime import _errors
+from quickjail import runtime
+from quickjail.runtime import _errors
 
 EXPECTED_ALL = [
     "AbortSignal",

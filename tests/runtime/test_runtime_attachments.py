@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import runtime
-from runtime import AttachmentRef, ThreadState, ToolAttachment, ToolResult, define_tool
-from runtime._paths import attachment_name
+from quickjail import runtime
+from quickjail.runtime import AttachmentRef, ThreadState, ToolAttachment, ToolResult, define_tool
+from quickjail.runtime._paths import attachment_name
 
 pytestmark = pytest.mark.anyio
 

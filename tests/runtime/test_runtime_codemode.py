@@ -9,9 +9,9 @@ import anyio
 import pytest
 from pydantic import BaseModel, Field
 
-import runtime
-from runtime import ThreadState, ToolResult, code_mode_tool, define_tool
-from runtime._errors import ToolDefinitionError
+from quickjail import runtime
+from quickjail.runtime import ThreadState, ToolResult, code_mode_tool, define_tool
+from quickjail.runtime._errors import ToolDefinitionError
 
 pytestmark = pytest.mark.anyio
 
@@ -141,7 +141,9 @@ async def test_code_mode_reports_program_errors_with_position(
     ids=["undefined", "report-only", "nan", "bytes", "bigint"],
 )
 async def test_code_mode_persists_any_transferable_result_as_json(
-    open_runtime: Callable[..., runtime.Runtime], code: str, expected: Any,
+    open_runtime: Callable[..., runtime.Runtime],
+    code: str,
+    expected: Any,
 ) -> None:
     async with open_runtime(tools=[code_mode_tool([], timeout=30)]) as rt:
         thread = await rt.thread()

@@ -10,8 +10,8 @@ import anyio
 import pytest
 from pydantic import BaseModel, TypeAdapter
 
-import runtime
-from runtime import ThreadState, ToolResult, define_tool
+from quickjail import runtime
+from quickjail.runtime import ThreadState, ToolResult, define_tool
 
 pytestmark = pytest.mark.anyio
 

@@ -9,9 +9,9 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, Field, TypeAdapter
 
-import runtime
-from runtime import ToolResult, define_tool, export_tools
-from runtime._errors import ProviderFormatError
+from quickjail import runtime
+from quickjail.runtime import ToolResult, define_tool, export_tools
+from quickjail.runtime._errors import ProviderFormatError
 
 
 class Unit(enum.Enum):
@@ -313,7 +313,7 @@ def test_mcp_export_validates_against_the_sdk_type() -> None:
 
 
 def test_strict_flag_is_only_set_when_openai_strict_mode_accepts_the_schema() -> None:
-    from runtime._schema import strict_compatible
+    from quickjail.runtime._schema import strict_compatible
 
     assert not strict_compatible(WEATHER_PARAMS)  # defaults and an open record
     assert strict_compatible(SEARCH_PARAMS)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-import runtime
+from quickjail import runtime
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-import runtime
-from runtime import ThreadState, ToolAttachment, ToolResult, Variable, define_tool
+from quickjail import runtime
+from quickjail.runtime import ThreadState, ToolAttachment, ToolResult, Variable, define_tool
 
 pytestmark = pytest.mark.anyio
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-import runtime
-from runtime import ThreadState, ToolResult, Variable, define_tool
-from runtime._errors import (
+from quickjail import runtime
+from quickjail.runtime import ThreadState, ToolResult, Variable, define_tool
+from quickjail.runtime._errors import (
     ScopedVariableError,
     SecretKeyError,
     ThreadFileNotFoundError,

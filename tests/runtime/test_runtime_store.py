@@ -9,9 +9,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-import runtime
-from runtime._errors import RuntimeClosedError, StoreError
-from runtime._store import MIGRATIONS
+from quickjail import runtime
+from quickjail.runtime._errors import RuntimeClosedError, StoreError
+from quickjail.runtime._store import MIGRATIONS
 
 pytestmark = pytest.mark.anyio
 

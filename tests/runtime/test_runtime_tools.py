@@ -12,9 +12,9 @@ from typing import Any, Literal, Optional, Union
 import pytest
 from pydantic import BaseModel, Field
 
-import runtime
-from runtime import ToolResult, Variable, define_tool
-from runtime._errors import ToolDefinitionError
+from quickjail import runtime
+from quickjail.runtime import ToolResult, Variable, define_tool
+from quickjail.runtime._errors import ToolDefinitionError
 
 
 class Color(enum.Enum):
@@ -300,7 +300,7 @@ def test_discover_tools_loads_each_file_that_defines_a_tool(tmp_path: Path) -> N
     header = (
         "from __future__ import annotations\n"
         "from pydantic import BaseModel\n"
-        "from runtime import ToolResult, define_tool\n"
+        "from quickjail.runtime import ToolResult, define_tool\n"
     )
     (tools_dir / "get_weather.py").write_text(
         header

@@ -6,10 +6,11 @@ import gc
 import threading
 
 import anyio
+import anyio.lowlevel
 import psutil
 import pytest
 
-from sandbox import run_code
+from quickjail.sandbox import run_code
 
 # one cycle of programs covering every outcome class
 MIX: list[tuple[str, dict[str, object], str]] = [
@@ -24,15 +25,18 @@ MIX: list[tuple[str, dict[str, object], str]] = [
 ]
 RARE: list[tuple[str, dict[str, object], str]] = [
     ("while (true) {}", {"timeout": 0.01}, "terminated"),
-    ("const a = []; for (;;) a.push('x'.repeat(1e5) + a.length)",
-     {"memory_limit_bytes": 16 * 2**20}, "memory"),
+    (
+        "const a = []; for (;;) a.push('x'.repeat(1e5) + a.length)",
+        {"memory_limit_bytes": 16 * 2**20},
+        "memory",
+    ),
     ("while (true) {}", {"fuel": 200_000}, "terminated"),
 ]
 RUNS = 10_000
 
 
 async def _host(x: int) -> int:
-    await anyio.sleep(0)
+    await anyio.lowlevel.checkpoint()
     return x * 2
 
 
@@ -74,10 +78,12 @@ def test_ten_thousand_mixed_runs_leave_rss_threads_and_fds_flat() -> None:
     gc.collect()
     rss_end = proc.memory_info().rss
     growth = rss_end - rss_start
-    print(f"\nsoak: {RUNS} runs {outcomes}; RSS start {rss_start >> 20} MiB, "
-          f"end {rss_end >> 20} MiB (growth {growth / 2**20:.1f} MiB); "
-          f"threads {threads_start}->{threading.active_count()}; fds {fds_start}->"
-          f"{proc.num_fds()}")
+    print(
+        f"\nsoak: {RUNS} runs {outcomes}; RSS start {rss_start >> 20} MiB, "
+        f"end {rss_end >> 20} MiB (growth {growth / 2**20:.1f} MiB); "
+        f"threads {threads_start}->{threading.active_count()}; fds {fds_start}->"
+        f"{proc.num_fds()}"
+    )
     assert sum(outcomes.values()) == RUNS
     assert {"success", "error", "link_error", "terminated", "memory"} <= set(outcomes)
     assert growth < 48 * 2**20
