@@ -27,6 +27,7 @@ import wasmtime
 from wasmtime import _bindings as ffi
 
 from quickjail.sandbox import _native
+from quickjail.sandbox._abi import SCRATCH_SIZE, WASI_EBADF
 from quickjail.sandbox._bytecode import BytecodeCache
 from quickjail.sandbox._errors import GuestBuildError
 
@@ -44,8 +45,6 @@ KEEP_RESIDENT = 0
 MAX_LIVE_SANDBOXES = 1000
 WARM_SLOTS = 8
 MAX_MEMORY = 4 * 1024 * 1024 * 1024
-WASI_EBADF = 8
-SCRATCH_SIZE = 256 * 1024  # QJ_SCRATCH_SIZE in the guest; a test keeps them equal
 
 
 class HostRouter(Protocol):

@@ -26,6 +26,38 @@ import anyio
 import anyio.lowlevel
 
 from quickjail.sandbox import _engine, _values
+from quickjail.sandbox._abi import (
+    CALL_ERROR,
+    CALL_OK,
+    E_HOST,
+    E_PENDING,
+    E_REFUSED,
+    FLAG_ARGS,
+    FLAG_BYTECODE,
+    FLAG_DYNAMIC,
+    KIND_COMPILE,
+    KIND_MODULE,
+    KIND_SCRIPT,
+    LOG_LEVELS,
+    MODULE_BYTECODE,
+    MODULE_HOST,
+    MODULE_SOURCE,
+    OP_BYTECODE,
+    OP_CALL,
+    OP_FETCH,
+    OP_LOG,
+    OP_MODULE,
+    OP_OOM,
+    OP_REJECTION,
+    OP_REPORT,
+    OP_RESULT,
+    OUT_ERROR,
+    OUT_LINK_ERROR,
+    OUT_VALUE,
+    QJ_FAIL,
+    QJ_PENDING,
+    RUN_HEADER,
+)
 from quickjail.sandbox._bytecode import batch_record, module_key
 from quickjail.sandbox._limits import Limits
 from quickjail.sandbox._native import GuestStopped, NativeInstance
@@ -33,23 +65,6 @@ from quickjail.sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetric
 
 __all__ = ["CodeExecution", "RunOptions"]
 
-# ABI constants; tests check them against the C source
-QJ_DONE, QJ_PENDING, QJ_FAIL = 0, 1, 2
-(OP_LOG, OP_REPORT, OP_RESULT, OP_OOM, OP_MODULE, OP_CALL, OP_FETCH, OP_REJECTION, OP_BYTECODE) = (
-    range(1, 10)
-)
-FLAG_DYNAMIC, FLAG_ARGS, FLAG_BYTECODE = 1, 2, 4
-KIND_MODULE, KIND_SCRIPT, KIND_COMPILE = 0, 1, 2
-OUT_VALUE, OUT_ERROR, OUT_LINK_ERROR = 0, 1, 2
-E_HOST, E_REFUSED, E_PENDING = -1, -2, -3
-LOG_LEVELS: tuple[Literal["log", "info", "warn", "error", "debug"], ...] = (
-    "log",
-    "info",
-    "warn",
-    "error",
-    "debug",
-)
-_RUN_HEADER = struct.Struct("<11I")
 MAX_HOST_ERRORS = 100
 NUDGE_INTERVAL = 0.005  # seconds between epoch advances while a stopped run winds down
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -351,7 +366,7 @@ class Run:
         name = self._read(ptr, length).decode("utf-8", "replace")
         host = self.opts.host_modules.get(name)
         if host is not None:
-            return self._reply_with(b"H" + host)
+            return self._reply_with(MODULE_HOST + host)
         src = self.opts.modules.get(name)
         if src is not None:
             if self.opts.use_bytecode:
@@ -360,8 +375,8 @@ class Run:
                 if blob is not None:
                     if key not in self._compiled_now:
                         self._bytecode_hits += 1
-                    return self._reply_with(b"B" + blob)
-            return self._reply_with(b"S" + src.encode("utf-8", "surrogatepass"))
+                    return self._reply_with(MODULE_BYTECODE + blob)
+            return self._reply_with(MODULE_SOURCE + src.encode("utf-8", "surrogatepass"))
         return E_REFUSED
 
     def _on_call(self, fid: int, ptr: int, length: int, call_id: int) -> int:
@@ -402,24 +417,24 @@ class Run:
             if inspect.isawaitable(value):
                 _close_awaitable(value)
                 raise TypeError("a sync host function returned an awaitable")
-            reply = b"\x01" + _values.encode(value, path=f"{hf.path}() result")
+            reply = CALL_OK + _values.encode(value, path=f"{hf.path}() result")
         except Exception as exc:
             self._host_error(exc)
-            reply = b"\x00" + _values.encode(_js_error_for(exc, hf))
+            reply = CALL_ERROR + _values.encode(_js_error_for(exc, hf))
         return self._check_in(self._reply_with(reply))
 
     def _refuse(self, hf: HostFunction, error: dict[str, Any]) -> int:
         data = _values.encode(error)
         if hf.is_async:  # the guest turns it into a rejected promise
             return self._reply_with(data)
-        return self._reply_with(b"\x00" + data)
+        return self._reply_with(CALL_ERROR + data)
 
     def _check_in(self, n: int) -> int:
         cap = self.opts.limits.max_bytes_in
         if self._bytes_in > cap:
             self.quota_refusals += 1
             return self._reply_with(
-                b"\x00"
+                CALL_ERROR
                 + _values.encode(
                     {
                         "name": "RangeError",
@@ -475,7 +490,7 @@ class Run:
             | (FLAG_ARGS if o.args is not None else 0)
             | (FLAG_BYTECODE if bytecode is not None else 0)
         )
-        header = _RUN_HEADER.pack(
+        header = RUN_HEADER.pack(
             KIND_SCRIPT if o.kind == "script" else KIND_MODULE,
             flags,
             seed & 0xFFFFFFFF,
@@ -685,7 +700,7 @@ class _Compiler:
     def compile(self, items: list[tuple[bytes, str, str]]) -> None:
         self.items = items
         record_body = batch_record([(name, src) for _, name, src in items])
-        header = _RUN_HEADER.pack(
+        header = RUN_HEADER.pack(
             KIND_COMPILE, 0, 0, 0, 0, _engine.JS_STACK_LIMIT, 0, len(record_body), 0, 0, 0
         )
         record = header + record_body

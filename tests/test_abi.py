@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from quickjail.sandbox import _engine, _run
+from quickjail.sandbox import _abi
 
-SHIM = Path(_run.__file__).resolve().parent / "_guest" / "quickjail.c"
+SHIM = Path(_abi.__file__).resolve().parent / "_guest" / "quickjail.c"
 
 
 def _c_constants() -> dict[str, int]:
@@ -25,21 +25,21 @@ def _c_constants() -> dict[str, int]:
 def test_python_abi_constants_equal_the_c_header() -> None:
     c = _c_constants()
     assert (c["QJ_DONE"], c["QJ_PENDING"], c["QJ_FAIL"]) == (
-        _run.QJ_DONE,
-        _run.QJ_PENDING,
-        _run.QJ_FAIL,
+        _abi.QJ_DONE,
+        _abi.QJ_PENDING,
+        _abi.QJ_FAIL,
     )
     ops = ["LOG", "REPORT", "RESULT", "OOM", "MODULE", "CALL", "FETCH", "REJECTION", "BYTECODE"]
-    assert [c[f"QJ_OP_{op}"] for op in ops] == [getattr(_run, f"OP_{op}") for op in ops]
+    assert [c[f"QJ_OP_{op}"] for op in ops] == [getattr(_abi, f"OP_{op}") for op in ops]
     assert [c[f"QJ_OUT_{o}"] for o in ("VALUE", "ERROR", "LINK_ERROR")] == [
-        _run.OUT_VALUE,
-        _run.OUT_ERROR,
-        _run.OUT_LINK_ERROR,
+        _abi.OUT_VALUE,
+        _abi.OUT_ERROR,
+        _abi.OUT_LINK_ERROR,
     ]
     assert [c[f"QJ_E_{e}"] for e in ("HOST", "REFUSED", "PENDING")] == [
-        _run.E_HOST,
-        _run.E_REFUSED,
-        _run.E_PENDING,
+        _abi.E_HOST,
+        _abi.E_REFUSED,
+        _abi.E_PENDING,
     ]
-    assert c["QJ_SCRATCH_SIZE"] == _engine.SCRATCH_SIZE
-    assert c["RUN_HEADER_WORDS"] * 4 == _run._RUN_HEADER.size
+    assert c["QJ_SCRATCH_SIZE"] == _abi.SCRATCH_SIZE
+    assert c["RUN_HEADER_WORDS"] * 4 == _abi.RUN_HEADER.size

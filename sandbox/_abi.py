@@ -1,0 +1,84 @@
+"""The guest ABI as the host sees it: every constant the C header ``_guest/quickjail.h`` defines.
+
+Defined once here and nowhere else in Python; ``tests/test_abi.py`` checks each value against
+the header, so the two cannot drift. The header's comment says who owns which buffer.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Final, Literal
+
+# statuses of qj_run / qj_resume
+QJ_DONE: Final = 0
+QJ_PENDING: Final = 1
+QJ_FAIL: Final = 2
+
+# operations of the one host import, qj.host(op, a, b, c, d)
+OP_LOG: Final = 1
+OP_REPORT: Final = 2
+OP_RESULT: Final = 3
+OP_OOM: Final = 4
+OP_MODULE: Final = 5
+OP_CALL: Final = 6
+OP_FETCH: Final = 7
+OP_REJECTION: Final = 8
+OP_BYTECODE: Final = 9
+
+# negative replies of qj.host
+E_HOST: Final = -1
+E_REFUSED: Final = -2
+E_PENDING: Final = -3
+
+# outcome kinds of OP_RESULT
+OUT_VALUE: Final = 0
+OUT_ERROR: Final = 1
+OUT_LINK_ERROR: Final = 2
+
+# run kinds and flags of the run record
+KIND_MODULE: Final = 0
+KIND_SCRIPT: Final = 1
+KIND_COMPILE: Final = 2
+FLAG_DYNAMIC: Final = 1
+FLAG_ARGS: Final = 2
+FLAG_BYTECODE: Final = 4
+
+# the run record's header: RUN_HEADER_WORDS little-endian u32, in this order
+RUN_HEADER: Final = struct.Struct("<11I")
+(
+    HDR_KIND,
+    HDR_FLAGS,
+    HDR_SEED_LO,
+    HDR_SEED_HI,
+    HDR_SOFT_LIMIT,
+    HDR_STACK_LIMIT,
+    HDR_FILENAME_LEN,
+    HDR_SOURCE_LEN,
+    HDR_FN_LEN,
+    HDR_ARGS_LEN,
+    HDR_GLOBALS_LEN,
+) = range(11)
+
+# the first byte of an OP_MODULE reply: JS source, QuickJS bytecode, or a host module
+MODULE_SOURCE: Final = b"S"
+MODULE_BYTECODE: Final = b"B"
+MODULE_HOST: Final = b"H"
+
+# the first byte of a sync OP_CALL reply (an async call is settled through qj_resume's ok)
+CALL_OK: Final = b"\x01"
+CALL_ERROR: Final = b"\x00"
+
+# the guest's scratch buffer for host → guest data that fits (QJ_SCRATCH_SIZE)
+SCRATCH_SIZE: Final = 256 * 1024
+
+# OP_LOG's level argument indexes this tuple
+LOG_LEVELS: Final[tuple[Literal["log", "info", "warn", "error", "debug"], ...]] = (
+    "log",
+    "info",
+    "warn",
+    "error",
+    "debug",
+)
+
+# WASI errno the guest's stubbed WASI imports answer with
+WASI_EBADF: Final = 8
