@@ -64,16 +64,16 @@ def _checked(result: sandbox.CodeResult) -> Any:
 
 def qj(source: str, **options: Any) -> Any:
     """One quickjail run through the sync API; the result value, or BenchFailure."""
-    from quickjail import sandbox
+    from quickjail import bridge
 
-    return _checked(sandbox.run_code_sync(source, **options))
+    return _checked(bridge.run_code_sync(source, **options))
 
 
 async def qj_async(source: str, **options: Any) -> Any:
     """One quickjail run through the async API, awaited on the current loop."""
-    from quickjail import sandbox
+    from quickjail import bridge
 
-    return _checked(await sandbox.run_code(source, **options))
+    return _checked(await bridge.run_code(source, **options))
 
 
 # ------------------------------------------------------------------ native quickjs-ng

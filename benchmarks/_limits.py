@@ -11,7 +11,7 @@
   in its own child process (``python -m benchmarks._limits memory ENGINE N``) so one engine's
   heap cannot hide in another's. The kernel's own peak (``VmHWM``, reset before the runs) is
   kept in the JSON as a cross-check of the sampler.
-- **terminate**: ``run = sandbox.run_code("while(true){}")`` driven by a task in an anyio
+- **terminate**: ``run = bridge.run_code("while(true){}")`` driven by a task in an anyio
   task group; 50 ms later another task calls ``run.terminate(...)``; the sample is the time
   from that call until ``await run`` has returned in the driving task.
 - **fuel metering**: the seven compute kernels with ``fuel=10**12`` against the same kernels
@@ -40,6 +40,7 @@ from benchmarks._engines import NG, QUICKJAIL, RS, BenchFailure, rs_eval
 from benchmarks._harness import REPO_ROOT, Config, Stats
 from benchmarks._kernels import KERNELS, Kernel, module_source
 from benchmarks._report import Cell, Row, Target, attempt, compare, fmt_time, geomean
+from quickjail import bridge
 
 __all__ = ["rows"]
 
@@ -61,9 +62,8 @@ _MODULES = {QUICKJAIL: "quickjail.sandbox", NG: "quickjs", RS: "quickjs_rs"}
 
 
 def _qj_timeout() -> None:
-    from quickjail import sandbox
 
-    res = sandbox.run_code_sync(SPIN, timeout=TIMEOUT_S)
+    res = bridge.run_code_sync(SPIN, timeout=TIMEOUT_S)
     if res.status != "terminated" or res.reason != "timeout":
         raise BenchFailure(f"expected terminated/timeout, got {res.status}/{res.reason}")
 
@@ -196,9 +196,8 @@ def _hwm() -> int | None:
 
 
 def _qj_bomb() -> None:
-    from quickjail import sandbox
 
-    res = sandbox.run_code_sync(BOMB, memory_limit_bytes=CAP)
+    res = bridge.run_code_sync(BOMB, memory_limit_bytes=CAP)
     if res.status != "memory":
         raise BenchFailure(f"expected status 'memory', got {res.status}/{res.reason} ({res.error})")
 
@@ -230,9 +229,7 @@ def _rs_bomb() -> None:
 
 def _warm(engine: str) -> None:
     if engine == QUICKJAIL:
-        from quickjail import sandbox
-
-        sandbox.run_code_sync("export default 1", memory_limit_bytes=CAP)
+        bridge.run_code_sync("export default 1", memory_limit_bytes=CAP)
     elif engine == NG:
         import quickjs
 
@@ -367,9 +364,9 @@ def _memory_rows(cfg: Config, failures: list[str]) -> list[Row]:
 
 
 async def _terminate_once() -> int:
-    from quickjail import sandbox
+    from quickjail import bridge, sandbox
 
-    run = sandbox.run_code(SPIN)
+    run = bridge.run_code(SPIN)
     done: list[tuple[int, sandbox.CodeResult]] = []
 
     async def drive() -> None:
@@ -414,7 +411,7 @@ def _terminate_row(cfg: Config, failures: list[str]) -> Row:
             RS: Cell(error="eval_async blocks the event loop", display="n/a (loop blocked)"),
         },
         None,
-        note="`run = sandbox.run_code('while(true){}')` awaited in a task group task; 50 ms "
+        note="`run = bridge.run_code('while(true){}')` awaited in a task group task; 50 ms "
         "later the parent task calls `run.terminate('bench-stop')`; reason checked. "
         "Native quickjs-ng can only stop on its own `set_time_limit`; quickjs-rs runs "
         "the guest of `eval_async` on the event-loop thread, so no other task runs until "
@@ -433,20 +430,19 @@ def _checksum(_key: str, value: Any) -> Any:
 
 
 def _fuel_row(cfg: Config, kernel: Kernel, failures: list[str]) -> Row:
-    from quickjail import sandbox
 
     n = kernel.dry_size if cfg.dry else kernel.size
     module = module_source(kernel, n)
     used: list[int] = []
 
     def plain() -> Any:
-        res = sandbox.run_code_sync(module)
+        res = bridge.run_code_sync(module)
         if res.status != "success":
             raise BenchFailure(f"status {res.status} ({res.error or res.reason})")
         return res.result
 
     def fueled() -> Any:
-        res = sandbox.run_code_sync(module, fuel=FUEL)
+        res = bridge.run_code_sync(module, fuel=FUEL)
         if res.status != "success":
             raise BenchFailure(f"status {res.status} ({res.error or res.reason})")
         if not res.metrics.fuel_used:

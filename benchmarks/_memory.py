@@ -44,7 +44,7 @@ def _pss() -> tuple[int, str]:
 def _hold_quickjail(n: int) -> dict[str, Any]:
     import anyio
 
-    from quickjail import sandbox
+    from quickjail import bridge, sandbox
 
     async def hold(count: int) -> int:
         arrived = 0
@@ -62,7 +62,7 @@ def _hold_quickjail(n: int) -> dict[str, Any]:
 
         async def one() -> None:
             results.append(
-                await sandbox.run_code("export default await park();", globals={"park": park})
+                await bridge.run_code("export default await park();", globals={"park": park})
             )
 
         with anyio.fail_after(120):

@@ -27,6 +27,7 @@ from typing import Any
 from benchmarks._engines import NG, QUICKJAIL, RS, BenchFailure
 from benchmarks._harness import Config
 from benchmarks._report import Cell, Row, compare
+from quickjail import bridge
 
 __all__ = ["rows"]
 
@@ -63,13 +64,12 @@ def _salted(tag: int | None) -> tuple[str, dict[str, str]]:
 
 
 def _quickjail(cold: bool, hits_seen: set[int]) -> Callable[[], Any]:
-    from quickjail import sandbox
 
     counter = itertools.count()
 
     def run() -> Any:
         entry, modules = _salted(next(counter) if cold else None)
-        res = sandbox.run_code_sync(entry, modules=modules)
+        res = bridge.run_code_sync(entry, modules=modules)
         if res.status != "success" or res.result != RESULT:
             raise BenchFailure(
                 f"the graph ended {res.status!r} with {res.result!r} ({res.error or res.reason})"

@@ -76,14 +76,14 @@ def _fresh_async(cfg: Config, failures: list[str]) -> Row:
         cells[QUICKJAIL],
         {NG: Cell(error="no async API", display="n/a (no async API)"), RS: cells[RS]},
         Target("<=", 250e3, "≤ 250 µs"),
-        note="`await sandbox.run_code(...)` per run inside one `anyio.run` (asyncio); "
+        note="`await bridge.run_code(...)` per run inside one `anyio.run` (asyncio); "
         "quickjs-rs: fresh Runtime + Context + `await eval_async('1+1')`.",
     )
 
 
 def _first_run(cfg: Config, failures: list[str]) -> list[Row]:
     codes = {
-        QUICKJAIL: "from quickjail import sandbox; sandbox.run_code_sync('export default 1+1')",
+        QUICKJAIL: "import quickjail; quickjail.run_code_sync('export default 1+1')",
         NG: "import quickjs; quickjs.Context().eval('1+1')",
         RS: "import quickjs_rs\n"
         "with quickjs_rs.Runtime() as rt, rt.new_context() as ctx: ctx.eval('1+1')",

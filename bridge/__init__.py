@@ -1,14 +1,37 @@
-"""quickjail's bridge: the host capabilities a sandboxed program may be given.
+"""quickjail's bridge: the only way out of the sandbox, and the ``run_code`` most callers use.
 
-The sandbox has no host capability of its own; ``imports=`` and ``globals=`` of
-:func:`sandbox.run_code` bridge what the caller chooses. This package holds ready-made
-capabilities and the error types host functions use to speak to the program:
+``run_code(source, imports=..., globals=...)`` runs code in a fresh sandbox with exactly the
+host capabilities given: the namespaces are compiled into a whitelist (a call that is not in
+it cannot be expressed), arguments are validated from each function's type hints or pydantic
+model, calls are held to per-run :class:`Quotas`, and failures reach the program as safe
+errors. Ready-made capabilities:
 
 - :class:`ReadOnlyDir` — ``readFile``/``readdir``/``stat`` over one directory, traversal-proof.
-- :class:`HostError` — raise it from a host function to show its message inside JS.
+
+Raise :class:`HostError` from a host function to show its message inside JS. The exception
+tree is drawn in ``bridge/_errors.py``; its root is :class:`BridgeError`.
 """
 
-from quickjail.bridge._errors import BridgeError, HostError
+from quickjail.bridge._errors import ArgumentError, BridgeError, HostError
 from quickjail.bridge._fs import FsError, ReadOnlyDir
+from quickjail.bridge._quotas import Quotas
+from quickjail.bridge._run_code import run_code, run_code_sync
+from quickjail.bridge._table import Capability
 
-__all__ = ["BridgeError", "FsError", "HostError", "ReadOnlyDir"]
+__all__ = [
+    "ArgumentError",
+    "BridgeError",
+    "Capability",
+    "FsError",
+    "HostError",
+    "Quotas",
+    "ReadOnlyDir",
+    "run_code",
+    "run_code_sync",
+]
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if getattr(_obj, "__module__", "").startswith("quickjail.bridge._"):
+        _obj.__module__ = __name__
+del _name, _obj

@@ -4,7 +4,9 @@
 
     BridgeError                 root of everything raised by this package
     └── HostError               raised by a host function on purpose; its message is safe to
-        │                       show to the sandboxed program (it becomes the JS Error's message)
+        │                       show to the sandboxed program (it becomes the JS error's message)
+        ├── ArgumentError       the program called a host function with arguments it does not
+        │                       accept (a JS TypeError; the function is not called)
         └── FsError             a filesystem capability refused or failed (has a Node-style code)
 
 Any *other* exception raised by a host function reaches JavaScript only as a generic
@@ -14,7 +16,7 @@ Any *other* exception raised by a host function reaches JavaScript only as a gen
 
 from __future__ import annotations
 
-__all__ = ["BridgeError", "HostError"]
+__all__ = ["ArgumentError", "BridgeError", "HostError"]
 
 
 class BridgeError(Exception):
@@ -35,7 +37,8 @@ class HostError(BridgeError):
         if js_name is not None:
             self.js_name = js_name
 
-    @property
-    def js_message(self) -> str:
-        """The message shown inside the sandbox."""
-        return str(self)
+
+class ArgumentError(HostError, TypeError):
+    """The program called a host function with arguments it does not accept."""
+
+    js_name = "TypeError"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 
-from quickjail import sandbox
+from quickjail import bridge
 
 PROGRAM = """
 export default async function main(name) {
@@ -25,7 +25,7 @@ async def main() -> None:
         print(f"  report  -> {value}")
 
     print("running a JavaScript module in a fresh WebAssembly sandbox…")
-    run = sandbox.run_code(
+    run = bridge.run_code(
         PROGRAM,
         execute={"fn": "default", "args": ["demo"]},
         report=on_report,
@@ -38,10 +38,10 @@ async def main() -> None:
     print(f"  result  -> {result.result}")
     print(f"  took    -> {result.duration_ms:.2f} ms")
 
-    stopped = await sandbox.run_code("while (true) {}", timeout=0.1)
+    stopped = await bridge.run_code("while (true) {}", timeout=0.1)
     print(f"an endless loop with a 100 ms timeout -> {stopped.status} ({stopped.reason})")
 
-    bomb = await sandbox.run_code(
+    bomb = await bridge.run_code(
         "const a = []; while (true) a.push(new Array(1e5).fill(1));",
         memory_limit_bytes=32 * 2**20,
     )

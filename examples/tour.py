@@ -8,11 +8,11 @@ from typing import Any
 
 import anyio
 
-from quickjail import bridge, sandbox
+from quickjail import bridge
 
 
 async def main() -> None:
-    r = sandbox.run_code_sync(
+    r = bridge.run_code_sync(
         """
       export default function main(n: number) {       // TypeScript is the default language
         return { squares: [...Array(n).keys()].map((i) => i * i), big: 2n ** 70n };
@@ -23,7 +23,7 @@ async def main() -> None:
 
     with tempfile.TemporaryDirectory() as root:
         Path(root, "notes.txt").write_text("hello")  # noqa: ASYNC240 - set-up, not the demo
-        r = sandbox.run_code_sync(
+        r = bridge.run_code_sync(
             'import { readFile } from "fs"; export default readFile("notes.txt", "utf8").length',
             imports={"fs": bridge.ReadOnlyDir(root)},
         )
@@ -33,12 +33,12 @@ async def main() -> None:
         await anyio.sleep(0.01)
         return {"id": user_id}
 
-    r = await sandbox.run_code(
+    r = await bridge.run_code(
         "export default await Promise.all([1, 2].map(lookup))", globals={"lookup": lookup}
     )
     print(r.status, r.result)
 
-    run = sandbox.run_code("for (let i = 0; ; i++) { report(i); await null }")
+    run = bridge.run_code("for (let i = 0; ; i++) { report(i); await null }")
     async with anyio.create_task_group() as tg:
         tg.start_soon(run.wait)
         async for value in run.reports():

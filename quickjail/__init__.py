@@ -29,14 +29,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from quickjail import bridge, runtime, sandbox
     from quickjail._stress import StressReport, Violation, run_stress
-    from quickjail.sandbox import (
-        UNDEFINED,
-        CodeExecution,
-        CodeResult,
-        run_code,
-        run_code_sync,
-        to_json_safe,
-    )
+    from quickjail.bridge import run_code, run_code_sync
+    from quickjail.sandbox import UNDEFINED, CodeExecution, CodeResult, to_json_safe
 
 __all__ = [
     "UNDEFINED",
@@ -60,8 +54,8 @@ _WHERE = {
     "UNDEFINED": "quickjail.sandbox",
     "CodeExecution": "quickjail.sandbox",
     "CodeResult": "quickjail.sandbox",
-    "run_code": "quickjail.sandbox",
-    "run_code_sync": "quickjail.sandbox",
+    "run_code": "quickjail.bridge",
+    "run_code_sync": "quickjail.bridge",
     "to_json_safe": "quickjail.sandbox",
     "StressReport": "quickjail._stress",
     "Violation": "quickjail._stress",

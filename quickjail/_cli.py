@@ -483,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MODULE:CALLABLE",
         required=True,
         help="a factory returning your bridge configuration: a dict with "
-        "'imports' and/or 'globals' (optionally 'limits', 'timeout', "
+        "'imports' and/or 'globals' (optionally 'output_limits', 'quotas', 'timeout', "
         "'memory_limit_bytes'); imported from the current directory",
     )
     stress.add_argument(
@@ -693,7 +693,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if not args.json:
             options["report"] = _print_report
         try:
-            execution = sandbox.run_code(program.source, **options)
+            execution = bridge.run_code(program.source, **options)
         except (TypeError, ValueError) as exc:
             raise _UsageError(str(exc)) from None
         except sandbox.SandboxError as exc:

@@ -22,7 +22,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from quickjail import bridge, sandbox
+from quickjail import bridge
 from quickjail._cli import _version, result_to_json
 
 __all__ = ["TOOL_NAME", "ServerOptions", "build_server", "input_schema", "serve"]
@@ -211,7 +211,7 @@ class _RunCodeTool:
                 run_options["execute"] = call.execute
             if self._fs is not None:
                 run_options["imports"] = {"fs": self._fs}
-            execution = sandbox.run_code(call.code, **run_options)
+            execution = bridge.run_code(call.code, **run_options)
         except (TypeError, ValueError) as exc:  # includes _BadArguments and TransferError
             return _text_result(
                 {

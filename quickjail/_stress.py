@@ -1,8 +1,8 @@
 """The isolation stress test: the adversarial corpus and a fuzzer, run against a user's bridge.
 
 :func:`run_stress` takes a *bridge configuration* — the ``imports``/``globals`` (and optionally
-``limits``, ``timeout``, ``memory_limit_bytes``) a deployment hands to
-:func:`sandbox.run_code` — and checks the host's invariants under attack:
+``output_limits``, ``quotas``, ``timeout``, ``memory_limit_bytes``) a deployment hands
+to :func:`bridge.run_code` — and checks the host's invariants under attack:
 
 ``corpus``
     Every program of :data:`quickjail._corpus.CORPUS` runs once with the bridge. It must end
@@ -49,7 +49,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from quickjail import bridge, sandbox
 from quickjail._corpus import CORPUS, ESCAPE_MARKER, CorpusCase
@@ -92,8 +92,11 @@ TIME_MARGIN: Final = 1.0  # seconds a run may take past its timeout
 HARD_MARGIN: Final = 5.0  # past timeout + margin the watchdog stops waiting
 RSS_MARGIN: Final = 256 * 2**20  # host RSS growth allowed on top of the guest memory limit
 _THREAD_GRACE: Final = 3.0
+_T = TypeVar("_T")
 _SHOW: Final = 240
-_CONFIG_KEYS: Final = frozenset({"imports", "globals", "limits", "timeout", "memory_limit_bytes"})
+_CONFIG_KEYS: Final = frozenset(
+    {"imports", "globals", "output_limits", "quotas", "timeout", "memory_limit_bytes"}
+)
 _POOL_THREAD: Final = "quickjail-worker"
 _RUN_THREAD: Final = "quickjail-stress-run"
 
@@ -349,7 +352,7 @@ def load_bridge(spec: str) -> dict[str, Any]:
 
     Returns:
         The bridge configuration: a dict with ``imports`` and/or ``globals``, and optionally
-        ``limits``, ``timeout`` and ``memory_limit_bytes``.
+        ``output_limits``, ``quotas``, ``timeout`` and ``memory_limit_bytes``.
 
     Raises:
         StressConfigError: If the module cannot be imported, the attribute is missing, or the
@@ -504,7 +507,8 @@ class _Bridge:
 
     imports: dict[str, Any]
     globals: dict[str, Any]
-    limits: sandbox.Limits
+    output_limits: sandbox.OutputLimits
+    quotas: bridge.Quotas
     targets: list[_Target]
     roots: list[str]
     probe: _Probe
@@ -525,10 +529,8 @@ def _analyse(config: Mapping[str, Any]) -> _Bridge:
     glob = config.get("globals") or {}
     if not isinstance(imports, Mapping) or not isinstance(glob, Mapping):
         raise StressConfigError("'imports' and 'globals' must be mappings")
-    try:
-        limits = sandbox.Limits.coerce(config.get("limits"))
-    except (TypeError, ValueError) as exc:
-        raise StressConfigError(f"'limits': {exc}") from None
+    output_limits = _typed(sandbox.OutputLimits, config, "output_limits")
+    quotas = _typed(bridge.Quotas, config, "quotas")
     probe = _Probe()
     targets: list[_Target] = []
     roots: list[str] = []
@@ -561,7 +563,23 @@ def _analyse(config: Mapping[str, Any]) -> _Bridge:
     wrapped_globals = {
         name: walk(v, f"globals.{name}", None, (str(name),), 0) for name, v in glob.items()
     }
-    return _Bridge(wrapped_imports, wrapped_globals, limits, targets, roots, probe)
+    return _Bridge(wrapped_imports, wrapped_globals, output_limits, quotas, targets, roots, probe)
+
+
+def _typed(cls: type[_T], config: Mapping[str, Any], key: str) -> _T:
+    """A typed limits object from the configuration: an instance, a mapping of its fields, or
+    absent (the defaults)."""
+    value = config.get(key)
+    try:
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            return cls(**value)
+    except (TypeError, ValueError) as exc:
+        raise StressConfigError(f"{key!r}: {exc}") from None
+    raise StressConfigError(f"{key!r} must be a {cls.__name__} or a mapping of its fields")
 
 
 def _readonlydir_root(fs: bridge.ReadOnlyDir) -> str | None:
@@ -785,7 +803,8 @@ class _Runner:
         options: dict[str, Any] = {
             "imports": self.bridge.imports,
             "globals": self.bridge.globals,
-            "limits": self.bridge.limits,
+            "output_limits": self.bridge.output_limits,
+            "quotas": self.bridge.quotas,
             "timeout": self.timeout,
             "memory_limit_bytes": self.memory,
             "language": "javascript",
@@ -793,7 +812,7 @@ class _Runner:
         if execute is not None:
             options["execute"] = execute
         try:
-            execution = sandbox.run_code(source, **options)
+            execution = bridge.run_code(source, **options)
         except (TypeError, ValueError) as exc:  # TransferError is a TypeError
             return _Outcome(refused=exc)
         box: list[sandbox.CodeResult | BaseException] = []
@@ -880,7 +899,7 @@ class _Runner:
         r = outcome.result
         if r is None:
             return out
-        limits = self.bridge.limits
+        limits, quotas = self.bridge.output_limits, self.bridge.quotas
         if r.metrics.peak_memory_bytes > self.memory:
             add(
                 "memory",
@@ -891,10 +910,10 @@ class _Runner:
             add("limits", f"{len(r.logs)} log entries, over max_logs {limits.max_logs}")
         if len(r.reports) > limits.max_reports:
             add("limits", f"{len(r.reports)} reports, over max_reports {limits.max_reports}")
-        if r.metrics.host_calls > limits.max_host_calls:
+        if r.metrics.host_calls > quotas.max_host_calls:
             add(
                 "limits",
-                f"{r.metrics.host_calls} host calls, over max_host_calls {limits.max_host_calls}",
+                f"{r.metrics.host_calls} host calls, over max_host_calls {quotas.max_host_calls}",
             )
         texts = _result_texts(r)
         if any(self.canary.secret in t for t in texts):
@@ -1263,7 +1282,7 @@ def run_stress(
 
     Args:
         bridge_config: ``{"imports": ..., "globals": ...}`` as given to
-            :func:`sandbox.run_code`, optionally with ``limits``, ``timeout`` and
+            :func:`bridge.run_code`, optionally with ``output_limits``, ``quotas``, ``timeout`` and
             ``memory_limit_bytes``.
         examples: Generated hypothesis examples per bridged host function (fixed path tricks
             aimed at the canary are tried on top of these).
@@ -1300,13 +1319,14 @@ def run_stress(
     canary = _plant_canary(b.roots)
     try:
         try:  # checks the options and loads the engine before the baselines are taken
-            sandbox.run_code_sync(
+            bridge.run_code_sync(
                 "export default 1",
                 timeout=eff_timeout,
                 memory_limit_bytes=eff_memory,
                 imports=b.imports,
                 globals=b.globals,
-                limits=b.limits,
+                output_limits=b.output_limits,
+                quotas=b.quotas,
             )
         except (TypeError, ValueError) as exc:
             raise StressConfigError(str(exc)) from None

@@ -1,44 +1,44 @@
 """quickjail's agent-tool runtime: tools, thread state, persistence, schema export, code mode.
 
-Layering: ``runtime`` calls ``sandbox.run_code`` (host functions cross through the sandbox's
-bridge) and never touches wasmtime.
-Every error raised on purpose derives from :class:`ToolRuntimeError`; the tree is drawn in
-``runtime/_errors.py``.
+Layering: ``runtime`` runs code through ``quickjail.bridge.run_code`` (its thread files are a
+bridge capability) and never touches the sandbox's internals or wasmtime. Every error raised on
+purpose derives from :class:`ToolRuntimeError`; the tree is drawn in
+:mod:`quickjail.runtime.errors`. Functions for tool authors (``get_messages``, ``queue_tool``,
+``render_results``, ...) live in :mod:`quickjail.runtime.helpers`.
 """
 
-from ._calls import render_results
+from . import errors, helpers
 from ._codemode import code_mode_tool
-from ._errors import ToolNameWarning, ToolRuntimeError
-from ._helpers import emit_thread_event, get_messages, inject_message, queue_tool
 from ._message import Message
 from ._result import AttachmentRef, ToolAttachment, ToolResult
 from ._runtime import Runtime
 from ._schema import export_tools
-from ._state import AbortSignal, ExecutionState, ThreadState
+from ._state import ThreadState
 from ._thread import Thread
 from ._tool import Tool, Variable, define_tool, discover_tools
+from .errors import ToolRuntimeError
 
 __all__ = [
-    "AbortSignal",
     "AttachmentRef",
-    "ExecutionState",
     "Message",
     "Runtime",
     "Thread",
     "ThreadState",
     "Tool",
     "ToolAttachment",
-    "ToolNameWarning",
     "ToolResult",
     "ToolRuntimeError",
     "Variable",
     "code_mode_tool",
     "define_tool",
     "discover_tools",
-    "emit_thread_event",
+    "errors",
     "export_tools",
-    "get_messages",
-    "inject_message",
-    "queue_tool",
-    "render_results",
+    "helpers",
 ]
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if getattr(_obj, "__module__", "").startswith("quickjail.runtime._"):
+        _obj.__module__ = __name__
+del _name, _obj

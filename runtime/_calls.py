@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from ._errors import ProviderFormatError
 from ._result import AttachmentRef, ToolResult
+from .errors import ProviderFormatError
 
 __all__ = ["ParsedCall", "ResultFormat", "parse_call", "render_results"]
 

@@ -1,8 +1,9 @@
-"""The thread's files as a read-only ``fs`` module for sandboxed code.
+"""The thread's files as a read-only ``fs`` capability for sandboxed code.
 
 Same shape as ``bridge.ReadOnlyDir``: ``readFile(path, encoding?)``, ``readdir(path?)`` and
-``stat(path)``, over the files stored in the database instead of a host directory. Errors carry a
-``js_message`` (naming only the virtual path) so the sandbox shows it to the program.
+``stat(path)``, over the files stored in the database instead of a host directory. Refusals
+are ``bridge.FsError`` (a ``HostError``): their messages name only the virtual path, so the
+program sees them.
 """
 
 from __future__ import annotations
@@ -10,67 +11,73 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from ._errors import ThreadFileNotFoundError, ThreadPathError, ToolRuntimeError
+from quickjail.bridge import FsError
+
 from ._paths import normalize_dir
+from .errors import ThreadFileNotFoundError, ThreadPathError
 
 if TYPE_CHECKING:
     from ._state import ThreadState
 
-__all__ = ["thread_fs"]
+__all__ = ["ThreadFiles"]
 
 _TEXT_ENCODINGS: Final = frozenset({"utf8", "utf-8"})
 
 
-def _visible(exc: ToolRuntimeError, code: str) -> ToolRuntimeError:
-    """Mark an error as safe to show inside the sandbox (the message names virtual paths only)."""
-    exc.js_message = f"{code}: {exc}"  # type: ignore[attr-defined]
-    exc.js_name = "Error"  # type: ignore[attr-defined]
-    return exc
+def _refusal(code: str, exc: Exception) -> FsError:
+    return FsError(code, f"{code}: {exc}")
 
 
-def thread_fs(state: ThreadState) -> dict[str, Callable[..., Awaitable[Any]]]:
-    """Build the ``fs`` module's functions over ``state``'s thread files."""
-    core = state._core
+class ThreadFiles:
+    """A ``bridge.Capability``: the ``fs`` module over one thread's files."""
 
-    async def read_file(path: str, encoding: str | None = None) -> bytes | str:
+    __slots__ = ("_state",)
+
+    def __init__(self, state: ThreadState) -> None:
+        self._state = state
+
+    def exports(self) -> dict[str, Callable[..., Awaitable[Any]]]:
+        """``readFile``, ``readdir`` and ``stat``, each an async host function."""
+        return {"readFile": self.read_file, "readdir": self.readdir, "stat": self.stat}
+
+    async def read_file(self, path: str, encoding: str | None = None) -> bytes | str:
         if encoding is not None and (
             not isinstance(encoding, str) or encoding.lower() not in _TEXT_ENCODINGS
         ):
-            raise _visible(ThreadPathError(f"unsupported encoding {encoding!r}"), "EINVAL")
+            raise _refusal("EINVAL", ThreadPathError(f"unsupported encoding {encoding!r}"))
         try:
-            data = await state.read_file(path)
+            data = await self._state.read_file(path)
         except ThreadPathError as exc:
-            raise _visible(exc, "EINVAL") from None
+            raise _refusal("EINVAL", exc) from None
         except ThreadFileNotFoundError as exc:
-            raise _visible(exc, "ENOENT") from None
+            raise _refusal("ENOENT", exc) from None
         if encoding is None:
             return data
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
-            raise _visible(ThreadPathError(f"{path!r} is not valid UTF-8"), "EINVAL") from None
+            raise _refusal("EINVAL", ThreadPathError(f"{path!r} is not valid UTF-8")) from None
 
-    async def readdir(path: str = ".") -> list[str]:
+    async def readdir(self, path: str = ".") -> list[str]:
+        core = self._state._core
         try:
             directory = normalize_dir(path)
         except ThreadPathError as exc:
-            raise _visible(exc, "EINVAL") from None
+            raise _refusal("EINVAL", exc) from None
         infos = await core.store.list_files(core.thread_id, directory)
         if not infos and directory != "/":
-            missing = ThreadFileNotFoundError(f"no such directory: {directory!r}")
-            raise _visible(missing, "ENOENT")
+            raise _refusal("ENOENT", ThreadFileNotFoundError(f"no such directory: {directory!r}"))
         prefix = "/" if directory == "/" else directory + "/"
         return sorted({info.path[len(prefix) :].split("/", 1)[0] for info in infos})
 
-    async def stat(path: str) -> dict[str, Any]:
+    async def stat(self, path: str) -> dict[str, Any]:
+        core = self._state._core
         try:
             canonical = normalize_dir(path)
         except ThreadPathError as exc:
-            raise _visible(exc, "EINVAL") from None
+            raise _refusal("EINVAL", exc) from None
         info = await core.store.stat(core.thread_id, canonical)
         if info is None:
-            raise _visible(ThreadFileNotFoundError(f"no such file: {canonical!r}"), "ENOENT")
+            raise _refusal("ENOENT", ThreadFileNotFoundError(f"no such file: {canonical!r}"))
         kind = "directory" if info.is_dir else "file"
         return {"type": kind, "size": info.size, "mtime_ms": info.updated_at * 1000}
-
-    return {"readFile": read_file, "readdir": readdir, "stat": stat}

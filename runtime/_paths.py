@@ -14,7 +14,7 @@ import re
 import unicodedata
 from typing import Final
 
-from ._errors import ThreadPathError
+from .errors import ThreadPathError
 
 __all__ = ["ATTACHMENTS_DIR", "attachment_name", "normalize_dir", "normalize_path"]
 

@@ -7,12 +7,12 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Final, Self
 
-from ._errors import RuntimeClosedError
 from ._secrets import SecretBox
 from ._state import EventHook, ThreadCore
 from ._store import Store
 from ._thread import Thread
 from ._tool import Tool, unique_tools
+from .errors import RuntimeClosedError
 
 __all__ = ["Runtime"]
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 
-from ._errors import ProviderFormatError, ToolDefinitionError
+from .errors import ProviderFormatError, ToolDefinitionError
 
 if TYPE_CHECKING:
     from ._tool import Tool

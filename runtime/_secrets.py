@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from ._errors import SecretKeyError
+from .errors import SecretKeyError
 
 __all__ = ["REDACTED", "Redactor", "SecretBox"]
 

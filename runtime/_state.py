@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from ._errors import ScopedVariableError, SecretKeyError, ThreadFileNotFoundError
 from ._paths import normalize_dir, normalize_path
 from ._result import AttachmentRef, ToolAttachment, ToolResult
 from ._secrets import Redactor, SecretBox
+from .errors import ScopedVariableError, SecretKeyError, ThreadFileNotFoundError
 
 if TYPE_CHECKING:
     from ._calls import ParsedCall
@@ -344,29 +344,29 @@ class ThreadState:
     # ---------------------------------------------------------------- code
 
     def run_code(self, source: str, *, files: bool = False, **options: Any) -> ThreadCodeExecution:
-        """Run code in a fresh sandbox, as ``sandbox.run_code`` does, bound to this thread.
+        """Run code in a fresh sandbox, as ``quickjail.bridge.run_code`` does, bound to this thread.
 
         Args:
             source: JavaScript or TypeScript source of the entry module.
             files: Bridge the thread's files read-only as ``import { readFile, readdir, stat }
                 from "fs"``.
-            **options: Passed to ``sandbox.run_code`` (``execute``, ``imports``, ``globals``,
+            **options: Passed to ``bridge.run_code`` (``execute``, ``imports``, ``globals``,
                 ``modules``, ``language``, ``timeout``, ...).
 
         Returns:
             The run handle; awaiting it gives the ``CodeResult`` with secrets redacted.
         """
-        from quickjail import sandbox
+        from quickjail import bridge
 
         if files:
-            from ._fs import thread_fs
+            from ._fs import ThreadFiles
 
             imports = dict(options.pop("imports", None) or {})
             if "fs" in imports:
                 raise ValueError("files=True provides the 'fs' module; do not pass imports['fs']")
-            imports["fs"] = thread_fs(self)
+            imports["fs"] = ThreadFiles(self)
             options["imports"] = imports
-        return ThreadCodeExecution(sandbox.run_code(source, **options), self._core.redactor)
+        return ThreadCodeExecution(bridge.run_code(source, **options), self._core.redactor)
 
 
 class ThreadCodeExecution:

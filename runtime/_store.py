@@ -25,10 +25,10 @@ from typing import Any, Final, TypeVar
 import anyio
 import anyio.to_thread
 
-from ._errors import RuntimeClosedError, StoreError
 from ._message import Message, MessageKind, Role
 from ._paths import ATTACHMENTS_DIR
 from ._result import AttachmentRef
+from .errors import RuntimeClosedError, StoreError
 
 __all__ = ["MIGRATIONS", "FileInfo", "NewFile", "Store", "dumps"]
 

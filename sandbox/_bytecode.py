@@ -13,8 +13,17 @@ import hashlib
 import struct
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
-__all__ = ["BytecodeCache", "batch_record", "module_key"]
+from quickjail.sandbox import _router
+from quickjail.sandbox._abi import E_HOST, KIND_COMPILE, OP_BYTECODE, RUN_HEADER
+from quickjail.sandbox._native import BadPointer, GuestStopped, NativeInstance
+
+if TYPE_CHECKING:
+    from quickjail.sandbox._engine import EngineState
+
+__all__ = ["BytecodeCache", "compile_missing", "module_key"]
 
 _U32 = struct.Struct("<I")
 
@@ -47,17 +56,13 @@ class BytecodeCache:
         self._size = 0
         self._items: OrderedDict[bytes, bytes] = OrderedDict()
         self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
 
     def get(self, key: bytes) -> bytes | None:
         with self._lock:
             blob = self._items.get(key)
             if blob is None:
-                self.misses += 1
                 return None
             self._items.move_to_end(key)
-            self.hits += 1
             return blob
 
     def put(self, key: bytes, blob: bytes) -> None:
@@ -77,3 +82,80 @@ class BytecodeCache:
         with self._lock:
             self._items.clear()
             self._size = 0
+
+
+def compile_missing(
+    engine: EngineState,
+    entry: tuple[str, str],
+    modules: Mapping[str, str],
+    *,
+    should_stop: Callable[[], bool],
+) -> tuple[bytes | None, int, set[bytes]]:
+    """Compile the modules of a graph that are not cached yet, in a throw-away instance.
+
+    Returns the entry's bytecode if it is (now) cached, how many modules of the graph were
+    found in the cache, and the keys compiled by this call.
+    """
+    build = engine.guest.build_id
+    cache = engine.bytecode
+    entry_key = module_key(build, *entry)
+    bytecode = cache.get(entry_key)
+    hits = 0 if bytecode is None else 1
+    missing: list[tuple[bytes, str, str]] = [] if bytecode is not None else [(entry_key, *entry)]
+    for name, src in modules.items():
+        key = module_key(build, name, src)
+        if cache.get(key) is None:
+            missing.append((key, name, src))
+    if missing:
+        _Compiler(engine, missing, should_stop).run()
+        if bytecode is None:
+            bytecode = cache.get(entry_key)
+    return bytecode, hits, {key for key, _, _ in missing}
+
+
+class _Compiler:
+    """Routes the host import of a compile-only instance: nothing but bytecode comes back."""
+
+    def __init__(
+        self,
+        engine: EngineState,
+        items: list[tuple[bytes, str, str]],
+        should_stop: Callable[[], bool],
+    ) -> None:
+        self.engine = engine
+        self.items = items
+        self.should_stop = should_stop
+        body = batch_record([(name, src) for _, name, src in items])
+        stack = engine.js_stack_limit
+        self.record = RUN_HEADER.pack(KIND_COMPILE, 0, 0, 0, 0, stack, 0, len(body), 0, 0, 0) + body
+        self.instance: NativeInstance
+
+    def clock_ns(self, clock_id: int) -> int:
+        return 0
+
+    def on_host(self, op: int, a: int, b: int, c: int, d: int) -> int:
+        if op != OP_BYTECODE or not 0 <= a < len(self.items):
+            return 0
+        try:
+            self.engine.bytecode.put(self.items[a][0], self.instance.read(b, c))
+        except BadPointer:
+            return E_HOST
+        return 0
+
+    def run(self) -> None:
+        memory = max(64 * 2**20, len(self.record) * 8)
+        self.instance, key = self.engine.new_instance(memory, self)
+        outer = _router.current()
+        _router.bind(self)
+        try:
+            ptr = self.instance.place(
+                self.record, self.engine.scratch_addr, self.engine.scratch_size
+            )
+            if ptr is not None:
+                self.instance.run(ptr, len(self.record))
+        except (GuestStopped, BadPointer):
+            pass  # the run itself will report what went wrong
+        finally:
+            _router.bind(outer)
+            _router.stores.remove(key)
+            self.instance.close()

@@ -1,18 +1,19 @@
-"""Per-run output and host-call limits, as typed configuration."""
+"""Caps on what one run may send out: logs, reports, rejections and the result."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-__all__ = ["Limits"]
+__all__ = ["OutputLimits"]
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
-    """Caps on what one run may produce or ask of the host; all enforced on the host.
+class OutputLimits:
+    """Caps on what one run may produce; all enforced on the host.
+
+    Memory, time and fuel are options of their own (``memory_limit_bytes``, ``timeout``,
+    ``fuel``); host-call quotas belong to the bridge (``quickjail.bridge.Quotas``).
 
     What happens at each cap:
 
@@ -22,9 +23,6 @@ class Limits:
     - unhandled promise rejections (``max_rejections``): recorded as ``error`` log entries,
       later ones dropped.
     - the result (``max_result_bytes`` as transferred): the run ends with status ``error``.
-    - host calls (``max_host_calls`` in total, ``max_calls_in_flight`` async at once,
-      ``max_bytes_in``/``max_bytes_out`` transferred): the call throws (or its promise
-      rejects with) a ``RangeError``; ``metrics.quota_refusals`` counts them.
     """
 
     max_logs: int = 1000
@@ -33,31 +31,9 @@ class Limits:
     max_report_bytes: int = 16 * 2**20
     max_rejections: int = 100
     max_result_bytes: int = 64 * 2**20
-    max_host_calls: int = 10_000
-    max_calls_in_flight: int = 256
-    max_bytes_in: int = 256 * 2**20
-    max_bytes_out: int = 256 * 2**20
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"Limits.{f.name} must be a non-negative int, not {value!r}")
-
-    @classmethod
-    def coerce(cls, value: Limits | Mapping[str, Any] | None) -> Limits:
-        """Accept a Limits, a mapping of field names, or None (the defaults)."""
-        if value is None:
-            return _DEFAULT
-        if isinstance(value, Limits):
-            return value
-        if isinstance(value, Mapping):
-            names = {f.name for f in dataclasses.fields(cls)}
-            unknown = set(value) - names
-            if unknown:
-                raise TypeError(f"unknown limit(s): {', '.join(sorted(map(str, unknown)))}")
-            return cls(**value)
-        raise TypeError("limits must be a sandbox.Limits or a mapping of its fields")
-
-
-_DEFAULT = Limits()
+                raise ValueError(f"OutputLimits.{f.name} must be a non-negative int, not {value!r}")

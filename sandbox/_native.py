@@ -19,7 +19,7 @@ from typing import Any
 import wasmtime
 from wasmtime import _bindings as ffi
 
-__all__ = ["GuestStopped", "NativeInstance", "define_host_import"]
+__all__ = ["BadPointer", "GuestStopped", "NativeInstance", "define_host_import"]
 
 _lib: Any = getattr(ffi, "dll")  # noqa: B009 - not re-exported by wasmtime's stubs
 _store_new = _lib.wasmtime_store_new
@@ -46,6 +46,10 @@ _OUT_OF_FUEL = 11
 _set_fuel = _lib.wasmtime_context_set_fuel
 _get_fuel = _lib.wasmtime_context_get_fuel
 _NO_FINALIZER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)()  # a NULL function pointer
+
+
+class BadPointer(Exception):
+    """The guest named memory outside its own linear memory (a bug or a hostile guest)."""
 
 
 class GuestStopped(Exception):
@@ -164,6 +168,36 @@ class NativeInstance:
             self._base = ctypes.cast(base, ctypes.c_void_p).value or 0
             self._size = int(_mem_size(self._ctx, ctypes.byref(self._mem)))
         return self._base, self._size
+
+    def check_span(self, ptr: int, length: int) -> int:
+        """The host address of guest bytes ``[ptr, ptr + length)``, checked against memory."""
+        if ptr < 0 or length < 0:
+            raise BadPointer(f"negative pointer or length ({ptr}, {length})")
+        base, size = self.memory(ptr + length)
+        if ptr + length > size:
+            raise BadPointer(f"({ptr}, {length}) lies outside {size} bytes of guest memory")
+        return base + ptr
+
+    def read(self, ptr: int, length: int) -> bytes:
+        """Copy ``length`` guest bytes at ``ptr`` out; :class:`BadPointer` when out of bounds."""
+        return ctypes.string_at(self.check_span(ptr, length), length)
+
+    def write(self, ptr: int, data: bytes) -> None:
+        """Copy ``data`` into guest memory at ``ptr``; :class:`BadPointer` when out of bounds."""
+        ctypes.memmove(self.check_span(ptr, len(data)), data, len(data))
+
+    def place(self, data: bytes, scratch: int, scratch_size: int) -> int | None:
+        """Put host data where the next call expects it: the scratch buffer when it fits (the
+        call then passes pointer 0), else a guest allocation; None when the guest has no room.
+        """
+        if len(data) <= scratch_size:
+            self.write(scratch, data)
+            return 0
+        ptr = self.alloc(len(data))
+        if ptr == 0:
+            return None
+        self.write(ptr, data)
+        return ptr
 
     def fuel_left(self) -> int:
         """Fuel remaining in the store (metered engines only)."""

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from quickjail.sandbox._errors import (
+from quickjail.sandbox.errors import (
     CodeError,
     CodeFailed,
     CodeLinkError,

@@ -25,7 +25,6 @@ is_async, name]}`` objects that the guest turns into callable closures.
 
 from __future__ import annotations
 
-import base64
 import datetime as _dt
 import json
 import math
@@ -33,7 +32,10 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import Any, Final, final
 
-__all__ = ["UNDEFINED", "TransferError", "Undefined", "decode", "encode", "to_json_safe"]
+from quickjail.sandbox.errors import TransferError
+from quickjail.sandbox.host import HostFunction
+
+__all__ = ["UNDEFINED", "TransferError", "Undefined", "decode", "encode"]
 
 _U32 = struct.Struct("<I")
 _HEAD = struct.Struct("<BI")
@@ -66,13 +68,6 @@ class Undefined:
 
 
 UNDEFINED: Final = Undefined()
-
-
-class TransferError(TypeError):
-    """A value cannot cross the boundary; the message names where it sits in the value."""
-
-
-# ---------------------------------------------------------------- decode (guest → host)
 
 
 def _date(ms: float | None) -> _dt.datetime | None:
@@ -155,13 +150,10 @@ def decode(buf: bytes | memoryview) -> Any:
         raise TransferError(f"malformed value message ({type(exc).__name__})") from None
 
 
-# ---------------------------------------------------------------- encode (host → guest)
-
-
 class _Encoder:
     __slots__ = ("blobs", "functions", "tagged")
 
-    def __init__(self, functions: Callable[[Callable[..., Any], str], tuple[int, bool]] | None):
+    def __init__(self, functions: Callable[[HostFunction], int] | None):
         self.blobs: list[bytes] = []
         self.tagged = False
         self.functions = functions
@@ -206,11 +198,11 @@ class _Encoder:
             return self.tag("d", (when - _EPOCH) / _dt.timedelta(milliseconds=1))
         if depth >= MAX_DEPTH:
             raise TransferError(f"cannot transfer a value nested deeper than {MAX_DEPTH} at {path}")
-        if callable(value) and self.functions is not None and not isinstance(value, type):
+        if isinstance(value, HostFunction) and self.functions is not None:
             # the JS name is the key it is bound to, never the Python function's own name
             name = path.rsplit(".", 1)[-1].strip("[]'\"")
-            fid, is_async = self.functions(value, path)
-            return {FN_KEY: [fid, is_async, name if name.isidentifier() else ""]}
+            fid = self.functions(value)
+            return {FN_KEY: [fid, value.is_async, name if name.isidentifier() else ""]}
         ident = id(value)
         if ident in seen:
             raise TransferError(f"cannot transfer a circular reference at {path}")
@@ -283,7 +275,7 @@ def encode(
     value: Any,
     *,
     path: str = "value",
-    functions: Callable[[Callable[..., Any], str], tuple[int, bool]] | None = None,
+    functions: Callable[[HostFunction], int] | None = None,
 ) -> bytes:
     """Encode a Python value as a value message for the guest.
 
@@ -291,8 +283,9 @@ def encode(
         value: JSON types, ``UNDEFINED``, bytes, int of any size, float, datetime, dict (str
             keys → object, other keys → Map), list/tuple, set/frozenset.
         path: the name used for the value in error messages.
-        functions: when given, callables are registered through it (it returns the host
-            function id and whether it is async) instead of being refused.
+        functions: when given, each :class:`~quickjail.sandbox.host.HostFunction` is
+            registered through it (it returns the function's id in the run's dispatch table)
+            instead of being refused.
 
     Raises:
         TransferError: the value (or something inside it) cannot be transferred.
@@ -313,58 +306,3 @@ def encode(
         parts.append(_U32.pack(len(blob)))
         parts.append(blob)
     return b"".join(parts)
-
-
-# ---------------------------------------------------------------- plain JSON view
-
-
-def to_json_safe(value: Any) -> Any:
-    """Turn a value that left the sandbox into plain JSON data (``json.dumps``-able, no NaN).
-
-    Args:
-        value: A value of a :class:`~sandbox.CodeResult` (result, report, log argument).
-
-    Returns:
-        The same data with ``bytes`` as ``{"$bytes": base64}``, ``datetime`` as an ISO-8601
-        string, :data:`UNDEFINED` as ``None``, ``frozenset`` as a list (sorted when
-        its items can be ordered, else by their JSON text), non-finite floats as
-        ``{"$float": "NaN" | "Infinity" | "-Infinity"}`` and every mapping key as a string.
-        Integers of any size stay integers.
-    """
-    if value is None or isinstance(value, bool | str):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        name = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-        return {"$float": name}
-    if value is UNDEFINED:
-        return None
-    if isinstance(value, bytes | bytearray | memoryview):
-        return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
-    if isinstance(value, _dt.datetime | _dt.date):
-        return value.isoformat()
-    if isinstance(value, Mapping):
-        return {_json_key(k): to_json_safe(v) for k, v in value.items()}
-    if isinstance(value, frozenset | set):
-        items = [to_json_safe(v) for v in value]
-        try:
-            return sorted(items)
-        except TypeError:
-            return sorted(items, key=_canonical)
-    if isinstance(value, list | tuple):
-        return [to_json_safe(v) for v in value]
-    return repr(value)
-
-
-def _json_key(key: Any) -> str:
-    if isinstance(key, str):
-        return key
-    safe = to_json_safe(key)
-    return safe if isinstance(safe, str) else _canonical(safe)
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)

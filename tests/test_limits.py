@@ -8,7 +8,8 @@ import anyio
 import pytest
 
 from quickjail import sandbox
-from quickjail.sandbox import Limits, run_code, run_code_sync
+from quickjail.bridge import run_code, run_code_sync
+from quickjail.sandbox import OutputLimits
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -46,7 +47,7 @@ def test_fuel_used_is_measured_and_repeatable() -> None:
 def test_log_cap_drops_later_logs_with_one_marker() -> None:
     r = run_code_sync(
         "for (let i = 0; i < 50; i++) console.log(i); export default 'ok'",
-        limits=Limits(max_logs=10),
+        output_limits=OutputLimits(max_logs=10),
     )
     assert r.result == "ok"
     assert [e.args[0] for e in r.logs[:10]] == list(range(10))
@@ -57,19 +58,21 @@ def test_report_cap_throws_a_range_error_inside_js() -> None:
     src = (
         "let n = 0; try { for (;;) { report(n); n++ } } catch (e) { report.x = e } export default n"
     )
-    r = run_code_sync(src, limits={"max_reports": 5})
+    r = run_code_sync(src, output_limits=OutputLimits(max_reports=5))
     assert r.result == 5 and r.reports == [0, 1, 2, 3, 4]
 
 
 def test_result_size_cap_ends_the_run_with_an_error() -> None:
-    r = run_code_sync("export default 'x'.repeat(10000)", limits={"max_result_bytes": 1000})
+    r = run_code_sync(
+        "export default 'x'.repeat(10000)", output_limits=OutputLimits(max_result_bytes=1000)
+    )
     assert r.status == "error" and r.error is not None and "max_result_bytes" in r.error.message
 
 
 def test_unhandled_rejections_are_recorded_as_error_logs_up_to_the_cap() -> None:
     r = run_code_sync(
         "for (let i = 0; i < 20; i++) Promise.reject(i); export default 1",
-        limits={"max_rejections": 3},
+        output_limits=OutputLimits(max_rejections=3),
     )
     assert r.status == "success"
     assert [e.args for e in r.logs] == [["Unhandled promise rejection:", i] for i in range(3)]
@@ -77,9 +80,11 @@ def test_unhandled_rejections_are_recorded_as_error_logs_up_to_the_cap() -> None
 
 def test_bad_limits_are_refused_before_anything_runs() -> None:
     with pytest.raises(TypeError):
-        run_code("1", limits={"max_nothing": 1})
+        run_code("1", limits={"max_nothing": 1})  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        run_code("1", output_limits={"max_logs": 1})  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        Limits(max_logs=-1)
+        OutputLimits(max_logs=-1)
     with pytest.raises(TypeError):
         run_code("1", fuel=0)
 

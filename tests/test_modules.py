@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from quickjail.sandbox import run_code_sync
+from quickjail.bridge import run_code_sync
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -93,7 +93,8 @@ def test_stress_exits_2_when_the_bridge_cannot_be_used(spec: str, message: str) 
     [
         ({"imports": {}, "report": print}, "unknown bridge configuration key"),
         ({"imports": {"fs": 5}}, "must be a mapping"),
-        ({"globals": {"x": 1}, "limits": {"max_logs": -1}}, "'limits'"),
+        ({"globals": {"x": 1}, "output_limits": {"max_logs": -1}}, "'output_limits'"),
+        ({"globals": {"x": 1}, "quotas": {"max_host_calls": -1}}, "'quotas'"),
         ({"globals": {}, "timeout": -1}, "timeout"),
     ],
 )

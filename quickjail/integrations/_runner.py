@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, Literal, TypedDict
 
-from quickjail import sandbox
+from quickjail import bridge, sandbox
 from quickjail._cli import result_to_json
 
 __all__ = ["TOOL_NAME", "CodeRunner", "RunnerOptions"]
@@ -24,7 +24,8 @@ class RunnerOptions(TypedDict, total=False):
     max_timeout: float
     memory_limit_bytes: int
     language: Literal["typescript", "javascript"]
-    limits: sandbox.Limits | Mapping[str, int] | None
+    output_limits: sandbox.OutputLimits | None
+    quotas: bridge.Quotas | None
     capabilities: str | None
 
 
@@ -33,13 +34,14 @@ class CodeRunner:
     """How every ``run_code`` tool call runs.
 
     Attributes:
-        imports: Host modules the programs may import (as for :func:`sandbox.run_code`).
+        imports: Host modules the programs may import (as for :func:`bridge.run_code`).
         globals: Host globals the programs see (functions and data).
         timeout: Seconds a call may run when it does not choose a timeout.
         max_timeout: Largest timeout a call may ask for; larger requests are lowered to it.
         memory_limit_bytes: Memory limit of every call.
         language: ``"typescript"`` (which also runs plain JavaScript) or ``"javascript"``.
-        limits: Output and host-call limits (:class:`sandbox.Limits` or a mapping).
+        output_limits: Caps on logs, reports and the result (:class:`sandbox.OutputLimits`).
+        quotas: Caps on host calls (:class:`bridge.Quotas`).
         capabilities: One sentence for the tool description saying what the bridge offers
             (e.g. ``'import { readFile } from "fs" reads the project files.'``).
     """
@@ -50,7 +52,8 @@ class CodeRunner:
     max_timeout: float = 60.0
     memory_limit_bytes: int = 64 * 2**20
     language: Literal["typescript", "javascript"] = "typescript"
-    limits: sandbox.Limits | Mapping[str, int] | None = field(default=None)
+    output_limits: sandbox.OutputLimits | None = None
+    quotas: bridge.Quotas | None = None
     capabilities: str | None = None
 
     def __post_init__(self) -> None:
@@ -96,8 +99,10 @@ class CodeRunner:
             options["imports"] = self.imports
         if self.globals:
             options["globals"] = self.globals
-        if self.limits is not None:
-            options["limits"] = self.limits
+        if self.output_limits is not None:
+            options["output_limits"] = self.output_limits
+        if self.quotas is not None:
+            options["quotas"] = self.quotas
         return options
 
     def _prepare(
@@ -106,7 +111,7 @@ class CodeRunner:
         try:
             if not isinstance(code, str):
                 raise TypeError("`code` must be a string of JS/TS source")
-            return sandbox.run_code(code, **self._options(timeout))
+            return bridge.run_code(code, **self._options(timeout))
         except (TypeError, ValueError) as exc:  # includes sandbox.TransferError
             return _invalid(exc)
 

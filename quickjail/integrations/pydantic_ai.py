@@ -33,7 +33,7 @@ def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) ->
         name: The tool's name.
         **options: How each call runs (:class:`~quickjail.integrations._runner.CodeRunner`:
             ``imports``, ``globals``, ``timeout``, ``max_timeout``, ``memory_limit_bytes``,
-            ``language``, ``limits``, ``capabilities``).
+            ``language``, ``output_limits``, ``quotas``, ``capabilities``).
 
     Returns:
         A :class:`pydantic_ai.Tool` taking ``code`` and an optional ``timeout``.

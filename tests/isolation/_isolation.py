@@ -11,7 +11,11 @@ Outcome classes (``Case.expect``):
 ==============  =============================================================================
 
 Every case runs with a deadline on the run (``timeout``) *and* a watchdog on the host side, so a
-library hang fails the case quickly with a clear message instead of hanging the suite. Every
+library hang fails the case quickly with a clear message instead of hanging the suite. Users run
+this suite on loaded CI machines, so a case that must end *by itself* gets ``SLOW_MACHINE``
+times its nominal deadline: what it proves is its outcome, not its speed (speed is the
+benchmarks' business). A case that must be *stopped* keeps its deadline, since the stop is
+what it proves, and stopping is prompt however busy the machine is. Every
 case also checks the invariants that hold for any program: host RSS stays bounded, the wall
 time stays near the deadline, and no host path appears in the error the guest produced.
 
@@ -34,7 +38,8 @@ import anyio
 import psutil
 import pytest
 
-from quickjail.sandbox import CodeResult, run_code, run_code_sync
+from quickjail.bridge import run_code, run_code_sync
+from quickjail.sandbox import CodeResult
 
 __all__ = [
     "ANY",
@@ -62,9 +67,10 @@ STATUS_OF: dict[str, str] = {
 HOST_PATH_MARKERS = ("/work/", "/home", "/root", "/tmp/", "site-packages", ".py", "Traceback")
 _HOST_PATH_RE = re.compile("|".join(re.escape(m) for m in HOST_PATH_MARKERS))
 RSS_SLACK = 64 * MiB  # host RSS may grow by the guest's cap plus this much during a case
-WATCHDOG_GRACE = 5.0  # seconds past the run's deadline before the harness calls it a hang
+WATCHDOG_GRACE = 10.0  # seconds past the run's deadline before the harness calls it a hang
 TERMINATED_WALL = 2.0  # a deadline of a few hundred ms must end the run within this
-MAX_STALL = 1.0  # seconds the host's Python threads may be blocked by one step of a run
+MAX_STALL = 2.0  # seconds the host's Python threads may be blocked by one step of a run
+SLOW_MACHINE = 5.0  # a case that ends by itself may take this many times its nominal deadline
 
 
 class _AnyValue:
@@ -109,12 +115,20 @@ class Case:
     host_bytes: int = 0
     max_stall: float = MAX_STALL
     bug: str | None = None
+    exact_deadline: bool = False  # the case is about reaching its outcome within `timeout`
+
+    @property
+    def deadline(self) -> float:
+        """The run's deadline: nominal for a case that must be stopped, generous otherwise."""
+        if self.expect == "terminated" or self.exact_deadline:
+            return self.timeout
+        return self.timeout * SLOW_MACHINE
 
     def options(self, ctx: Ctx) -> dict[str, Any]:
         extra = self.opts(ctx) if callable(self.opts) else self.opts
         return {
             "language": "javascript",
-            "timeout": self.timeout,
+            "timeout": self.deadline,
             "memory_limit_bytes": self.memory,
             **extra,
         }
@@ -299,7 +313,7 @@ def run_case(case: Case, ctx: Ctx) -> CodeResult:
     """Run ``case`` and assert its outcome class and the invariants every case shares."""
     options = case.options(ctx)
     if case.prior is not None:
-        prior = run_code_sync(case.prior, **{**options, "timeout": 2.0})
+        prior = run_code_sync(case.prior, **{**options, "timeout": 2.0 * SLOW_MACHINE})
         assert prior.status == "success", f"case {case.id!r}: the prior run failed: {prior.error}"
     with _HostMonitor() as host:
         out = _run_with_watchdog(case, options)
@@ -321,12 +335,11 @@ def run_case(case: Case, ctx: Ctx) -> CodeResult:
     elif case.expect == "terminated":
         assert r.reason == case.reason, info
     # time: a terminated run stops promptly; no run outlives its deadline by much
-    if case.max_wall is not None:
-        assert out.wall < case.max_wall, info
-    elif case.expect == "terminated":
-        assert out.wall < max(TERMINATED_WALL, case.timeout + 1.0), info
+    if case.expect == "terminated":
+        assert out.wall < (case.max_wall or max(TERMINATED_WALL, case.timeout + 1.0)), info
     else:
-        assert out.wall < case.timeout + 1.5, info
+        limit = case.max_wall * SLOW_MACHINE if case.max_wall else case.deadline
+        assert out.wall < limit + 1.5, info
     # memory: the host pays at most the guest's cap plus slack (and what the case hands it)
     cap = int(options["memory_limit_bytes"])
     assert host.growth < cap + RSS_SLACK + case.host_bytes, info

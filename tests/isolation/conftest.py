@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _isolation import Case, Ctx
 
-from quickjail.sandbox import run_code_sync
+from quickjail.bridge import run_code_sync
 
 _COUNTS: Counter[tuple[str, str]] = Counter()
 _BUGS: Counter[str] = Counter()

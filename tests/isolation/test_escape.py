@@ -475,7 +475,7 @@ CASES = [
 ]
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("case", table(CASES), ids=case_id)
 def test_escape_attempt_reaches_nothing_outside_ecmascript(case: Case, ctx: Ctx) -> None:
     run_case(case, ctx)

@@ -171,7 +171,7 @@ CASES = [
         "report-cap-ignored-forever",
         "for (;;) { try { report(1) } catch {} }",
         "terminated",
-        timeout=0.3,
+        timeout=3.0,  # long enough to reach the cap on a busy machine
         check=_reports(10_000),
     ),
     Case(
@@ -355,7 +355,7 @@ CASES = [
 ]
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("case", table(CASES), ids=case_id)
 def test_flood_is_capped_on_the_host(case: Case, ctx: Ctx) -> None:
     run_case(case, ctx)

@@ -10,7 +10,7 @@ import anyio
 import pytest
 from _isolation import Case, Ctx, MiB, case_id, run_case, table
 
-from quickjail.sandbox import run_code_sync
+from quickjail.bridge import run_code_sync
 
 
 async def _tick() -> int:
@@ -193,6 +193,7 @@ CASES = [
         "join-of-sparse-array",
         "export default new Array(1e8).join('abc').length",
         "memory",
+        exact_deadline=True,  # a slower machine only makes the gap wider
         bug="BUG: (QuickJS-ng engine gap) Array.prototype.join keeps walking 1e8 holes after "
         "its string buffer failed to grow: status 'memory' arrives only after ~4 s, so "
         "the 2 s deadline ends it as 'terminated' (DESIGN §4 wants memory within 200 ms)",
@@ -210,7 +211,7 @@ def _next_run_is_clean() -> None:
     assert r.status == "success" and r.result == [2, 4, 6], r
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("case", table(CASES), ids=case_id)
 def test_memory_bomb_is_contained(case: Case, ctx: Ctx) -> None:
     r = run_case(case, ctx)

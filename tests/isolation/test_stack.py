@@ -194,7 +194,7 @@ CASES = [
 ]
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("case", table(CASES), ids=case_id)
 def test_deep_recursion_is_a_catchable_error(case: Case, ctx: Ctx) -> None:
     r = run_case(case, ctx)

@@ -5,27 +5,30 @@ from __future__ import annotations
 import inspect
 
 from quickjail import runtime
-from quickjail.runtime import _errors
+from quickjail.runtime import errors as _errors
 
 EXPECTED_ALL = [
-    "AbortSignal",
     "AttachmentRef",
-    "ExecutionState",
     "Message",
     "Runtime",
     "Thread",
     "ThreadState",
     "Tool",
     "ToolAttachment",
-    "ToolNameWarning",
     "ToolResult",
     "ToolRuntimeError",
     "Variable",
     "code_mode_tool",
     "define_tool",
     "discover_tools",
-    "emit_thread_event",
+    "errors",
     "export_tools",
+    "helpers",
+]
+HELPERS = [
+    "AbortSignal",
+    "ExecutionState",
+    "emit_thread_event",
     "get_messages",
     "inject_message",
     "queue_tool",
@@ -35,8 +38,11 @@ EXPECTED_ALL = [
 
 def test_public_names_are_exactly_the_documented_surface() -> None:
     assert runtime.__all__ == EXPECTED_ALL
+    assert runtime.helpers.__all__ == HELPERS
     for name in EXPECTED_ALL:
         assert hasattr(runtime, name)
+    for name in HELPERS:
+        assert hasattr(runtime.helpers, name)
 
 
 def test_public_names_do_not_leak_private_modules() -> None:
@@ -71,8 +77,8 @@ def test_exception_tree_is_drawn_in_the_errors_docstring() -> None:
 
 
 def test_tool_name_warning_is_a_user_warning_not_an_error() -> None:
-    assert issubclass(runtime.ToolNameWarning, UserWarning)
-    assert not issubclass(runtime.ToolNameWarning, runtime.ToolRuntimeError)
+    assert issubclass(runtime.errors.ToolNameWarning, UserWarning)
+    assert not issubclass(runtime.errors.ToolNameWarning, runtime.ToolRuntimeError)
 
 
 def test_package_imports_no_event_loop_library_directly() -> None:

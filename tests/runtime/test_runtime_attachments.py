@@ -56,7 +56,7 @@ async def test_attachment_lands_under_attachments_and_comes_back_as_a_ref(
         assert await thread.state.read_file(new.path) == PNG  # not downsampled or re-encoded
         assert await thread.state.list_files("/attachments") == ["/attachments/chart.png"]
         (message,) = [
-            m for m in await runtime.get_messages(thread.state) if m.kind == "tool_result"
+            m for m in await runtime.helpers.get_messages(thread.state) if m.kind == "tool_result"
         ]
         assert message.content["attachments"] == [
             new.model_dump(mode="json"),

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from quickjail import runtime
 from quickjail.runtime import ThreadState, ToolResult, code_mode_tool, define_tool
-from quickjail.runtime._errors import ToolDefinitionError
+from quickjail.runtime.errors import ToolDefinitionError
 
 pytestmark = pytest.mark.anyio
 
@@ -77,7 +77,7 @@ async def test_code_mode_runs_two_tools_with_promise_all_and_persists_both(
         thread = await rt.thread()
         with anyio.fail_after(60):
             (result,) = await thread.execute_tool_calls([_call(PROMISE_ALL)])
-        messages = await runtime.get_messages(thread.state)
+        messages = await runtime.helpers.get_messages(thread.state)
     assert result.status == "success", result.error
     assert result.result == {
         "result": {"weather": {"city": "Paris", "temp_c": 21}, "sum": 5},
@@ -109,7 +109,9 @@ async def test_code_mode_validates_nested_arguments_with_the_tools_model(
         thread = await rt.thread()
         (result,) = await thread.execute_tool_calls([_call(code)])
         nested = [
-            m for m in await runtime.get_messages(thread.state) if m.parent_call_id == "outer"
+            m
+            for m in await runtime.helpers.get_messages(thread.state)
+            if m.parent_call_id == "outer"
         ]
     assert result.status == "success", result.error
     returned = result.result["result"]
@@ -148,7 +150,7 @@ async def test_code_mode_persists_any_transferable_result_as_json(
     async with open_runtime(tools=[code_mode_tool([], timeout=30)]) as rt:
         thread = await rt.thread()
         (result,) = await thread.execute_tool_calls([_call(code)])
-        messages = await runtime.get_messages(thread.state, 10)
+        messages = await runtime.helpers.get_messages(thread.state, 10)
     assert result.status == "success", result.error
     assert result.result == {"result": expected, "logs": []}
     assert any(m.kind == "tool_result" for m in messages)
@@ -274,7 +276,7 @@ def test_generated_declarations_parse_as_typescript() -> None:
     async def run(state: Any, args: Any) -> ToolResult:
         return ToolResult.success()
 
-    with pytest.warns(runtime.ToolNameWarning):
+    with pytest.warns(runtime.errors.ToolNameWarning):
         dashed = define_tool(description="*/ tricky */", args=Odd, execute=run, name="has-dash")
     reserved = define_tool(description="reserved word", args=Odd, execute=run, name="delete")
     tool = code_mode_tool([*_tools(), dashed, reserved])

@@ -60,7 +60,7 @@ async def test_batch_of_three_with_a_raising_second_persists_three_results_in_or
     ]
     assert results[1].error == "ValueError: kaboom"
     async with open_runtime(tools=TOOLS) as rt:  # read back from the file, not from memory
-        messages = await runtime.get_messages((await rt.thread("batch")).state)
+        messages = await runtime.helpers.get_messages((await rt.thread("batch")).state)
     assert [(m.kind, m.tool_call_id) for m in messages] == [
         ("tool_call", "c1"),
         ("tool_result", "c1"),
@@ -88,7 +88,7 @@ async def test_each_result_is_persisted_before_the_next_call_starts(
     seen: list[list[str | None]] = []
 
     async def look(state: ThreadState) -> ToolResult:
-        messages = await runtime.get_messages(state)
+        messages = await runtime.helpers.get_messages(state)
         seen.append([m.tool_call_id for m in messages if m.kind == "tool_result"])
         return ToolResult.success()
 
@@ -174,7 +174,7 @@ async def test_bad_calls_become_error_results_without_halting_the_batch(
     async with open_runtime(tools=TOOLS) as rt:
         thread = await rt.thread()
         bad, after = await thread.execute_tool_calls([call, ok])
-        stored = _tool_results(await runtime.get_messages(thread.state))
+        stored = _tool_results(await runtime.helpers.get_messages(thread.state))
     assert bad.status == "error" and message in (bad.error or "")
     assert after.status == "success" and len(stored) == 2
 
@@ -183,7 +183,7 @@ async def test_queued_tools_run_after_the_given_calls(
     open_runtime: Callable[..., runtime.Runtime],
 ) -> None:
     async def plan(state: ThreadState) -> ToolResult:
-        runtime.queue_tool(state.root_state, "add", {"a": 10, "b": 5})
+        runtime.helpers.queue_tool(state.root_state, "add", {"a": 10, "b": 5})
         return ToolResult.success("planned")
 
     tools = [*TOOLS, define_tool(description="plan", execute=plan, name="plan")]
@@ -216,7 +216,7 @@ async def test_provider_executed_calls_are_left_to_the_provider(
                 {"type": "tool_use", "id": "h", "name": "hello", "input": {}},
             ]
         )
-        messages = await runtime.get_messages(thread.state)
+        messages = await runtime.helpers.get_messages(thread.state)
     assert [r.call_id for r in results] == ["h"]
     assert {m.tool_call_id for m in messages} == {"h"}
 
@@ -225,7 +225,7 @@ async def test_cancellation_sets_the_abort_signal_records_the_call_and_propagate
     open_runtime: Callable[..., runtime.Runtime],
 ) -> None:
     started = anyio.Event()
-    signals: list[runtime.AbortSignal] = []
+    signals: list[runtime.helpers.AbortSignal] = []
 
     async def slow(state: ThreadState) -> ToolResult:
         signals.append(state.execution.abort_signal)
@@ -245,7 +245,7 @@ async def test_cancellation_sets_the_abort_signal_records_the_call_and_propagate
                 tg.start_soon(thread.execute_tool_calls, calls)
                 await started.wait()
                 tg.cancel_scope.cancel()
-        messages = await runtime.get_messages(thread.state)
+        messages = await runtime.helpers.get_messages(thread.state)
         assert signals[0].aborted and signals[0].reason == "cancelled"
         assert [(m.kind, m.tool_call_id) for m in messages] == [
             ("tool_call", "s"),
@@ -294,7 +294,9 @@ async def test_results_render_as_openai_responses_items(
 ) -> None:
     from openai.types.responses.response_input_item_param import FunctionCallOutput
 
-    rendered = runtime.render_results(await _three_results(open_runtime), "openai-responses")
+    rendered = runtime.helpers.render_results(
+        await _three_results(open_runtime), "openai-responses"
+    )
     assert rendered == [
         {"type": "function_call_output", "call_id": "a1", "output": "3"},
         {"type": "function_call_output", "call_id": "a2", "output": "Error: ValueError: kaboom"},
@@ -309,7 +311,7 @@ async def test_results_render_as_openai_chat_messages(
 ) -> None:
     from openai.types.chat import ChatCompletionToolMessageParam
 
-    rendered = runtime.render_results(await _three_results(open_runtime), "openai-chat")
+    rendered = runtime.helpers.render_results(await _three_results(open_runtime), "openai-chat")
     assert rendered == [
         {"role": "tool", "tool_call_id": "a1", "content": "3"},
         {"role": "tool", "tool_call_id": "a2", "content": "Error: ValueError: kaboom"},
@@ -324,7 +326,7 @@ async def test_results_render_as_anthropic_tool_result_blocks(
 ) -> None:
     from anthropic.types import ToolResultBlockParam
 
-    rendered = runtime.render_results(await _three_results(open_runtime), "anthropic")
+    rendered = runtime.helpers.render_results(await _three_results(open_runtime), "anthropic")
     assert rendered == [
         {"type": "tool_result", "tool_use_id": "a1", "content": "3", "is_error": False},
         {
@@ -341,7 +343,7 @@ async def test_results_render_as_anthropic_tool_result_blocks(
 
 async def test_rendering_a_result_without_call_id_is_refused() -> None:
     with pytest.raises(runtime.ToolRuntimeError, match="no call_id"):
-        runtime.render_results([ToolResult.success(1)], "openai-chat")
+        runtime.helpers.render_results([ToolResult.success(1)], "openai-chat")
 
 
 async def test_structured_results_render_as_json(
@@ -355,5 +357,5 @@ async def test_structured_results_render_as_json(
         (result,) = await (await rt.thread()).execute_tool_calls(
             [{"type": "tool_use", "id": "s", "name": "structured", "input": {}}]
         )
-    (item,) = runtime.render_results([result], "openai-chat")
+    (item,) = runtime.helpers.render_results([result], "openai-chat")
     assert json.loads(item["content"]) == {"ok": True, "items": ["é"]}

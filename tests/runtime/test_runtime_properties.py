@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from quickjail.runtime._errors import ThreadPathError
 from quickjail.runtime._paths import normalize_path
 from quickjail.runtime._secrets import REDACTED, Redactor
+from quickjail.runtime.errors import ThreadPathError
 
 _ALPHABET = st.sampled_from(list("ab]D[RE.x/é\x00"))
 _secret = st.text(_ALPHABET, min_size=1, max_size=6).filter(lambda s: s not in REDACTED)

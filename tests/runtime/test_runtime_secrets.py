@@ -51,8 +51,8 @@ async def _leak_in_failure(state: ThreadState) -> ToolResult:
 async def _leak_in_file_and_attachment(state: ThreadState) -> ToolResult:
     token = await state.env("TOKEN") or ""
     await state.write_file("config.env", f"TOKEN={token}\n")
-    await runtime.inject_message(state, f"the token is {token}")
-    await runtime.emit_thread_event(state, "debug", {"token": token})
+    await runtime.helpers.inject_message(state, f"the token is {token}")
+    await runtime.helpers.emit_thread_event(state, "debug", {"token": token})
     attachment = ToolAttachment.from_bytes(f"{token}.txt", "text/plain", token.encode())
     return ToolResult.success("ok", attachments=[attachment])
 
@@ -101,8 +101,8 @@ async def test_secret_never_reaches_the_database_files_nor_any_returned_text(
         thread = await rt.thread("leaky")
         await thread.state.set_env("TOKEN", SECRET, type="secret")
         results = await thread.execute_tool_calls(_calls())
-        messages = await runtime.get_messages(thread.state)
-        rendered = runtime.render_results(results, "anthropic")
+        messages = await runtime.helpers.get_messages(thread.state)
+        rendered = runtime.helpers.render_results(results, "anthropic")
         file_text = await thread.state.read_file("config.env")
         attachment_path = results[3].attachments[0]
         assert isinstance(attachment_path, runtime.AttachmentRef)

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from quickjail import runtime
 from quickjail.runtime import ThreadState, ToolResult, Variable, define_tool
-from quickjail.runtime._errors import (
+from quickjail.runtime.errors import (
     ScopedVariableError,
     SecretKeyError,
     ThreadFileNotFoundError,

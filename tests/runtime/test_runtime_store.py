@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from quickjail import runtime
-from quickjail.runtime._errors import RuntimeClosedError, StoreError
 from quickjail.runtime._store import MIGRATIONS
+from quickjail.runtime.errors import RuntimeClosedError, StoreError
 
 pytestmark = pytest.mark.anyio
 
@@ -49,9 +49,9 @@ async def test_reopening_keeps_data_and_does_not_rerun_migrations(
 ) -> None:
     async with open_runtime() as rt:
         state = (await rt.thread("keep")).state
-        await runtime.inject_message(state, "remember me")
+        await runtime.helpers.inject_message(state, "remember me")
     async with open_runtime() as rt:
-        (message,) = await runtime.get_messages((await rt.thread("keep")).state)
+        (message,) = await runtime.helpers.get_messages((await rt.thread("keep")).state)
     assert message.content == "remember me" and message.role == "user"
 
 
@@ -105,13 +105,15 @@ async def test_many_concurrent_writers_share_one_connection_safely(
 
         async def write(i: int) -> None:
             await state.write_file(f"f/{i:03d}.txt", str(i))
-            await runtime.inject_message(state, i)
+            await runtime.helpers.inject_message(state, i)
 
         async with anyio.create_task_group() as tg:
             for i in range(50):
                 tg.start_soon(write, i)
         assert len(await state.list_files("f")) == 50
-        assert sorted(m.content for m in await runtime.get_messages(state)) == list(range(50))
+        assert sorted(m.content for m in await runtime.helpers.get_messages(state)) == list(
+            range(50)
+        )
 
 
 async def test_reopening_a_thread_by_id_and_creating_a_new_one(rt: runtime.Runtime) -> None:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from quickjail import runtime
 from quickjail.runtime import ToolResult, Variable, define_tool
-from quickjail.runtime._errors import ToolDefinitionError
+from quickjail.runtime.errors import ToolDefinitionError
 
 
 class Color(enum.Enum):
@@ -151,7 +151,7 @@ def test_name_defaults_to_the_defining_files_stem() -> None:
 
 @pytest.mark.parametrize("name", ["CamelCase", "has-dash", "x" * 65, "1starts_with_digit"])
 def test_non_snake_case_name_warns_but_is_accepted(name: str) -> None:
-    with pytest.warns(runtime.ToolNameWarning, match="snake_case"):
+    with pytest.warns(runtime.errors.ToolNameWarning, match="snake_case"):
         tool = define_tool(description="odd name", execute=_no_args, name=name)
     assert tool.name == name
 

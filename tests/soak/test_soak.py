@@ -10,7 +10,7 @@ import anyio.lowlevel
 import psutil
 import pytest
 
-from quickjail.sandbox import run_code
+from quickjail.bridge import run_code
 
 # one cycle of programs covering every outcome class
 MIX: list[tuple[str, dict[str, object], str]] = [

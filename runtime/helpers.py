@@ -1,4 +1,9 @@
-"""Helpers for tool authors: queue a call, inject or read messages, emit thread events."""
+"""Helpers for tool authors (``quickjail.runtime.helpers``).
+
+Functions over a :class:`~quickjail.runtime.ThreadState`: queue a call, inject or read
+messages, emit thread events; :func:`render_results` for provider messages; and the types of
+``state.execution`` (:class:`ExecutionState`, :class:`AbortSignal`).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,19 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from ._calls import ParsedCall
+from ._calls import ParsedCall, render_results
 from ._message import Message, Role
-from ._state import ThreadState
+from ._state import AbortSignal, ExecutionState, ThreadState
 
-__all__ = ["emit_thread_event", "get_messages", "inject_message", "queue_tool"]
+__all__ = [
+    "AbortSignal",
+    "ExecutionState",
+    "emit_thread_event",
+    "get_messages",
+    "inject_message",
+    "queue_tool",
+    "render_results",
+]
 
 _ROLES = ("system", "user", "assistant", "tool")
 

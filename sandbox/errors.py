@@ -1,12 +1,13 @@
-"""Exceptions of the sandbox package.
+"""Exceptions of the sandbox package (``quickjail.sandbox.errors``).
 
 Awaiting a run never raises for what the guest program did: the outcome is data in
-:class:`~sandbox.CodeResult`. These exceptions are for misuse of the API, for a broken guest
-build, and for callers who ask for one with :meth:`CodeResult.raise_for_status`::
+:class:`~quickjail.sandbox.CodeResult`. These exceptions are for misuse of the API, for a
+broken guest build, and for callers who ask for one with :meth:`CodeResult.raise_for_status`::
 
     SandboxError                         root of everything raised by this package
     ├── GuestBuildError                  the guest wasm is missing or cannot be loaded
-    ├── SandboxClosedError               the Sandbox was used after close()
+    ├── TransferError                    a value cannot cross the boundary; TypeError too
+    ├── HostCallRefused                  a host-call quota refused a call (sandbox.host)
     └── CodeFailed                       raise_for_status(): the run did not succeed
         ├── CodeError                    the program threw (status "error")
         ├── CodeLinkError                a module or export could not be linked ("link_error")
@@ -32,8 +33,9 @@ __all__ = [
     "CodeTerminated",
     "CodeTimeout",
     "GuestBuildError",
-    "SandboxClosedError",
+    "HostCallRefused",
     "SandboxError",
+    "TransferError",
 ]
 
 
@@ -45,8 +47,20 @@ class GuestBuildError(SandboxError):
     """The guest module is missing, stale or cannot be compiled; rebuild it."""
 
 
-class SandboxClosedError(SandboxError):
-    """The Sandbox was used after it was closed."""
+class HostCallRefused(SandboxError):
+    """A host-call quota refused a call (raised by :class:`~quickjail.sandbox.host.HostCalls`).
+
+    The program sees a JS error of class ``js_name`` with this message; the run's
+    ``metrics.quota_refusals`` counts it.
+    """
+
+    def __init__(self, message: str, *, js_name: str = "RangeError") -> None:
+        super().__init__(message)
+        self.js_name = js_name
+
+
+class TransferError(SandboxError, TypeError):
+    """A value cannot cross the boundary; the message names where it sits in the value."""
 
 
 class CodeFailed(SandboxError):

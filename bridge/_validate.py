@@ -1,4 +1,4 @@
-"""Host functions: argument validation and the safe JS view of their failures.
+"""Validation of the arguments a program passes to a host function.
 
 As in JavaScript, a call may pass more arguments than the function declares: the extra ones
 are ignored (``[1, 2].map(lookup)`` calls ``lookup(value)``), unless it takes ``*args``.
@@ -22,20 +22,12 @@ from typing import TYPE_CHECKING, Any, get_type_hints
 if TYPE_CHECKING:
     import pydantic
 
-__all__ = ["ArgumentError", "build_validator"]
+from quickjail.bridge._errors import ArgumentError
+
+__all__ = ["Validator", "build_validator"]
 
 
-class ArgumentError(TypeError):
-    """The program called a host function with arguments it does not accept."""
-
-    js_name = "TypeError"
-
-    @property
-    def js_message(self) -> str:
-        return str(self)
-
-
-Validator = Callable[[list[Any]], tuple[tuple[Any, ...], dict[str, Any]]]
+Validator = Callable[[list[Any]], tuple[Any, ...]]
 
 
 def _describe(exc: pydantic.ValidationError, names: list[str], fn_name: str) -> str:
@@ -123,7 +115,7 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
 
     if model is None:
         # still check the count, so a JS caller cannot trigger a Python TypeError deep inside
-        def count_only(args: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        def count_only(args: list[Any]) -> tuple[Any, ...]:
             if len(args) < required:
                 raise ArgumentError(
                     f"{label}() takes {required}"
@@ -131,7 +123,7 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
                     + f" argument(s), got {len(args)}"
                 )
             # like a JavaScript function, extra arguments are ignored
-            return tuple(args if has_var else args[: len(names)]), {}
+            return tuple(args if has_var else args[: len(names)])
 
         return count_only
 
@@ -139,7 +131,7 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
 
     validation_error = pydantic.ValidationError
 
-    def validate(args: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    def validate(args: list[Any]) -> tuple[Any, ...]:
         extra = tuple(args[len(names) :]) if has_var else ()  # else ignored, as in JavaScript
         data = dict(zip(names, args, strict=False))
         try:
@@ -147,6 +139,6 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
         except validation_error as exc:
             raise ArgumentError(_describe(exc, names, label)) from None
         values = tuple(getattr(checked, n) for n in names[: max(len(args), required)])
-        return values[: len(names)] + extra, {}
+        return values[: len(names)] + extra
 
     return validate

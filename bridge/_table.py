@@ -1,0 +1,132 @@
+"""The whitelist: a sandbox ``HostTable`` built from ``imports=`` and ``globals=``.
+
+Every callable found in the namespaces (at any depth, or in what a :class:`Capability`
+exports) becomes a :class:`~quickjail.sandbox.host.HostFunction` with its validator; every
+other value is data the sandbox copies in. A name that is not here cannot be called.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from quickjail.bridge._errors import HostError
+from quickjail.bridge._quotas import Quotas, QuotaState
+from quickjail.bridge._validate import build_validator
+from quickjail.sandbox.host import HostFunction
+
+__all__ = ["BridgeTable", "Capability"]
+
+_MAX_DEPTH = 128  # the sandbox's own transfer depth; deeper data is its error to report
+
+
+@runtime_checkable
+class Capability(Protocol):
+    """A ready-made set of host functions, such as :class:`~quickjail.bridge.ReadOnlyDir`.
+
+    Passed as a namespace (``imports={"fs": ReadOnlyDir(root)}``) or a value in one, it is
+    replaced by what ``exports()`` returns: a mapping of names to functions and data.
+    """
+
+    def exports(self) -> Mapping[str, Any]:
+        """The names the program may import, and what they are."""
+        ...
+
+
+class _Calls(QuotaState):
+    """One run's host-call state: quota use, and what a failure may show the program."""
+
+    __slots__ = ()
+
+    def describe(self, exc: BaseException) -> tuple[str, str] | None:
+        if isinstance(exc, HostError):
+            return exc.js_name, str(exc)
+        return None
+
+
+class BridgeTable:
+    """The sandbox's :class:`~quickjail.sandbox.host.HostTable` for one set of options."""
+
+    __slots__ = ("_globals", "_modules", "_quotas")
+
+    def __init__(
+        self, imports: Mapping[str, Any] | None, globals: Mapping[str, Any] | None, quotas: Quotas
+    ) -> None:
+        """Build the table.
+
+        Raises:
+            TypeError, ValueError: a malformed namespace or name.
+        """
+        self._quotas = quotas
+        imports = {} if imports is None else imports
+        if not isinstance(imports, Mapping):
+            raise TypeError("imports must be a mapping of module names to namespaces")
+        modules: dict[str, Mapping[str, Any]] = {}
+        for name, namespace in imports.items():
+            if not isinstance(name, str) or not name or name.startswith((".", "/")):
+                raise ValueError(f"import names are bare specifiers, not {name!r}")
+            ns = _expand(namespace, f"imports[{name!r}]")
+            if not isinstance(ns, Mapping):
+                raise TypeError(f"imports[{name!r}] must be a mapping of export names to values")
+            modules[name] = _wrap(ns, name, 0, set())
+        self._modules = modules
+        glob = {} if globals is None else globals
+        if not isinstance(glob, Mapping):
+            raise TypeError("globals must be a mapping of names to values")
+        for name in glob:
+            if not isinstance(name, str) or not name.isidentifier():
+                raise ValueError(f"global names must be identifiers, not {name!r}")
+        self._globals: Mapping[str, Any] = _wrap(glob, "", 0, set())
+
+    @property
+    def modules(self) -> Mapping[str, Mapping[str, Any]]:
+        return self._modules
+
+    @property
+    def globals(self) -> Mapping[str, Any]:
+        return self._globals
+
+    def calls(self) -> _Calls:
+        return _Calls(self._quotas)
+
+
+def _expand(value: Any, path: str) -> Any:
+    if isinstance(value, Capability) and not isinstance(value, Mapping | type):
+        exported = value.exports()
+        if not isinstance(exported, Mapping):
+            raise TypeError(f"{path}.exports() must return a mapping")
+        return exported
+    return value
+
+
+def _wrap(value: Any, name: str, depth: int, seen: set[int]) -> Any:
+    """``value`` with every callable replaced by a :class:`HostFunction` named for its path."""
+    value = _expand(value, name)
+    if callable(value) and not isinstance(value, type):
+        return _host_function(value, name)
+    if depth >= _MAX_DEPTH or id(value) in seen:
+        return value  # the sandbox refuses it with the path
+    if isinstance(value, Mapping):
+        seen.add(id(value))
+        try:
+            return {
+                k: _wrap(v, f"{name}.{k}" if name else str(k), depth + 1, seen)
+                for k, v in value.items()
+            }
+        finally:
+            seen.discard(id(value))
+    if isinstance(value, list | tuple):
+        seen.add(id(value))
+        try:
+            return [_wrap(v, f"{name}[{i}]", depth + 1, seen) for i, v in enumerate(value)]
+        finally:
+            seen.discard(id(value))
+    return value
+
+
+def _host_function(fn: Callable[..., Any], name: str) -> HostFunction:
+    is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        type(fn).__call__ if not inspect.isfunction(fn) else None
+    )
+    return HostFunction(name, fn, is_async, build_validator(fn, name))

@@ -1,0 +1,394 @@
+"""The handle callers hold: :class:`CodeExecution`, and the drivers that run it.
+
+``await execution`` drives the run on the current event loop (any anyio backend): guest slices
+run on worker threads, async host calls run in the awaiting task's task group, and the report
+callback is called there in order. ``run_sync`` drives it from synchronous code. A run with no
+async host function and no report callback runs whole in one worker job either way.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import threading
+from collections.abc import AsyncIterator, Callable, Generator
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+
+from quickjail.sandbox import _engine
+from quickjail.sandbox._abi import QJ_FAIL, QJ_PENDING
+from quickjail.sandbox._hostcall import PendingCall
+from quickjail.sandbox._options import RunOptions
+from quickjail.sandbox._program import Program, content_id
+from quickjail.sandbox._result import CodeResult, ErrorInfo
+from quickjail.sandbox._run import Run
+
+__all__ = ["CodeExecution"]
+
+
+class CodeExecution:
+    """A run in progress: await it for the :class:`CodeResult`, stream its reports, stop it.
+
+    ``await execution`` (any anyio backend) drives the run on the current event loop: guest
+    slices run on worker threads, async host calls run in the current task group. Only one
+    task may await it; awaiting it again returns the same result.
+    """
+
+    def __init__(
+        self, engine: _engine.EngineState, opts: RunOptions, program: Program | ErrorInfo
+    ) -> None:
+        self._engine = engine
+        self._opts = opts
+        self._program = program
+        self._has_async = isinstance(program, Program) and any(
+            f.is_async for f in program.functions
+        )
+        self._run: Run | None = None
+        self._pending_stop: str | None = None
+        self._result: CodeResult | None = None
+        self._started = False
+        self._lock = threading.Lock()
+        self._token: anyio.lowlevel.EventLoopToken | None = None
+        self._wake: anyio.Event | None = None
+        self._loop_thread: int | None = None
+        self._report_cursor_events: list[anyio.Event] = []
+        self._content_id: str | None = None
+
+    @property
+    def content_id(self) -> str:
+        """sha256 of the build ID, the sources, the module graph and the options."""
+        if self._content_id is None:
+            self._content_id = content_id(self._opts, self._program, self._engine.guest.build_id)
+        return self._content_id
+
+    @property
+    def running(self) -> bool:
+        """True from the first await until the run ends."""
+        return self._started and self._result is None
+
+    @property
+    def result(self) -> CodeResult | None:
+        """The result once the run ended, else None."""
+        return self._result
+
+    @property
+    def reports_so_far(self) -> list[Any]:
+        """The reports received until now (a copy)."""
+        if self._result is not None:
+            return list(self._result.reports)
+        run = self._run
+        return list(run.reports) if run is not None else []
+
+    def terminate(self, reason: str = "terminated") -> None:
+        """Stop the run from any thread or task; a no-op once it ended."""
+        if not isinstance(reason, str):
+            raise TypeError("reason must be a str")
+        with self._lock:
+            if self._result is not None:
+                return
+            run = self._run
+            if run is None:
+                self._pending_stop = self._pending_stop or reason
+                return
+        run.terminate(reason)
+
+    def __await__(self) -> Generator[Any, None, CodeResult]:
+        return self.wait().__await__()
+
+    async def wait(self) -> CodeResult:
+        """Drive the run to its end and return the result (same as ``await execution``)."""
+        if self._result is not None:
+            return self._result
+        if self._started:
+            raise RuntimeError("this run is already being awaited by another task")
+        self._started = True
+        return await self._drive()
+
+    async def reports(self) -> AsyncIterator[Any]:
+        """Yield each report as it arrives, then end when the run ends.
+
+        Iterating does not drive the run: await the execution in another task (or iterate
+        after starting it with a task group).
+        """
+        index = 0
+        while True:
+            current = self.reports_so_far
+            while index < len(current):
+                yield current[index]
+                index += 1
+            if self._result is not None:
+                final = self._result.reports
+                while index < len(final):
+                    yield final[index]
+                    index += 1
+                return
+            event = anyio.Event()
+            self._report_cursor_events.append(event)
+            # re-check after registering so no report slips between the two
+            if len(self.reports_so_far) > index or self._result is not None:
+                continue
+            await event.wait()
+
+    def run_sync(self) -> CodeResult:
+        """Drive the run from synchronous code (on worker threads; blocks the caller)."""
+        if self._result is not None:
+            return self._result
+        if self._started:
+            raise RuntimeError("this run is already being driven")
+        if self._has_async or _is_async_callable(self._opts.report):
+            return anyio.run(self.wait)  # async callables need an event loop
+        self._started = True
+        done = threading.Event()
+        box: list[CodeResult | BaseException] = []
+        work = self._whole_run_job(box, done.set, self._sync_report)
+        self._engine.workers.submit(work)
+        done.wait()
+        return self._outcome_of(box)
+
+    def _sync_report(self, value: Any) -> None:
+        cb = self._opts.report
+        if cb is None:
+            return
+        try:
+            cb(value)
+        except Exception as exc:
+            if self._run is not None:
+                self._run.keep_error(exc)
+
+    def _create_run(self) -> Run | None:
+        with self._lock:
+            if self._pending_stop is not None:
+                self._result = CodeResult(status="terminated", reason=self._pending_stop)
+                return None
+            if isinstance(self._program, ErrorInfo):
+                self._result = CodeResult(status="error", error=self._program)
+                return None
+            self._run = Run(self._engine, self._opts, self._program)
+            self._run.on_stop = self._poke
+            return self._run
+
+    def _finish(self, run: Run, status: int | None, *, release: bool = True) -> CodeResult:
+        result = run.finish(status, release=release)
+        with self._lock:
+            self._result = result
+        self._notify_reports()
+        return result
+
+    def _poke(self) -> None:
+        """Wake the driver (from any thread)."""
+        wake, token = self._wake, self._token
+        if wake is None or token is None:
+            return
+        if threading.get_ident() == self._loop_thread:
+            wake.set()
+            return
+        _soon(token, wake.set)
+
+    def _notify_reports(self) -> None:
+        if (
+            self._token is not None
+            and self._loop_thread is not None
+            and threading.get_ident() != self._loop_thread
+        ):
+            _soon(self._token, self._notify_reports)  # anyio events are set on their loop
+            return
+        events, self._report_cursor_events = self._report_cursor_events, []
+        for ev in events:
+            ev.set()
+
+    async def _in_worker(self, run: Run, work: Callable[[], int]) -> int | None:
+        """Run one slice on a worker thread; cancellation stops the guest and propagates."""
+        token = self._token
+        done = anyio.Event()
+        box: list[int | None] = []
+
+        def job() -> None:
+            try:
+                box.append(run.run_slice(work))
+            finally:
+                _soon(token, done.set)
+
+        self._engine.workers.submit(job)
+        await self._await_job(done)
+        return box[0] if box else QJ_FAIL
+
+    async def _await_job(self, done: anyio.Event) -> None:
+        """Wait for a worker job; cancelling the waiter stops the run, waits (shielded) for
+        the guest to leave the worker, and the cancellation propagates."""
+        try:
+            await done.wait()
+        except BaseException:
+            self.terminate("cancelled")
+            with anyio.CancelScope(shield=True):
+                await done.wait()
+            raise
+
+    def _whole_run_job(
+        self,
+        box: list[CodeResult | BaseException],
+        signal: Callable[[], None],
+        on_report: Callable[[Any], None],
+    ) -> Callable[[], None]:
+        """A worker job running the whole run (one slice); ``signal`` wakes the waiter."""
+
+        def job() -> None:
+            try:
+                run = self._create_run()
+                if run is None:
+                    assert self._result is not None
+                    box.append(self._result)
+                    return
+                run.on_report_threadsafe = on_report
+                status = run.run_slice(run.slice_start)
+                if status == QJ_PENDING and run.stop_reason is None:
+                    run.terminate("deadlock")
+                box.append(self._finish(run, status, release=False))
+            except BaseException as exc:  # delivered to the waiter
+                box.append(exc)
+            finally:
+                signal()
+                if self._run is not None:  # freeing the instance is off the waiter's path
+                    self._run.release()
+
+        return job
+
+    def _outcome_of(self, box: list[CodeResult | BaseException]) -> CodeResult:
+        out = box[0]
+        if isinstance(out, BaseException):
+            raise out
+        if self._run is not None and self._run.fatal is not None:
+            raise self._run.fatal
+        return out
+
+    async def _drive_simple(self) -> CodeResult:
+        """The whole run in one worker job: no async host functions, no report callback."""
+        token = self._token
+        done = anyio.Event()
+        box: list[CodeResult | BaseException] = []
+        job = self._whole_run_job(
+            box, lambda: _soon(token, done.set), lambda _value: self._notify_reports()
+        )
+        self._engine.workers.submit(job)
+        await self._await_job(done)
+        return self._outcome_of(box)
+
+    async def _drive(self) -> CodeResult:
+        self._token = anyio.lowlevel.current_token()
+        self._loop_thread = threading.get_ident()
+        self._wake = anyio.Event()
+        if self._opts.report is None and not self._has_async:
+            return await self._drive_simple()
+        run = self._create_run()
+        if run is None:
+            assert self._result is not None
+            return self._result
+        report_cb = self._opts.report
+        send_report, receive_report = anyio.create_memory_object_stream[Any](math.inf)
+
+        def on_report(value: Any) -> None:
+            _soon(
+                self._token,
+                self._report_arrived,
+                send_report if report_cb is not None else None,
+                value,
+            )
+
+        run.on_report_threadsafe = on_report
+        status: int | None = QJ_FAIL
+        try:
+            async with anyio.create_task_group() as tg:
+                if report_cb is not None:
+                    tg.start_soon(self._deliver_reports, run, report_cb, receive_report)
+                else:
+                    receive_report.close()
+                settled: list[tuple[int, bool, bytes]] = []
+                status = await self._in_worker(run, run.slice_start)
+                async with anyio.create_task_group() as calls:
+                    while status == QJ_PENDING and run.stop_reason is None:
+                        for call in run.take_new_calls():
+                            calls.start_soon(self._host_call, run, call, settled)
+                        run.pause_deadline()
+                        while not settled and run.stop_reason is None:
+                            await self._wake.wait()
+                            self._wake = anyio.Event()
+                        run.resume_deadline()
+                        if run.stop_reason is not None:
+                            break
+                        batch = list(settled)
+                        settled.clear()
+                        status = await self._in_worker(
+                            run, functools.partial(run.slice_resume, batch)
+                        )
+                    calls.cancel_scope.cancel()
+                send_report.close()
+        finally:
+            send_report.close()
+            if self._result is None:
+                self._finish(run, status)
+        assert self._result is not None
+        if run.fatal is not None:
+            raise run.fatal
+        return self._result
+
+    def _report_arrived(self, send: Any, value: Any) -> None:
+        if send is not None:
+            try:
+                send.send_nowait(value)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+        self._notify_reports()
+
+    async def _deliver_reports(self, run: Run, cb: Callable[[Any], Any], receive: Any) -> None:
+        async with receive:
+            async for value in receive:
+                try:
+                    out = cb(value)
+                    if inspect.isawaitable(out):
+                        await out
+                except Exception as exc:
+                    run.keep_error(exc)
+
+    async def _host_call(
+        self, run: Run, call: PendingCall, settled: list[tuple[int, bool, bytes]]
+    ) -> None:
+        try:
+            value = await call.fn.fn(*call.args)
+        except Exception as exc:
+            ok, data = run.dispatch.settle(call.fn, exc, ok=False)
+        else:
+            ok, data = run.dispatch.settle(call.fn, value, ok=True)
+        settled.append((call.call_id, ok, data))
+        assert self._wake is not None
+        self._wake.set()
+
+
+def _soon(token: anyio.lowlevel.EventLoopToken | None, fn: Callable[..., None], *args: Any) -> None:
+    """Schedule ``fn(*args)`` on the token's event loop from another thread, without waiting.
+
+    anyio's ``from_thread.run_sync`` blocks the calling thread until the loop has run the
+    function; a worker finishing a slice only needs to wake the loop, so it uses the native
+    non-blocking primitive of the backend when there is one.
+    """
+    if token is None:
+        return
+    native = token.native_token
+    try:
+        if hasattr(native, "call_soon_threadsafe"):
+            native.call_soon_threadsafe(fn, *args)
+        elif hasattr(native, "run_sync_soon"):
+            native.run_sync_soon(fn, *args)
+        else:
+            anyio.from_thread.run_sync(fn, *args, token=token)
+    except RuntimeError:
+        pass  # the loop is gone, and whoever waited on it with it
+
+
+def _is_async_callable(fn: Any) -> bool:
+    if fn is None:
+        return False
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        type(fn).__call__ if callable(fn) else None
+    )

@@ -1,0 +1,147 @@
+"""Host calls of one run: the dispatch table, quotas through the table's HostCalls, replies.
+
+A call reaches :meth:`Dispatch.call` with the function's id and its encoded arguments, after
+the run has checked the pointer and length. Order of checks: the function exists and the call
+is well-formed (the guest's business), the quota admits it (before decoding anything), the
+arguments decode and ``prepare`` accepts them (validation), then a sync function is called at
+once and an async one is queued for the driver. Every admitted call ends with exactly one
+``HostCalls.reply``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from quickjail.sandbox import _values
+from quickjail.sandbox._abi import CALL_ERROR, CALL_OK
+from quickjail.sandbox.errors import HostCallRefused, TransferError
+from quickjail.sandbox.host import HostCalls, HostFunction
+
+__all__ = ["Dispatch", "PendingCall"]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCall:
+    """An async host call the guest is waiting for."""
+
+    call_id: int
+    fn: HostFunction
+    args: tuple[Any, ...]
+
+
+@dataclass(slots=True)
+class Dispatch:
+    """The host-call side of one run."""
+
+    functions: tuple[HostFunction, ...]
+    calls: HostCalls | None
+    on_error: Callable[[BaseException], None]  # keeps a host exception for the result
+    count: int = 0
+    refusals: int = 0
+    pending: list[PendingCall] = field(default_factory=list)
+
+    def function(self, fid: int, call_id: int) -> HostFunction | None:
+        """The function a well-formed call names, or None (an unknown id, a bad call id)."""
+        if not 0 <= fid < len(self.functions) or self.calls is None:
+            return None
+        fn = self.functions[fid]
+        if fn.is_async and call_id <= 0:
+            return None
+        return fn
+
+    def call(
+        self, fn: HostFunction, call_id: int, nbytes: int, read: Callable[[], bytes]
+    ) -> bytes | None:
+        """Make a call; return the reply for the guest, or None when an async call is queued.
+
+        ``read`` copies the ``nbytes`` of the arguments message out of the guest; it is only
+        called once the quota admitted the call.
+        """
+        assert self.calls is not None
+        try:
+            self.calls.admit(fn, nbytes)
+        except HostCallRefused as exc:
+            self.refusals += 1
+            return self._error_reply(fn, (exc.js_name, str(exc)))
+        self.count += 1
+        try:
+            args = _values.decode(read())
+            if not isinstance(args, list):
+                raise TransferError("host call arguments must be an array")
+            prepared = fn.prepare(args) if fn.prepare is not None else tuple(args)
+        except Exception as exc:  # the program's arguments were refused: not a host error
+            return self.finish(fn, exc, sync=not fn.is_async, record=False)
+        if fn.is_async:
+            self.pending.append(PendingCall(call_id, fn, prepared))
+            return None
+        try:
+            value = fn.fn(*prepared)
+            if inspect.isawaitable(value):
+                _close_awaitable(value)
+                raise TypeError("a sync host function returned an awaitable")
+        except Exception as exc:
+            return self.finish(fn, exc, sync=True)
+        return self.finish(fn, value, sync=True, ok=True)
+
+    def finish(
+        self, fn: HostFunction, outcome: Any, *, sync: bool, ok: bool = False, record: bool = True
+    ) -> bytes:
+        """The reply ending an admitted call: its value when ``ok``, else the exception's safe
+        view. A sync reply starts with CALL_OK/CALL_ERROR; an async one is settled by
+        ``qj_resume``'s ok flag instead (see :meth:`settle`)."""
+        ok, data = self.settle(fn, outcome, ok=ok, record=record)
+        return (CALL_OK if ok else CALL_ERROR) + data if sync else data
+
+    def settle(
+        self, fn: HostFunction, outcome: Any, *, ok: bool, record: bool = True
+    ) -> tuple[bool, bytes]:
+        """Encode how a call ended and charge its reply: ``(ok, value message)``."""
+        assert self.calls is not None
+        if ok:
+            try:
+                data = _values.encode(outcome, path=f"{fn.name}() result")
+            except TransferError as exc:
+                outcome, ok = exc, False
+        if not ok:
+            if record:
+                self.on_error(outcome)
+            data = _values.encode(self.error_view(outcome, fn))
+        try:
+            self.calls.reply(fn, len(data))
+        except HostCallRefused as exc:
+            self.refusals += 1
+            return False, _values.encode({"name": exc.js_name, "message": str(exc)})
+        return ok, data
+
+    def error_view(self, exc: BaseException, fn: HostFunction) -> dict[str, str]:
+        """The JS-side view of a host exception: what the table allows, else its class only."""
+        if isinstance(exc, TransferError):
+            return {"name": "TypeError", "message": str(exc)}
+        if isinstance(exc, HostCallRefused):
+            return {"name": exc.js_name, "message": str(exc)}
+        assert self.calls is not None
+        shown = self.calls.describe(exc)
+        if shown is not None:
+            return {"name": shown[0], "message": shown[1]}
+        return {
+            "name": "Error",
+            "message": f"host function {fn.name} failed ({type(exc).__name__})",
+        }
+
+    def _error_reply(self, fn: HostFunction, view: tuple[str, str]) -> bytes:
+        data = _values.encode({"name": view[0], "message": view[1]})
+        return data if fn.is_async else CALL_ERROR + data
+
+    def take_pending(self) -> list[PendingCall]:
+        """The async calls queued since the last time (the driver starts them)."""
+        calls, self.pending = self.pending, []
+        return calls
+
+
+def _close_awaitable(value: Any) -> None:
+    close = getattr(value, "close", None)
+    if callable(close):
+        close()

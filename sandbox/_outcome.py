@@ -1,0 +1,90 @@
+"""Deciding a run's status from host facts, never from the text of a JS error.
+
+The facts: the status code the guest returned (or None when it trapped), the trap itself
+(stack overflow, out of fuel), whether a stop was requested and why, whether the guest's
+allocator reported a failure in this run, and the outcome message the guest sent, if any.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from quickjail.sandbox._abi import OUT_LINK_ERROR, OUT_VALUE, QJ_FAIL, QJ_PENDING
+from quickjail.sandbox._native import GuestStopped
+from quickjail.sandbox._result import ErrorInfo, Status, error_from_guest
+
+__all__ = ["Outcome", "decide"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The status of a run and what goes with it."""
+
+    status: Status
+    result: Any = None
+    error: ErrorInfo | None = None
+    reason: str | None = None
+
+
+def decide(
+    status_code: int | None,
+    *,
+    trap: GuestStopped | None,
+    stop_reason: str | None,
+    oom: bool,
+    sent: tuple[int, Any] | None,
+    sources: Mapping[str, str | None],
+) -> Outcome:
+    """The outcome of a run.
+
+    Args:
+        status_code: what ``qj_run``/``qj_resume`` returned last; None when the guest trapped.
+        trap: the trap, when there was one.
+        stop_reason: why a stop was requested (``terminate``, timeout), if it was.
+        oom: the guest's allocator reported a failure during this run.
+        sent: the ``(kind, payload)`` outcome message the guest sent, if it sent one.
+        sources: each file of the run's graph → its user source, for error positions.
+    """
+    if status_code is None and trap is not None and trap.out_of_fuel:
+        return Outcome("terminated", reason="fuel")
+    if stop_reason is not None and (status_code in (None, QJ_PENDING) or sent is None):
+        return Outcome("terminated", reason=stop_reason)
+    if status_code is None:
+        if oom:
+            return Outcome("memory", error=ErrorInfo("InternalError", "out of memory"))
+        return Outcome("error", error=ErrorInfo("InternalError", _trap_message(trap)))
+    if status_code == QJ_FAIL or sent is None:
+        message = "out of memory" if oom else "the sandbox failed to run the code"
+        return Outcome("memory" if oom else "error", error=ErrorInfo("InternalError", message))
+    kind, payload = sent
+    if kind == OUT_VALUE:
+        return Outcome("success", result=payload)
+    error = error_from_guest(payload, sources)
+    if oom and _is_oom_shaped(payload, error):
+        # status memory needs the host fact (the allocator failed in this run); the error's
+        # shape only narrows it, so a program that caught an OOM and then threw something
+        # else is an ordinary error
+        return Outcome("memory", error=error)
+    return Outcome("link_error" if kind == OUT_LINK_ERROR else "error", error=error)
+
+
+def _is_oom_shaped(payload: Any, error: ErrorInfo) -> bool:
+    if not isinstance(payload, dict):
+        return False
+    if payload.get("uncatchable") is True:
+        return True
+    # QuickJS throws null when it cannot even allocate the error object
+    if "thrown" in payload and payload["thrown"] is None:
+        return True
+    return error.name == "InternalError" and error.message == "out of memory"
+
+
+def _trap_message(trap: BaseException | None) -> str:
+    if trap is None:
+        return "the sandbox stopped unexpectedly"
+    if isinstance(trap, GuestStopped) and trap.stack_overflow:
+        return "Maximum call stack size exceeded (native stack)"
+    text = str(trap)
+    return "the sandbox trapped: " + text.splitlines()[0][:200] if text else "the sandbox trapped"

@@ -1,0 +1,100 @@
+"""The sandbox's entry points: :func:`run_code`, :func:`run_code_sync` and :func:`warm_up`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from quickjail.sandbox import _engine
+from quickjail.sandbox._execution import CodeExecution
+from quickjail.sandbox._limits import OutputLimits
+from quickjail.sandbox._options import check_options
+from quickjail.sandbox._program import prepare
+from quickjail.sandbox.host import DEFAULT_MEMORY_LIMIT, HostTable, Kind, Language, blocking
+
+__all__ = ["run_code", "run_code_sync", "warm_up"]
+
+
+def run_code(
+    source: str,
+    *,
+    execute: Mapping[str, Any] | None = None,
+    kind: Kind = "module",
+    language: Language = "typescript",
+    filename: str = "<run_code>",
+    modules: Mapping[str, str] | None = None,
+    host: HostTable | None = None,
+    report: Callable[[Any], Any] | None = None,
+    memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT,
+    timeout: float | None = None,
+    timeout_includes_host_calls: bool = True,
+    fuel: int | None = None,
+    dynamic_code: bool = False,
+    deterministic: bool = False,
+    seed: int | None = None,
+    output_limits: OutputLimits | None = None,
+) -> CodeExecution:
+    """Prepare a run in a fresh sandbox; ``await`` the handle (or call ``run_sync()``) to run it.
+
+    The program has ECMAScript, ``console`` and ``report(value)`` and nothing from the host
+    unless ``host`` bridges it; ``quickjail.bridge.run_code`` builds ``host`` from
+    ``imports=``/``globals=`` and is what most callers want.
+
+    Args:
+        source: the entry: an ES module (``kind="module"``) or a classic script.
+        execute: ``{"fn": export name, "args": [...]}``; default ``{"fn": "default"}``. A
+            function export is called with ``args`` and awaited; another value is the result
+            (``args`` then must be absent).
+        kind: ``"module"`` or ``"script"`` (whose completion value is the result).
+        language: ``"typescript"`` (types are erased in place; plain JavaScript is valid
+            TypeScript) or ``"javascript"`` (no erasure step).
+        filename: the entry's name in stacks and errors; relative imports resolve against it.
+        modules: other modules of the graph, ``{"./util.ts": source}``, relative to the entry.
+        host: the host functions and data the program may reach (see
+            :mod:`quickjail.sandbox.host`).
+        report: called with each ``report(value)`` as it happens (sync or async callable).
+        memory_limit_bytes: hard cap on the guest's linear memory (8 MiB to 4 GiB).
+        timeout: seconds before the run is stopped as ``terminated``/``timeout``; None for no
+            deadline (the reference contract sets none).
+        timeout_includes_host_calls: whether time spent awaiting async host calls counts.
+        fuel: an instruction budget (machine-independent); exhausted → ``terminated``/``fuel``.
+        dynamic_code: allow ``eval`` and ``Function`` (off, as in Workers).
+        deterministic: fixed clock (2025-01-01, +1 ms per read) and seeded ``Math.random``.
+        seed: the ``Math.random`` seed (default: fresh entropy, or 0 when deterministic).
+        output_limits: caps on logs, reports, rejections and the result's size.
+
+    Returns:
+        The run's handle: ``await`` it for the :class:`CodeResult` (it never raises for what
+        the program did), iterate ``reports()``, ``terminate(reason)`` from anywhere.
+
+    Raises:
+        TypeError, ValueError: an option is wrong (raised here, before anything runs).
+    """
+    opts = check_options(
+        source,
+        execute=execute,
+        kind=kind,
+        language=language,
+        filename=filename,
+        modules=modules,
+        host=host,
+        report=report,
+        memory_limit_bytes=memory_limit_bytes,
+        timeout=timeout,
+        timeout_includes_host_calls=timeout_includes_host_calls,
+        fuel=fuel,
+        dynamic_code=dynamic_code,
+        deterministic=deterministic,
+        seed=seed,
+        output_limits=output_limits,
+    )
+    engine = _engine.get_engine(metered=opts.fuel is not None)
+    return CodeExecution(engine, opts, prepare(opts))
+
+
+run_code_sync = blocking(run_code)
+
+
+def warm_up() -> None:
+    """Load the engine and compile (or load the cached) guest module now, not on first run."""
+    _engine.get_engine()

@@ -1,0 +1,139 @@
+"""What a layer above the sandbox builds on: the host-call protocol, and run_code's types.
+
+The host-call protocol is the sandbox's only way out.
+
+The sandbox does not decide *which* host functions a program may call, how their arguments
+are validated, or how many calls a run may make: the layer above (``quickjail.bridge``) does,
+by handing :func:`quickjail.sandbox.run_code` a :class:`HostTable`. The sandbox only:
+
+- sends the table's ``modules`` and ``globals`` into the guest, where every
+  :class:`HostFunction` leaf becomes a JS function bound to its index in the run's dispatch
+  table (a function that is not in the table cannot be expressed);
+- for each call, checks the index, asks the run's :class:`HostCalls` to ``admit`` it (quotas),
+  decodes the arguments, lets the function ``prepare`` them (validation), calls it, and
+  encodes the result back;
+- shows a failure to the program through ``HostCalls.describe``, which decides what a host
+  exception may reveal; everything else becomes a generic ``Error``.
+
+Nothing here knows about pydantic, capabilities or threads. :func:`blocking` and the option
+types let a layer wrap ``run_code`` with the same parameters.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, ParamSpec, Protocol, TypeVar
+
+from quickjail.sandbox.errors import HostCallRefused
+
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "HostCallRefused",
+    "HostCalls",
+    "HostFunction",
+    "HostTable",
+    "Kind",
+    "Language",
+    "blocking",
+]
+
+Kind = Literal["module", "script"]
+Language = Literal["typescript", "javascript"]
+DEFAULT_MEMORY_LIMIT = 64 * 2**20
+
+P = ParamSpec("P")
+R = TypeVar("R", covariant=True)
+
+
+@dataclass(frozen=True, slots=True)
+class HostFunction:
+    """A host callable the guest may call: one entry of a run's dispatch table.
+
+    Attributes:
+        name: how errors name it (``"fs.readFile"``).
+        fn: the callable; called with the prepared positional arguments. If ``is_async``,
+            it returns an awaitable, awaited on the event loop that awaits the run.
+        is_async: whether a JS call returns a Promise settled by the awaited result.
+        prepare: turns the decoded JS arguments into the call's positional arguments; it
+            raises to refuse them (validation). ``None`` passes them as they are.
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    is_async: bool = False
+    prepare: Callable[[list[Any]], tuple[Any, ...]] | None = None
+
+
+class HostCalls(Protocol):
+    """One run's host-call state (quotas), made fresh by :meth:`HostTable.calls` per run."""
+
+    def admit(self, fn: HostFunction, nbytes: int) -> None:
+        """Charge a call whose arguments take ``nbytes``, before they are decoded.
+
+        Raises:
+            HostCallRefused: the call is over a quota; it is not made.
+        """
+        ...
+
+    def reply(self, fn: HostFunction, nbytes: int) -> None:
+        """Charge a result of ``nbytes`` going back into the guest (and end an async call).
+
+        Raises:
+            HostCallRefused: over a quota; the program gets this error instead of the result.
+        """
+        ...
+
+    def describe(self, exc: BaseException) -> tuple[str, str] | None:
+        """The ``(js_name, message)`` a program may see for a host exception, or None to show
+        only a generic error naming the function and the exception's class."""
+        ...
+
+
+class HostTable(Protocol):
+    """What a run may call on the host, built once and usable for many runs.
+
+    ``modules`` maps bare specifiers (``import { readFile } from "fs"``) to namespaces, and
+    ``globals`` maps identifiers to values; both hold transferable data and
+    :class:`HostFunction` leaves.
+    """
+
+    @property
+    def modules(self) -> Mapping[str, Mapping[str, Any]]: ...
+
+    @property
+    def globals(self) -> Mapping[str, Any]: ...
+
+    def calls(self) -> HostCalls:
+        """Fresh per-run host-call state."""
+        ...
+
+
+class _Runnable(Protocol[R]):
+    def run_sync(self) -> R: ...
+
+
+def blocking(run: Callable[P, _Runnable[R]]) -> Callable[P, R]:
+    """The synchronous twin of a ``run_code``: same parameters, runs to the end, returns the
+    ``CodeResult`` (``help()`` and type checkers see the same parameters)."""
+
+    @functools.wraps(run)
+    def run_sync(*args: P.args, **kwargs: P.kwargs) -> R:
+        return run(*args, **kwargs).run_sync()
+
+    signature = inspect.signature(run)
+    run_sync.__signature__ = signature.replace(return_annotation="CodeResult")  # type: ignore[attr-defined]
+    run_sync.__name__ = run_sync.__qualname__ = f"{run.__name__}_sync"
+    doc = inspect.getdoc(run) or ""
+    options = doc[doc.find("Args:") : doc.find("Returns:")].rstrip()
+    run_sync.__doc__ = (
+        "Run to completion from synchronous code and return the ``CodeResult``.\n\n"
+        f"The options are ``{run.__name__}``'s. Blocks the calling thread: guest code runs on "
+        "quickjail's worker threads, where a sync ``report`` callback is called too; async "
+        "host functions or callbacks get a private event loop.\n\n"
+        f"{options}\n\nReturns:\n    The run's ``CodeResult`` (never raises for what the "
+        "program did).\n"
+    )
+    return run_sync
