@@ -9,11 +9,11 @@ Every error raised on purpose derives from :class:`ToolRuntimeError`; the tree i
 from ._calls import render_results
 from ._codemode import code_mode_tool
 from ._errors import ToolNameWarning, ToolRuntimeError
+from ._export import export_tools
 from ._helpers import emit_thread_event, get_messages, inject_message, queue_tool
 from ._message import Message
 from ._result import AttachmentRef, ToolAttachment, ToolResult
 from ._runtime import Runtime
-from ._schema import export_tools
 from ._state import AbortSignal, ExecutionState, ThreadState
 from ._thread import Thread
 from ._tool import Tool, Variable, define_tool, discover_tools

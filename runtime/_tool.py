@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from ._argtypes import check_model
 from ._errors import ToolDefinitionError, ToolNameWarning
 from ._result import ToolResult
-from ._schema import JsonSchema, build_schema, check_model, ts_declaration
+from ._schema import JsonSchema, build_schema
+from ._typescript_decl import ts_declaration
 
 if TYPE_CHECKING:
     from ._state import ThreadState
