@@ -19,10 +19,10 @@ from quickjail import sandbox
 
 from ._calls import ParsedCall
 from ._result import ToolResult
-from ._schema import is_export_name, ts_module_declaration
 from ._state import ThreadState
 from ._thread import run_call
 from ._tool import Tool, define_tool, unique_tools
+from ._typescript_decl import is_export_name, ts_module_declaration
 from .errors import ToolDefinitionError
 
 __all__ = ["code_mode_tool"]

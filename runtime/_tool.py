@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from ._argtypes import check_model
 from ._result import ToolResult
-from ._schema import JsonSchema, build_schema, check_model, ts_declaration
+from ._schema import JsonSchema, build_schema
+from ._typescript_decl import ts_declaration
 from .errors import ToolDefinitionError, ToolNameWarning
 
 if TYPE_CHECKING:

@@ -1,15 +1,20 @@
-"""Agent-framework tools: a real tool call through pydantic-ai's agent loop, LangChain's tool."""
+"""Agent-framework tools: a real tool call through pydantic-ai's agent loop, LangChain's tool, and
+the extra a missing framework's error names."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import pytest
 
 from quickjail.integrations import CodeRunner
+from quickjail.integrations import langchain as langchain_integration
+from quickjail.integrations import pydantic_ai as pydantic_ai_integration
 
 
 async def _scale(value: int) -> int:
@@ -58,6 +63,48 @@ def test_importing_quickjail_does_not_import_the_frameworks() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _hide(monkeypatch: pytest.MonkeyPatch, top_level: str) -> None:
+    """Make importing a framework fail as if it were not installed (None in sys.modules)."""
+    for module in [m for m in sys.modules if m.startswith(f"{top_level}.")]:
+        monkeypatch.setitem(sys.modules, module, None)
+    monkeypatch.setitem(sys.modules, top_level, None)
+
+
+@pytest.mark.parametrize(
+    ("build", "top_level", "message"),
+    [
+        (
+            pydantic_ai_integration.run_code_tool,
+            "pydantic_ai",
+            "quickjail.integrations.pydantic_ai needs pydantic-ai: "
+            "pip install 'quickjail[pydantic-ai]'",
+        ),
+        (
+            pydantic_ai_integration.run_code_toolset,
+            "pydantic_ai",
+            "quickjail.integrations.pydantic_ai needs pydantic-ai: "
+            "pip install 'quickjail[pydantic-ai]'",
+        ),
+        (
+            langchain_integration.run_code_tool,
+            "langchain_core",
+            "quickjail.integrations.langchain needs langchain-core: "
+            "pip install 'quickjail[langchain]'",
+        ),
+    ],
+    ids=["pydantic-ai tool", "pydantic-ai toolset", "langchain tool"],
+)
+def test_building_a_tool_without_its_framework_names_the_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, build: Callable[[], object], top_level: str, message: str
+) -> None:
+    _hide(monkeypatch, top_level)
+    with pytest.raises(ModuleNotFoundError, match=f"^{re.escape(message)}$") as caught:
+        build()
+    assert caught.value.name is not None
+    assert caught.value.name.split(".")[0] == top_level
+    assert isinstance(caught.value.__cause__, ModuleNotFoundError)
 
 
 # ---------------------------------------------------------------- pydantic-ai

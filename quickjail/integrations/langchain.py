@@ -1,7 +1,7 @@
 """A LangChain tool, ``run_code``, backed by the sandbox.
 
 Needs langchain-core (``pip install 'quickjail[langchain]'``), imported only when the tool is
-built::
+built (without it, building one raises ``ModuleNotFoundError`` naming the extra)::
 
     from quickjail.integrations.langchain import run_code_tool
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Unpack
 
+from quickjail.integrations._extras import needs_extra
 from quickjail.integrations._runner import TOOL_NAME, CodeRunner, RunnerOptions
 
 if TYPE_CHECKING:
@@ -38,8 +39,13 @@ def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) ->
     Returns:
         A :class:`langchain_core.tools.StructuredTool` taking ``code`` and an optional
         ``timeout``.
+
+    Raises:
+        MissingExtraError: langchain-core cannot be imported (a ``ModuleNotFoundError``
+            naming the ``langchain`` extra).
     """
-    from langchain_core.tools import StructuredTool
+    with needs_extra(__name__, "langchain-core", "langchain"):
+        from langchain_core.tools import StructuredTool
     from pydantic import BaseModel, Field
 
     runner = CodeRunner(**options)

@@ -1,7 +1,7 @@
 """A pydantic-ai toolset with one tool, ``run_code``, backed by the sandbox.
 
 Needs pydantic-ai (``pip install 'quickjail[pydantic-ai]'``), imported only when a toolset is
-built::
+built (without it, building one raises ``ModuleNotFoundError`` naming the extra)::
 
     from pydantic_ai import Agent
     from quickjail.integrations.pydantic_ai import run_code_toolset
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Unpack
 
+from quickjail.integrations._extras import needs_extra
 from quickjail.integrations._runner import TOOL_NAME, CodeRunner, RunnerOptions
 
 if TYPE_CHECKING:
@@ -37,8 +38,13 @@ def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) ->
 
     Returns:
         A :class:`pydantic_ai.Tool` taking ``code`` and an optional ``timeout``.
+
+    Raises:
+        MissingExtraError: pydantic-ai cannot be imported (a ``ModuleNotFoundError`` naming
+            the ``pydantic-ai`` extra).
     """
-    from pydantic_ai import Tool
+    with needs_extra(__name__, "pydantic-ai", "pydantic-ai"):
+        from pydantic_ai import Tool
 
     runner = CodeRunner(**options)
 
@@ -69,7 +75,11 @@ def run_code_toolset(
 
     Returns:
         A :class:`pydantic_ai.toolsets.FunctionToolset` for ``Agent(toolsets=[...])``.
+
+    Raises:
+        MissingExtraError: As for :func:`run_code_tool`.
     """
-    from pydantic_ai.toolsets import FunctionToolset
+    with needs_extra(__name__, "pydantic-ai", "pydantic-ai"):
+        from pydantic_ai.toolsets import FunctionToolset
 
     return FunctionToolset([run_code_tool(name=name, **options)])
