@@ -1,7 +1,11 @@
 """The guest ABI as the host sees it: every constant the C header ``_guest/quickjail.h`` defines.
 
 Defined once here and nowhere else in Python; ``tests/test_abi.py`` checks each value against
-the header, so the two cannot drift. The header's comment says who owns which buffer.
+the header, so the two cannot drift. A name here is the header's with its ``QJ_`` prefix dropped
+(``OP_LOG`` is ``QJ_OP_LOG``; the statuses keep it); ``RUN_HEADER`` holds ``QJ_RUN_HEADER_WORDS``
+words and ``LOG_LEVELS`` is indexed by ``QJ_LOG_*``. Only the guest's phases and
+``QJ_OUTSIDE_GRAPH`` are C-only: the host never looks at them. The header's comment says who
+owns which buffer and what each message holds.
 """
 
 from __future__ import annotations
@@ -68,10 +72,15 @@ MODULE_HOST: Final = b"H"
 CALL_OK: Final = b"\x01"
 CALL_ERROR: Final = b"\x00"
 
-# the guest's scratch buffer for host → guest data that fits (QJ_SCRATCH_SIZE)
+# value messages: the flags byte's bit for "tagged values may be present", and the key of the
+# object that stands for a host function ({FN_KEY: [id, is_async, name]})
+MSG_TAGGED: Final = 1
+FN_KEY: Final = "\x02fn"
+
+# the guest's scratch buffer for host → guest data that fits
 SCRATCH_SIZE: Final = 256 * 1024
 
-# OP_LOG's level argument indexes this tuple
+# OP_LOG's level argument indexes this tuple (QJ_LOG_LOG .. QJ_LOG_DEBUG, QJ_LOG_LEVELS of them)
 LOG_LEVELS: Final[tuple[Literal["log", "info", "warn", "error", "debug"], ...]] = (
     "log",
     "info",

@@ -32,6 +32,7 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import Any, Final, final
 
+from quickjail.sandbox._abi import FN_KEY, MSG_TAGGED
 from quickjail.sandbox.errors import TransferError
 from quickjail.sandbox.host import HostFunction
 
@@ -42,7 +43,6 @@ _HEAD = struct.Struct("<BI")
 _SAFE_INT = 2**53 - 1
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 MAX_DEPTH: Final = 128
-FN_KEY: Final = "\x02fn"
 TEXT_BLOB_MIN: Final = 1024
 
 
@@ -129,7 +129,7 @@ def decode(buf: bytes | memoryview) -> Any:
                 raise TransferError("malformed value message")
             blobs.append(view[pos : pos + n])
             pos += n
-        if not flags & 1:
+        if not flags & MSG_TAGGED:
             return json.loads(text)
         tags = dict(_TAGS)
         tags["b"] = lambda i: bytes(blobs[i])
@@ -301,7 +301,11 @@ def encode(
     except UnicodeEncodeError:
         # lone surrogates: let JSON escapes carry them exactly
         data = _dumps_ascii(tree).encode("ascii")
-    parts = [_HEAD.pack(1 if enc.tagged else 0, len(data)), data, _U32.pack(len(enc.blobs))]
+    parts = [
+        _HEAD.pack(MSG_TAGGED if enc.tagged else 0, len(data)),
+        data,
+        _U32.pack(len(enc.blobs)),
+    ]
     for blob in enc.blobs:
         parts.append(_U32.pack(len(blob)))
         parts.append(blob)

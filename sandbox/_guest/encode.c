@@ -1,0 +1,489 @@
+/*
+ * The encoder: JS value -> value message (the format is in quickjail.h), and the growable
+ * byte buffer it writes into.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "guest.h"
+
+/* ------------------------------------------------------------------ */
+/* growable byte buffer */
+
+static int buf_reserve(Buf *b, size_t extra)
+{
+    if (b->failed)
+        return -1;
+    if (b->len + extra <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra) {
+        if (cap > SIZE_MAX / 2) { b->failed = 1; return -1; }
+        cap *= 2;
+    }
+    uint8_t *p = realloc(b->p, cap);
+    if (!p) { b->failed = 1; return -1; }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static void buf_put(Buf *b, const void *data, size_t n)
+{
+    if (buf_reserve(b, n))
+        return;
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+}
+
+static void buf_putc(Buf *b, char c)
+{
+    if (b->len < b->cap) { b->p[b->len++] = (uint8_t)c; return; }
+    buf_put(b, &c, 1);
+}
+
+static void buf_puts(Buf *b, const char *s) { buf_put(b, s, strlen(s)); }
+
+static void buf_u32(Buf *b, uint32_t v)
+{
+    uint8_t le[4] = { v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >> 24) & 0xff };
+    buf_put(b, le, 4);
+}
+
+void buf_free(Buf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* encoder */
+
+#define ENC_MAX_DEPTH 128
+#define ENC_MAX_BYTES (64u * 1024 * 1024)
+
+typedef struct {
+    JSContext *ctx;
+    Buf json;
+    Buf blobs;
+    uint32_t nblobs;
+    int tagged;
+    int lenient;          /* logs: describe what cannot be transferred instead of failing */
+    int depth;
+    void *stack[ENC_MAX_DEPTH + 1];
+    char path[512];       /* where we are, for error messages */
+    size_t path_len;
+} Enc;
+
+static void enc_json_string(Buf *b, const char *s, size_t n, int escape_nul_key)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (buf_reserve(b, n + 8))
+        return;
+    buf_putc(b, '"');
+    if (escape_nul_key && n > 0 && s[0] == '\0')
+        buf_puts(b, "\\u0000");
+    size_t run = 0; /* start of the pending run of bytes that need no escaping */
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = (uint8_t)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0xED)
+            continue;
+        if (c == 0xED && !(i + 2 < n && (uint8_t)s[i + 1] >= 0xA0))
+            continue; /* an ordinary 3-byte character */
+        buf_put(b, s + run, i - run);
+        if (c == '"' || c == '\\') {
+            buf_putc(b, '\\');
+            buf_putc(b, (char)c);
+        } else if (c < 0x20) {
+            char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+            buf_put(b, esc, 6);
+        } else {
+            /* a lone surrogate, which QuickJS encodes as 3 bytes: replace with U+FFFD */
+            buf_put(b, "\xEF\xBF\xBD", 3);
+            i += 2;
+        }
+        run = i + 1;
+    }
+    buf_put(b, s + run, n - run);
+    buf_putc(b, '"');
+}
+
+/* Long strings travel as raw UTF-8 blobs (tag "t"): no escaping on either side. */
+#define ENC_TEXT_BLOB_MIN 1024
+/* console.* arguments: longer strings are cut (the host caps log bytes anyway) */
+#define ENC_LOG_STRING_MAX (256 * 1024)
+
+static void path_push(Enc *e, const char *seg, size_t n, size_t *saved)
+{
+    *saved = e->path_len;
+    size_t room = sizeof(e->path) - 1 - e->path_len;
+    if (n > room)
+        n = room;
+    memcpy(e->path + e->path_len, seg, n);
+    e->path_len += n;
+    e->path[e->path_len] = 0;
+}
+
+static void path_pop(Enc *e, size_t saved)
+{
+    e->path_len = saved;
+    e->path[saved] = 0;
+}
+
+static int enc_fail(Enc *e, const char *what)
+{
+    JS_ThrowTypeError(e->ctx, "cannot transfer %s at %s", what, e->path_len ? e->path : "value");
+    return -1;
+}
+
+static int enc_value(Enc *e, JSValueConst v);
+
+static int enc_describe(Enc *e, const char *text)
+{
+    /* lenient mode: a readable stand-in for something that cannot cross */
+    enc_json_string(&e->json, text, strlen(text), 0);
+    return 0;
+}
+
+static void enc_tag_open(Enc *e, const char *tag)
+{
+    e->tagged = 1;
+    buf_puts(&e->json, "{\"\\u0000\":[\"");
+    buf_puts(&e->json, tag);
+    buf_puts(&e->json, "\"");
+}
+
+static void enc_tag_close(Enc *e) { buf_puts(&e->json, "]}"); }
+
+static int enc_number(Enc *e, double d)
+{
+    if (d != d) { enc_tag_open(e, "f"); buf_puts(&e->json, ",\"NaN\""); enc_tag_close(e); return 0; }
+    if (d == 1.0 / 0.0) { enc_tag_open(e, "f"); buf_puts(&e->json, ",\"Infinity\""); enc_tag_close(e); return 0; }
+    if (d == -1.0 / 0.0) { enc_tag_open(e, "f"); buf_puts(&e->json, ",\"-Infinity\""); enc_tag_close(e); return 0; }
+    if (d == 0 && 1.0 / d < 0) { enc_tag_open(e, "f"); buf_puts(&e->json, ",\"-0\""); enc_tag_close(e); return 0; }
+    JSValue n = JS_NewFloat64(e->ctx, d);
+    size_t len;
+    const char *s = JS_ToCStringLen(e->ctx, &len, n);
+    if (!s)
+        return -1;
+    buf_put(&e->json, s, len);
+    JS_FreeCString(e->ctx, s);
+    return 0;
+}
+
+static int enc_int(Enc *e, int32_t v)
+{
+    char tmp[16];
+    int i = 15;
+    uint32_t u = v < 0 ? (uint32_t)(-(int64_t)v) : (uint32_t)v;
+    tmp[i] = 0;
+    do { tmp[--i] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) tmp[--i] = '-';
+    buf_put(&e->json, tmp + i, (size_t)(15 - i));
+    return 0;
+}
+
+static int enc_blob(Enc *e, const char *tag, const uint8_t *data, size_t n)
+{
+    if (n > ENC_MAX_BYTES)
+        return enc_fail(e, "a binary value larger than the size cap");
+    enc_tag_open(e, tag);
+    buf_putc(&e->json, ',');
+    enc_int(e, (int32_t)e->nblobs);
+    enc_tag_close(e);
+    buf_u32(&e->blobs, (uint32_t)n);
+    buf_put(&e->blobs, data, n);
+    e->nblobs++;
+    return 0;
+}
+
+static int enc_call_helper(Enc *e, const char *name, JSValueConst arg, JSValue *out)
+{
+    JSValue fn = JS_GetPropertyStr(e->ctx, g.helpers, name);
+    *out = JS_Call(e->ctx, fn, JS_UNDEFINED, 1, &arg);
+    JS_FreeValue(e->ctx, fn);
+    return JS_IsException(*out) ? -1 : 0;
+}
+
+static int enc_array_items(Enc *e, JSValueConst arr)
+{
+    int64_t len;
+    if (JS_GetLength(e->ctx, arr, &len))
+        return -1;
+    buf_putc(&e->json, '[');
+    for (int64_t i = 0; i < len; i++) {
+        if (i)
+            buf_putc(&e->json, ',');
+        char seg[32];
+        int sn = 0;
+        {
+            char tmp[24];
+            int k = 23;
+            uint64_t u = (uint64_t)i;
+            tmp[k] = 0;
+            do { tmp[--k] = (char)('0' + u % 10); u /= 10; } while (u);
+            seg[sn++] = '[';
+            memcpy(seg + sn, tmp + k, (size_t)(23 - k));
+            sn += 23 - k;
+            seg[sn++] = ']';
+        }
+        size_t saved;
+        path_push(e, seg, (size_t)sn, &saved);
+        JSValue item = JS_GetPropertyInt64(e->ctx, arr, i);
+        int r = JS_IsException(item) ? -1 : enc_value(e, item);
+        JS_FreeValue(e->ctx, item);
+        path_pop(e, saved);
+        if (r)
+            return -1;
+        if (e->json.len > ENC_MAX_BYTES)
+            return enc_fail(e, "a value larger than the size cap");
+    }
+    buf_putc(&e->json, ']');
+    return 0;
+}
+
+static int enc_object(Enc *e, JSValueConst obj)
+{
+    JSPropertyEnum *tab;
+    uint32_t n;
+    if (JS_GetOwnPropertyNames(e->ctx, &tab, &n, obj, JS_GPN_STRING_MASK | JS_GPN_ENUM_ONLY))
+        return -1;
+    int rc = 0, first = 1;
+    buf_putc(&e->json, '{');
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        JSValue val = JS_GetProperty(e->ctx, obj, tab[i].atom);
+        if (JS_IsException(val)) { rc = -1; break; }
+        size_t klen;
+        const char *k = JS_AtomToCStringLen(e->ctx, &klen, tab[i].atom);
+        if (!k) { JS_FreeValue(e->ctx, val); rc = -1; break; }
+        if (!first)
+            buf_putc(&e->json, ',');
+        first = 0;
+        if (klen > 0 && k[0] == '\0')
+            e->tagged = 1;
+        enc_json_string(&e->json, k, klen, 1);
+        buf_putc(&e->json, ':');
+        size_t saved;
+        path_push(e, ".", 1, &saved);
+        size_t s2;
+        path_push(e, k, klen, &s2);
+        JS_FreeCString(e->ctx, k);
+        rc = enc_value(e, val);
+        path_pop(e, saved);
+        JS_FreeValue(e->ctx, val);
+        if (rc == 0 && e->json.len > ENC_MAX_BYTES)
+            rc = enc_fail(e, "a value larger than the size cap");
+    }
+    JS_FreePropertyEnum(e->ctx, tab, n);
+    if (rc == 0)
+        buf_putc(&e->json, '}');
+    return rc;
+}
+
+static int enc_value(Enc *e, JSValueConst v)
+{
+    JSContext *ctx = e->ctx;
+    int tag = JS_VALUE_GET_NORM_TAG(v);
+    switch (tag) {
+    case JS_TAG_INT:
+        return enc_int(e, JS_VALUE_GET_INT(v));
+    case JS_TAG_FLOAT64:
+        return enc_number(e, JS_VALUE_GET_FLOAT64(v));
+    case JS_TAG_BOOL:
+        buf_puts(&e->json, JS_VALUE_GET_BOOL(v) ? "true" : "false");
+        return 0;
+    case JS_TAG_NULL:
+        buf_puts(&e->json, "null");
+        return 0;
+    case JS_TAG_UNDEFINED:
+        enc_tag_open(e, "u");
+        enc_tag_close(e);
+        return 0;
+    case JS_TAG_STRING:
+    case JS_TAG_STRING_ROPE: {
+        size_t len;
+        const char *s = JS_ToCStringLen(ctx, &len, v);
+        if (!s)
+            return -1;
+        if (len > ENC_MAX_BYTES) {
+            JS_FreeCString(ctx, s);
+            return enc_fail(e, "a string larger than the size cap");
+        }
+        char note[64];
+        size_t note_len = 0;
+        if (e->lenient && len > ENC_LOG_STRING_MAX) {
+            /* logs keep the start of a huge string (on a character boundary) and say so */
+            size_t cut = ENC_LOG_STRING_MAX;
+            while (cut > 0 && ((uint8_t)s[cut] & 0xC0) == 0x80)
+                cut--;
+            note_len = (size_t)snprintf(note, sizeof(note), "… [%zu more bytes]", len - cut);
+            memcpy((char *)s + cut, note, note_len);
+            len = cut + note_len;
+        }
+        if (len >= ENC_TEXT_BLOB_MIN) {
+            /* replace lone surrogates (3-byte ED A0..BF xx) in place: same length */
+            char *w = (char *)s;
+            for (char *q = memchr(w, 0xED, len); q; q = memchr(q + 1, 0xED, len - (size_t)(q + 1 - w))) {
+                size_t at = (size_t)(q - w);
+                if (at + 2 < len && (uint8_t)q[1] >= 0xA0) {
+                    q[0] = (char)0xEF; q[1] = (char)0xBF; q[2] = (char)0xBD;
+                }
+                if (at + 1 >= len) break;
+            }
+            int r = enc_blob(e, "t", (const uint8_t *)s, len);
+            JS_FreeCString(ctx, s);
+            return r;
+        }
+        enc_json_string(&e->json, s, len, 0);
+        JS_FreeCString(ctx, s);
+        return 0;
+    }
+    case JS_TAG_BIG_INT:
+    case JS_TAG_SHORT_BIG_INT: {
+        /* hexadecimal: linear to convert on both sides, whatever the size */
+        JSValue hex;
+        if (enc_call_helper(e, "bigHex", v, &hex))
+            return -1;
+        size_t len;
+        const char *s = JS_ToCStringLen(ctx, &len, hex);
+        JS_FreeValue(ctx, hex);
+        if (!s)
+            return -1;
+        enc_tag_open(e, "n");
+        buf_putc(&e->json, ',');
+        enc_json_string(&e->json, s, len, 0);
+        enc_tag_close(e);
+        JS_FreeCString(ctx, s);
+        return 0;
+    }
+    case JS_TAG_SYMBOL:
+        return e->lenient ? enc_describe(e, "[Symbol]") : enc_fail(e, "a symbol");
+    case JS_TAG_OBJECT:
+        break;
+    default:
+        return e->lenient ? enc_describe(e, "[unknown]") : enc_fail(e, "an engine-internal value");
+    }
+
+    /* objects */
+    void *ptr = JS_VALUE_GET_PTR(v);
+    for (int i = 0; i < e->depth; i++)
+        if (e->stack[i] == ptr)
+            return e->lenient ? enc_describe(e, "[Circular]") : enc_fail(e, "a circular reference");
+    if (e->depth >= ENC_MAX_DEPTH)
+        return e->lenient ? enc_describe(e, "[Too deep]")
+                          : enc_fail(e, "a value nested deeper than the depth cap");
+    if (JS_IsProxy(v))
+        return e->lenient ? enc_describe(e, "[Proxy]") : enc_fail(e, "a Proxy");
+    if (JS_IsFunction(ctx, v))
+        return e->lenient ? enc_describe(e, "[Function]") : enc_fail(e, "a function");
+
+    e->stack[e->depth++] = ptr;
+    int rc = 0;
+    JSValue tmp = JS_UNDEFINED;
+    if (JS_IsArray(v)) {
+        rc = enc_array_items(e, v);
+    } else if (JS_GetTypedArrayType(v) >= 0) {
+        if (JS_GetTypedArrayType(v) != JS_TYPED_ARRAY_UINT8) {
+            rc = e->lenient ? enc_describe(e, "[TypedArray]")
+                            : enc_fail(e, "a typed array other than Uint8Array");
+        } else {
+            size_t n;
+            uint8_t *data = JS_GetUint8Array(ctx, &n, v);
+            rc = data || n == 0 ? enc_blob(e, "b", data, n) : -1;
+        }
+    } else if (JS_IsArrayBuffer(v)) {
+        size_t n;
+        uint8_t *data = JS_GetArrayBuffer(ctx, &n, v);
+        rc = data || n == 0 ? enc_blob(e, "b", data, n) : -1;
+    } else if (JS_IsDate(v)) {
+        rc = enc_call_helper(e, "time", v, &tmp);
+        if (rc == 0) {
+            double d;
+            JS_ToFloat64(ctx, &d, tmp);
+            enc_tag_open(e, "d");
+            buf_putc(&e->json, ',');
+            if (d != d)
+                buf_puts(&e->json, "null");
+            else
+                enc_number(e, d);
+            enc_tag_close(e);
+        }
+    } else if (JS_IsMap(v) || JS_IsSet(v)) {
+        int is_map = JS_IsMap(v);
+        rc = enc_call_helper(e, "keyCheck", v, &tmp);
+        if (rc == 0 && !JS_IsUndefined(tmp)) {
+            /* Python needs hashable keys and members: primitives and Dates only */
+            rc = e->lenient ? enc_describe(e, is_map ? "[Map]" : "[Set]")
+                            : enc_fail(e, is_map ? "a Map with an object key"
+                                                 : "a Set with an object member");
+        } else if (rc == 0) {
+            JS_FreeValue(ctx, tmp);
+            rc = enc_call_helper(e, is_map ? "mapEntries" : "setValues", v, &tmp);
+            if (rc == 0) {
+                enc_tag_open(e, is_map ? "m" : "s");
+                buf_putc(&e->json, ',');
+                rc = enc_array_items(e, tmp);
+                enc_tag_close(e);
+            }
+        }
+    } else if (JS_IsPromise(v)) {
+        rc = e->lenient ? enc_describe(e, "[Promise]") : enc_fail(e, "a Promise");
+    } else if (JS_IsError(v) && e->lenient) {
+        JSValue s = JS_ToString(ctx, v);
+        size_t len;
+        const char *cs = JS_IsException(s) ? NULL : JS_ToCStringLen(ctx, &len, s);
+        if (cs) {
+            enc_json_string(&e->json, cs, len, 0);
+            JS_FreeCString(ctx, cs);
+        } else {
+            rc = -1;
+        }
+        JS_FreeValue(ctx, s);
+    } else {
+        rc = enc_object(e, v);
+    }
+    JS_FreeValue(ctx, tmp);
+    e->depth--;
+    if (rc && e->lenient && !e->json.failed) {
+        /* never let a log fail: drop the pending exception and describe instead */
+        JSValue ex = JS_GetException(ctx);
+        JS_FreeValue(ctx, ex);
+        return -1;
+    }
+    return rc;
+}
+
+/* Encode v into a message in out (owned by the caller). Returns -1 with a pending exception. */
+int encode_message(JSContext *ctx, JSValueConst v, int lenient, const char *root, Buf *out)
+{
+    Enc e;
+    memset(&e, 0, sizeof(e));
+    e.ctx = ctx;
+    e.lenient = lenient;
+    size_t unused;
+    path_push(&e, root, strlen(root), &unused);
+    int rc = enc_value(&e, v);
+    if (rc == 0 && (e.json.failed || e.blobs.failed)) {
+        JS_ThrowOutOfMemory(ctx);
+        rc = -1;
+    }
+    if (rc == 0) {
+        memset(out, 0, sizeof(*out));
+        buf_reserve(out, 9 + e.json.len + e.blobs.len);
+        uint8_t flags = (uint8_t)(e.tagged ? QJ_MSG_TAGGED : 0);
+        buf_put(out, &flags, 1);
+        buf_u32(out, (uint32_t)e.json.len);
+        buf_put(out, e.json.p, e.json.len);
+        buf_u32(out, e.nblobs);
+        buf_put(out, e.blobs.p, e.blobs.len);
+        if (out->failed) {
+            buf_free(out);
+            JS_ThrowOutOfMemory(ctx);
+            rc = -1;
+        }
+    }
+    buf_free(&e.json);
+    buf_free(&e.blobs);
+    return rc;
+}

@@ -1,0 +1,121 @@
+/*
+ * guest.h: what the guest's C files share with each other. Private: the host sees none of it
+ * (the ABI is quickjail.h).
+ *
+ *   boundary.c    the scratch buffer, qj_scratch, qj_alloc, fetching long replies
+ *   mem.c         the allocator QuickJS uses: soft memory cap, grace, reserves, OOM signal
+ *   encode.c      JS value -> value message (and the byte buffer it writes)
+ *   decode.c      value message -> JS value; host error records -> JS errors
+ *   builtins.c    console, report, Math.random, the switch for eval and Function
+ *   hostfn.c      host functions: closures that call the host, sync or async
+ *   modules.c     module names and the loader: source, bytecode and host modules
+ *   rejections.c  unhandled promise rejections, told to the host at the end of a run
+ *   init.c        qj_init: the runtime, the context and the bootstrap (bootstrap.js)
+ *   run.c         qj_run and qj_resume: the run record, the entry call, the outcome
+ *   compile.c     compile batches: modules to bytecode, nothing runs
+ */
+#ifndef QUICKJAIL_GUEST_H
+#define QUICKJAIL_GUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "quickjs.h"
+#include "quickjail.h"
+
+/* ---- global state: one runtime and one context per instance (defined in init.c) */
+
+typedef struct {
+    JSValue resolve, reject;
+    int used;
+} PendingCall;
+
+typedef struct {
+    JSRuntime *rt;
+    JSContext *ctx;
+    JSValue helpers;      /* the bootstrap's helpers object (original builtins) */
+    JSValue ctors;        /* the intrinsic error constructors, for host errors */
+    /* run state */
+    int phase;            /* QJ_PHASE_* */
+    int kind;             /* QJ_KIND_MODULE or QJ_KIND_SCRIPT */
+    JSValue module_val;   /* JSModuleDef as value, for the namespace */
+    JSValue promise;      /* what we are waiting on */
+    char *fn_name;
+    JSValue args;
+    int has_args;
+    int link_failed;
+    int compile_only;     /* compile batches: imports resolve to empty stubs, nothing runs */
+    PendingCall *calls;
+    uint32_t ncalls, calls_cap;
+    uint32_t pending;     /* async host calls in flight */
+} Guest;
+
+extern Guest g;
+
+/* ---- boundary.c */
+
+extern uint8_t scratch[QJ_SCRATCH_SIZE];
+
+/* Fetch a reply of length n (already in scratch when it fits). Caller frees *owned. */
+const uint8_t *reply_bytes(int64_t n, uint8_t **owned);
+
+static inline uint32_t rd_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* ---- mem.c */
+
+extern const JSMallocFunctions qj_malloc_funcs;
+void mem_hold_reserves(void);
+void mem_set_soft_limit(uint32_t soft_limit);
+void mem_finishing(void);
+
+/* ---- encode.c */
+
+/* a growable byte buffer; `failed` sticks once an allocation failed */
+typedef struct {
+    uint8_t *p;
+    size_t len, cap;
+    int failed;
+} Buf;
+
+void buf_free(Buf *b);
+
+/* Encode v into a message in out (owned by the caller). Returns -1 with a pending exception.
+ * lenient (logs): describe what cannot be transferred instead of failing. root names the
+ * value in error messages. */
+int encode_message(JSContext *ctx, JSValueConst v, int lenient, const char *root, Buf *out);
+
+/* ---- decode.c */
+
+JSValue decode_message(JSContext *ctx, const uint8_t *p, size_t n);
+JSValue make_error(JSContext *ctx, JSValue rec);
+
+/* ---- builtins.c */
+
+int install_builtins(JSContext *ctx);
+void rng_seed(uint32_t seed_lo, uint32_t seed_hi);
+void enable_dynamic_code(JSContext *ctx);
+int disable_dynamic_code(JSContext *ctx);
+
+/* ---- hostfn.c */
+
+JSValue bind_host_values(JSContext *ctx, JSValue v, int depth);
+
+/* ---- modules.c */
+
+char *module_normalize(JSContext *ctx, const char *base, const char *name, void *opaque);
+JSModuleDef *module_loader(JSContext *ctx, const char *name, void *opaque);
+JSModuleDef *module_from_bytecode(JSContext *ctx, const uint8_t *p, size_t n);
+
+/* ---- rejections.c */
+
+void rejection_tracker(JSContext *ctx, JSValueConst promise, JSValueConst reason,
+                       bool is_handled, void *opaque);
+void report_rejections(int has_error, JSValueConst error);
+
+/* ---- compile.c */
+
+int32_t compile_batch(const uint8_t *p, size_t n);
+
+#endif

@@ -1,0 +1,121 @@
+/*
+ * Host functions (the bridge): each is a C closure over its id that calls the host with
+ * QJ_OP_CALL, synchronously or through a promise that qj_resume settles.
+ */
+#include <stdlib.h>
+#include "guest.h"
+
+/* magic = function id << 1 | is_async */
+static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv,
+                          int magic, JSValueConst *func_data)
+{
+    (void)this_val; (void)func_data;
+    int is_async = magic & 1;
+    int32_t fn_id = magic >> 1;
+    JSValue arr = JS_NewArray(ctx);
+    for (int i = 0; i < argc; i++)
+        JS_SetPropertyUint32(ctx, arr, (uint32_t)i, JS_DupValue(ctx, argv[i]));
+    Buf m;
+    int rc = encode_message(ctx, arr, 0, "args", &m);
+    JS_FreeValue(ctx, arr);
+    if (rc)
+        return JS_EXCEPTION;
+    if (is_async) {
+        /* register a promise under a fresh call id, then tell the host */
+        if (g.ncalls == g.calls_cap) {
+            uint32_t cap = g.calls_cap ? g.calls_cap * 2 : 16;
+            PendingCall *c = realloc(g.calls, sizeof(*c) * cap);
+            if (!c) { buf_free(&m); return JS_ThrowOutOfMemory(ctx); }
+            g.calls = c;
+            g.calls_cap = cap;
+        }
+        uint32_t id = g.ncalls;
+        JSValue funcs[2];
+        JSValue promise = JS_NewPromiseCapability(ctx, funcs);
+        if (JS_IsException(promise)) { buf_free(&m); return promise; }
+        int64_t r = qj_host(QJ_OP_CALL, fn_id, (int32_t)(uintptr_t)m.p, (int32_t)m.len,
+                            (int32_t)(id + 1));
+        buf_free(&m);
+        if (r == QJ_E_PENDING) {
+            g.calls[id].resolve = funcs[0];
+            g.calls[id].reject = funcs[1];
+            g.calls[id].used = 1;
+            g.ncalls++;
+            g.pending++;
+            return promise;
+        }
+        JS_FreeValue(ctx, funcs[0]);
+        JS_FreeValue(ctx, funcs[1]);
+        JS_FreeValue(ctx, promise);
+        if (r >= 0) {
+            /* the host refused at once: the promise is rejected with its error */
+            uint8_t *owned;
+            const uint8_t *p = reply_bytes(r, &owned);
+            if (!p) return JS_ThrowOutOfMemory(ctx);
+            JSValue err = make_error(ctx, decode_message(ctx, p, (size_t)r));
+            free(owned);
+            if (JS_IsException(err)) return err;
+            JSValue rejected = JS_NewSettledPromise(ctx, true, err);
+            JS_FreeValue(ctx, err);
+            return rejected;
+        }
+        return JS_ThrowInternalError(ctx, "host call failed");
+    }
+    int64_t r = qj_host(QJ_OP_CALL, fn_id, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
+    buf_free(&m);
+    if (r < 0)
+        return JS_ThrowInternalError(ctx, "host call failed");
+    /* reply: QJ_CALL_OK + value message, or QJ_CALL_ERROR + error message */
+    uint8_t *owned;
+    const uint8_t *p = reply_bytes(r, &owned);
+    if (!p || r < 1) { free(owned); return JS_ThrowOutOfMemory(ctx); }
+    int ok = p[0] != QJ_CALL_ERROR;
+    JSValue v = decode_message(ctx, p + 1, (size_t)r - 1);
+    free(owned);
+    if (JS_IsException(v))
+        return v;
+    if (!ok)
+        return JS_Throw(ctx, make_error(ctx, v));
+    return v;
+}
+
+/* Host values (globals, host modules) hold each host function as an object
+ * {QJ_FN_KEY: [id, is_async, name]}: replace those by closures. Objects (not arrays) are
+ * searched down to 32 levels and frozen on the way. Consumes v. */
+JSValue bind_host_values(JSContext *ctx, JSValue v, int depth)
+{
+    if (!JS_IsObject(v) || JS_IsArray(v) || depth > 32)
+        return v;
+    JSValue marker = JS_GetPropertyStr(ctx, v, QJ_FN_KEY);
+    if (JS_IsArray(marker)) {
+        JSValue idv = JS_GetPropertyUint32(ctx, marker, 0);
+        JSValue asv = JS_GetPropertyUint32(ctx, marker, 1);
+        JSValue namev = JS_GetPropertyUint32(ctx, marker, 2);
+        int32_t id = 0, as = 0;
+        JS_ToInt32(ctx, &id, idv);
+        as = JS_ToBool(ctx, asv);
+        const char *name = JS_ToCString(ctx, namev);
+        JS_FreeValue(ctx, idv);
+        JS_FreeValue(ctx, asv);
+        JS_FreeValue(ctx, namev);
+        JS_FreeValue(ctx, marker);
+        JS_FreeValue(ctx, v);
+        JSValue fn = JS_NewCFunctionData2(ctx, js_host_fn, name ? name : "", 0,
+                                          (id << 1) | (as ? 1 : 0), 0, NULL);
+        if (name) JS_FreeCString(ctx, name);
+        return fn;
+    }
+    JS_FreeValue(ctx, marker);
+    JSPropertyEnum *tab;
+    uint32_t n;
+    if (JS_GetOwnPropertyNames(ctx, &tab, &n, v, JS_GPN_STRING_MASK) == 0) {
+        for (uint32_t i = 0; i < n; i++) {
+            JSValue item = JS_GetProperty(ctx, v, tab[i].atom);
+            item = bind_host_values(ctx, item, depth + 1);
+            JS_SetProperty(ctx, v, tab[i].atom, item);
+        }
+        JS_FreePropertyEnum(ctx, tab, n);
+    }
+    JS_FreezeObject(ctx, v);
+    return v;
+}

@@ -1,0 +1,55 @@
+/*
+ * qj_init (snapshot time): the runtime, the context, the bootstrap and the builtins. It runs
+ * once, at build time; the memory it leaves is baked into the module (sandbox/_snapshot.py).
+ */
+#include "guest.h"
+
+Guest g;
+
+/* bootstrap.js, which sandbox/_build.py turns into a C string literal in the build folder */
+static const char bootstrap_src[] =
+#include "bootstrap.js.inc"
+    ;
+
+int32_t qj_init(void)
+{
+    g.rt = JS_NewRuntime2(&qj_malloc_funcs, NULL);
+    if (!g.rt)
+        return QJ_FAIL;
+    JSContext *ctx = JS_NewContextRaw(g.rt);
+    if (!ctx)
+        return QJ_FAIL;
+    g.ctx = ctx;
+    /* the explicit list of intrinsics: ECMAScript only, no quickjs-libc */
+    if (JS_AddIntrinsicBaseObjects(ctx) || JS_AddIntrinsicDate(ctx) || JS_AddIntrinsicEval(ctx) ||
+        JS_AddIntrinsicRegExp(ctx) || JS_AddIntrinsicJSON(ctx) || JS_AddIntrinsicProxy(ctx) ||
+        JS_AddIntrinsicMapSet(ctx) || JS_AddIntrinsicTypedArrays(ctx) ||
+        JS_AddIntrinsicPromise(ctx) || JS_AddIntrinsicBigInt(ctx) || JS_AddIntrinsicWeakRef(ctx))
+        return QJ_FAIL;
+    JS_SetModuleLoaderFunc(g.rt, module_normalize, module_loader, NULL);
+    JS_SetHostPromiseRejectionTracker(g.rt, rejection_tracker, NULL);
+
+    g.helpers = JS_Eval(ctx, bootstrap_src, sizeof(bootstrap_src) - 1, "<quickjail>",
+                        JS_EVAL_TYPE_GLOBAL);
+    if (JS_IsException(g.helpers))
+        return QJ_FAIL;
+    JSValue global = JS_GetGlobalObject(ctx);
+    g.ctors = JS_NewObject(ctx);
+    {
+        static const char *const names[] = { "Error", "TypeError", "RangeError", "SyntaxError",
+                                             "ReferenceError", "EvalError" };
+        for (int i = 0; i < 6; i++)
+            JS_SetPropertyStr(ctx, g.ctors, names[i], JS_GetPropertyStr(ctx, global, names[i]));
+    }
+    JS_FreeValue(ctx, global);
+
+    if (install_builtins(ctx))
+        return QJ_FAIL;
+    mem_hold_reserves();
+    g.module_val = JS_UNDEFINED;
+    g.promise = JS_UNDEFINED;
+    g.args = JS_UNDEFINED;
+    /* settle the heap so the snapshot holds no garbage */
+    JS_RunGC(g.rt);
+    return QJ_DONE;
+}

@@ -1,0 +1,182 @@
+/*
+ * quickjail.h: the guest ABI, all of it, in one place.
+ *
+ * The guest is QuickJS-ng plus this shim, compiled to wasm32-wasi (reactor) and run by the
+ * host (sandbox/_native.py, _engine.py, _run.py, _values.py) in wasmtime. sandbox/_abi.py
+ * holds the host's copy of every constant below; tests/test_abi.py checks each value against
+ * this file, so the two cannot drift. Everything else in _guest/ is private (guest.h).
+ *
+ * Exports (every status is an int32: QJ_DONE, QJ_PENDING or QJ_FAIL)
+ * -------
+ *   qj_alloc(size) -> ptr        guest malloc. The host writes inputs that do not fit the
+ *                                scratch buffer there; the guest takes ownership on qj_run /
+ *                                qj_resume and frees them.
+ *   qj_scratch() -> ptr          address of a static buffer of QJ_SCRATCH_SIZE bytes. The host
+ *                                writes inputs and host-call replies there; the guest copies
+ *                                out of it before the next crossing.
+ *   qj_init() -> status          builds the runtime, the context and the bootstrap. Called once
+ *                                at build time; its memory is then baked into the module as the
+ *                                snapshot (sandbox/_snapshot.py), so it is never called on a
+ *                                restored instance.
+ *   qj_run(ptr, len) -> status   starts a run described by a run record (below). ptr 0 means
+ *                                "in the scratch buffer". One run per instance: qj_run is
+ *                                refused (QJ_FAIL) unless the guest is idle.
+ *   qj_resume(id, ok, ptr, len) -> status
+ *                                settles async host call `id` with a value message (ok=1) or
+ *                                an error message (ok=0), then runs jobs. ptr 0 = scratch.
+ *   status: QJ_DONE (the host got the outcome through QJ_OP_RESULT), QJ_PENDING (waiting for
+ *   async host calls), QJ_FAIL (the guest could not proceed; the host drops the instance).
+ *
+ * Import (module "qj", one function)
+ * ------
+ *   host(op, a, b, c, d) -> i64
+ *     op is a QJ_OP_*; the comments of the QJ_OP_* constants say what a..d hold.
+ *     Inputs passed as (ptr, len) are guest-owned and valid only during the call: the host
+ *     copies them. A reply that fits is written by the host into the scratch buffer and its
+ *     length returned; a longer reply returns its length and stays with the host until the
+ *     guest fetches it with QJ_OP_FETCH into a buffer it allocated. A negative value is an
+ *     error code (QJ_E_*). The host never calls back into the guest from inside `host`.
+ *   The only other imports are WASI's (wasi_snapshot_preview1, pulled in by wasi-libc): the
+ *   host answers clock_time_get with its clock and every other one with QJ_WASI_EBADF.
+ *
+ * Value messages (both directions)
+ * --------------
+ *   u8 flags | u32 json_len | json | u32 nblobs | (u32 len, bytes)*, little-endian.
+ *   flags & QJ_MSG_TAGGED means the JSON may hold tagged values: an object whose only key is
+ *   "\0" holds [tag, payload]:
+ *     u undefined            b bytes (Uint8Array / ArrayBuffer), payload: blob index
+ *     n BigInt, payload: hexadecimal digits with an optional leading '-'
+ *     d Date, payload: ms since the epoch, null for an invalid date
+ *     m Map, payload: [key, value] entries     s Set, payload: its values
+ *     f a number JSON cannot hold: "NaN", "Infinity", "-Infinity" or "-0"
+ *     t a long string, payload: blob index of its UTF-8 bytes
+ *   Object keys that start with "\0" carry one extra leading "\0". An error message is a value
+ *   message holding {name, message} from the host, or from the guest (the outcomes
+ *   QJ_OUT_ERROR and QJ_OUT_LINK_ERROR) {name, message, stack} for an Error and {thrown} for
+ *   anything else, each with {uncatchable}.
+ *
+ * Run record (the input of qj_run)
+ * ----------
+ *   QJ_RUN_HEADER_WORDS little-endian u32, indexed by QJ_HDR_*:
+ *     kind (QJ_KIND_*) | flags (QJ_FLAG_*) | seed_lo | seed_hi | soft memory limit (bytes, 0 =
+ *     none) | stack limit (bytes) | filename_len | source_len | fn_len | args_len | globals_len
+ *   then the byte fields in this order: filename, source (or the entry module's bytecode with
+ *   QJ_FLAG_BYTECODE), fn (the export to call), args (with QJ_FLAG_ARGS: a value message
+ *   holding an array), globals (when globals_len > 0: a value message holding an object whose
+ *   properties become frozen globals). Host functions inside globals and host modules are
+ *   objects {QJ_FN_KEY: [id, is_async, name]}; the guest turns them into closures.
+ *   With QJ_KIND_COMPILE the source field is a compile batch: u32 count, then (u32 name_len,
+ *   name, u32 src_len, src)*. Each module that compiles is sent back as bytecode with
+ *   QJ_OP_BYTECODE; none of its code runs, and its imports resolve to empty stubs.
+ */
+#ifndef QUICKJAIL_H
+#define QUICKJAIL_H
+
+#include <stdint.h>
+
+/* the guest's scratch buffer for host -> guest data that fits */
+#define QJ_SCRATCH_SIZE (256 * 1024)
+
+/* statuses of qj_init, qj_run and qj_resume */
+enum { QJ_DONE = 0, QJ_PENDING = 1, QJ_FAIL = 2 };
+
+/* operations of the import; (ptr, len) pairs are guest memory, valid during the call */
+enum {
+    QJ_OP_LOG = 1,        /* a=level (QJ_LOG_*), (b,c)=value message of the args array */
+    QJ_OP_REPORT = 2,     /* (b,c)=value message; <0 when refused (over the report limits) */
+    QJ_OP_RESULT = 3,     /* a=outcome (QJ_OUT_*), (b,c)=value or error message */
+    QJ_OP_OOM = 4,        /* a=bytes requested; the allocator failed */
+    QJ_OP_MODULE = 5,     /* (b,c)=module name; reply: a QJ_MODULE_* byte then the module,
+                           * or <0 when the host has no such module */
+    QJ_OP_CALL = 6,       /* a=function id, (b,c)=args message, d=call id (0 = sync);
+                           * reply: see QJ_CALL_OK */
+    QJ_OP_FETCH = 7,      /* copy the pending reply into (b, c) */
+    QJ_OP_REJECTION = 8,  /* (b,c)=value message of an unhandled rejection's reason */
+    QJ_OP_BYTECODE = 9,   /* a=index in the compile batch, (b,c)=the module's bytecode */
+};
+
+/* negative replies of the import */
+enum {
+    QJ_E_HOST = -1,       /* the host could not serve the request */
+    QJ_E_REFUSED = -2,    /* over a limit, or no such module */
+    QJ_E_PENDING = -3,    /* an async QJ_OP_CALL was accepted: qj_resume settles it later */
+};
+
+/* the outcome of a run (QJ_OP_RESULT's a) */
+enum { QJ_OUT_VALUE = 0, QJ_OUT_ERROR = 1, QJ_OUT_LINK_ERROR = 2 };
+
+/* QJ_OP_LOG's level: the console method that logged */
+enum {
+    QJ_LOG_LOG = 0,
+    QJ_LOG_INFO = 1,
+    QJ_LOG_WARN = 2,
+    QJ_LOG_ERROR = 3,
+    QJ_LOG_DEBUG = 4,
+    QJ_LOG_LEVELS = 5,    /* how many levels */
+};
+
+/* the run record: kinds, flags and header word indices */
+enum { QJ_KIND_MODULE = 0, QJ_KIND_SCRIPT = 1, QJ_KIND_COMPILE = 2 };
+enum {
+    QJ_FLAG_DYNAMIC = 1,  /* eval and Function work in this run */
+    QJ_FLAG_ARGS = 2,     /* the args field is given: call fn with them */
+    QJ_FLAG_BYTECODE = 4, /* the source field is the entry module's bytecode */
+};
+enum {
+    QJ_HDR_KIND = 0,
+    QJ_HDR_FLAGS = 1,
+    QJ_HDR_SEED_LO = 2,
+    QJ_HDR_SEED_HI = 3,
+    QJ_HDR_SOFT_LIMIT = 4,
+    QJ_HDR_STACK_LIMIT = 5,
+    QJ_HDR_FILENAME_LEN = 6,
+    QJ_HDR_SOURCE_LEN = 7,
+    QJ_HDR_FN_LEN = 8,
+    QJ_HDR_ARGS_LEN = 9,
+    QJ_HDR_GLOBALS_LEN = 10,
+    QJ_RUN_HEADER_WORDS = 11,
+};
+
+/* the first byte of a QJ_OP_MODULE reply */
+enum {
+    QJ_MODULE_SOURCE = 'S',   /* then the module's JS source (UTF-8) */
+    QJ_MODULE_BYTECODE = 'B', /* then bytecode a compile batch produced */
+    QJ_MODULE_HOST = 'H',     /* then a value message: an object whose keys are the exports */
+};
+/* A relative specifier that climbs above the graph's root is normalized to this byte followed
+ * by the specifier: no module has such a name, so the host refuses it, and the guest reports
+ * the module as outside the graph. */
+#define QJ_OUTSIDE_GRAPH '\x01'
+
+/* the first byte of a sync QJ_OP_CALL reply, then a value message (the result) or an error
+ * message (thrown in the program). An async call's reply, if any, is an error message: the
+ * call was refused at once. */
+enum { QJ_CALL_ERROR = 0, QJ_CALL_OK = 1 };
+
+/* value messages: the flags byte, and the key that marks a host function */
+enum { QJ_MSG_TAGGED = 1 };
+#define QJ_FN_KEY "\x02" "fn"
+
+/* the errno the host answers the stubbed WASI imports with (__WASI_ERRNO_BADF) */
+#define QJ_WASI_EBADF 8
+
+/* Where the guest is (never sent to the host): qj_run is refused unless idle; qj_resume is
+ * refused when idle and answers QJ_DONE once done. */
+enum {
+    QJ_PHASE_IDLE = 0,           /* no run yet */
+    QJ_PHASE_EVALUATING = 1,     /* the module or script body is evaluating */
+    QJ_PHASE_AWAITING_CALL = 2,  /* the entry export was called and returned a promise */
+    QJ_PHASE_DONE = 3,           /* the outcome was sent */
+};
+
+__attribute__((import_module("qj"), import_name("host")))
+extern int64_t qj_host(int32_t op, int32_t a, int32_t b, int32_t c, int32_t d);
+
+__attribute__((export_name("qj_alloc"))) void *qj_alloc(uint32_t size);
+__attribute__((export_name("qj_scratch"))) uint8_t *qj_scratch(void);
+__attribute__((export_name("qj_init"))) int32_t qj_init(void);
+__attribute__((export_name("qj_run"))) int32_t qj_run(uint8_t *rec, uint32_t len);
+__attribute__((export_name("qj_resume")))
+int32_t qj_resume(uint32_t id, int32_t ok, uint8_t *data, uint32_t len);
+
+#endif

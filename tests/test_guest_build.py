@@ -1,0 +1,88 @@
+"""The guest build: its inputs, and the bootstrap JavaScript embedded as a C string literal."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from quickjail.sandbox import _build
+
+GUEST = _build.GUEST_DIR
+
+
+def _c_literal_bytes(text: str) -> bytes:
+    """The bytes of the C string literal lines ``c_string_literal`` writes (its escapes only)."""
+    out = bytearray()
+    for line in text.splitlines():
+        m = re.fullmatch(r'"((?:[^"\\]|\\.)*)"', line)
+        assert m is not None, line
+        for esc, plain in re.findall(r"\\([0-7]{3}|.)|([^\\])", m[1]):
+            if not esc:
+                out += plain.encode("ascii")
+            elif len(esc) == 3:
+                out.append(int(esc, 8))
+            else:
+                out += {"n": b"\n", "\\": b"\\", '"': b'"', "?": b"?"}[esc]
+    return bytes(out)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        bytes(range(256)),
+        b'a "quoted" \\ line\n\n??=trigraph\r\n\tend',
+        "naïve ✓ \u2028\n".encode(),
+        b"1\x002",
+    ],
+)
+def test_c_string_literal_round_trips_any_bytes(data: bytes) -> None:
+    text = _build.c_string_literal(data)
+    assert _c_literal_bytes(text) == data
+    # printable ASCII only, so the compiler's source charset cannot matter
+    assert all(0x20 <= ord(c) < 0x7F or c == "\n" for c in text)
+
+
+def test_the_built_guest_embeds_bootstrap_js_byte_for_byte() -> None:
+    js = (GUEST / "bootstrap.js").read_bytes()
+    assert (GUEST / "quickjail.wasm").read_bytes().count(js + b"\0") == 1
+
+
+def test_the_build_inputs_are_every_guest_source_and_the_build_code() -> None:
+    inputs = set(_build.build_inputs())
+    for path in GUEST.iterdir():
+        if path.suffix in (".c", ".h", ".js"):
+            assert path in inputs
+    assert Path(_build.__file__).resolve() in inputs
+    assert _build.PACKAGE_DIR / "_snapshot.py" in inputs
+
+
+def test_any_change_to_a_guest_source_makes_the_build_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "_guest"
+    copy.mkdir()
+    for path in _build.guest_inputs():
+        shutil.copy(path, copy / path.name)
+    monkeypatch.setattr(_build, "GUEST_DIR", copy)
+    before = _build.inputs_hash()
+    assert before == _build.inputs_hash()
+    for path in sorted(copy.iterdir()):
+        data = path.read_bytes()
+        path.write_bytes(data + b"\n")
+        assert _build.inputs_hash() != before, path.name
+        path.write_bytes(data)
+    (copy / "new.c").write_text("")
+    assert _build.inputs_hash() != before
+
+
+def test_the_guest_folder_holds_only_our_own_sources() -> None:
+    # QuickJS comes from the pinned sdist at build time, never from the package
+    third_party = {*_build.QUICKJS_SOURCES, "quickjs.h", "cutils.h", "libregexp.h", "dtoa.h"}
+    for path in GUEST.iterdir():
+        assert path.name not in third_party
+        if path.suffix in (".c", ".h", ".js"):
+            assert "Bellard" not in path.read_text(), path.name
