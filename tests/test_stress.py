@@ -14,6 +14,8 @@ import pytest
 
 from quickjail import _stress, bridge
 from quickjail._corpus import CORPUS, ESCAPE_MARKER
+from quickjail._stress._bridge import readonlydir_root
+from quickjail._stress._canary import plant_canary
 
 ROOT = Path(__file__).resolve().parent.parent
 # small and fast: the corpus's CPU hogs each take the whole timeout
@@ -105,7 +107,7 @@ def test_stress_refuses_unusable_configurations(config: dict[str, object], messa
 def test_canary_is_planted_outside_every_root() -> None:
     import tempfile
 
-    canary = _stress._plant_canary([tempfile.gettempdir()])
+    canary = plant_canary([tempfile.gettempdir()])
     try:
         assert canary.file is not None
         assert not canary.file.startswith(os.path.realpath(tempfile.gettempdir()) + os.sep)
@@ -132,8 +134,8 @@ def test_corpus_table_is_well_formed() -> None:
 
 def test_read_only_dir_root_is_found(tmp_path: Path) -> None:
     with bridge.ReadOnlyDir(tmp_path) as fs:
-        assert _stress._readonlydir_root(fs) == os.path.realpath(tmp_path)
-    assert _stress._readonlydir_root(fs) is None  # closed
+        assert readonlydir_root(fs) == os.path.realpath(tmp_path)
+    assert readonlydir_root(fs) is None  # closed
 
 
 def test_report_formats_and_asserts() -> None:
