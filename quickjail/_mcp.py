@@ -23,7 +23,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from quickjail import bridge
-from quickjail._cli import _version, result_to_json
+from quickjail._cli._json import result_to_json
+from quickjail._cli._parser import quickjail_version
 
 __all__ = ["TOOL_NAME", "ServerOptions", "build_server", "input_schema", "serve"]
 
@@ -246,7 +247,7 @@ def build_server(options: ServerOptions, fs: bridge.ReadOnlyDir | None = None) -
     tool = _RunCodeTool(options, fs)
     return Server(
         "quickjail",
-        version=_version(),
+        version=quickjail_version(),
         instructions="Use run_code to compute with JavaScript/TypeScript in a sandbox.",
         on_list_tools=tool.list_tools,
         on_call_tool=tool.call_tool,

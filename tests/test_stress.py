@@ -14,6 +14,8 @@ import pytest
 
 from quickjail import _stress, bridge
 from quickjail._corpus import CORPUS, ESCAPE_MARKER
+from quickjail._stress._bridge import readonlydir_root
+from quickjail._stress._canary import plant_canary
 
 ROOT = Path(__file__).resolve().parent.parent
 # small and fast: the corpus's CPU hogs each take the whole timeout
@@ -106,7 +108,7 @@ def test_stress_refuses_unusable_configurations(config: dict[str, object], messa
 def test_canary_is_planted_outside_every_root() -> None:
     import tempfile
 
-    canary = _stress._plant_canary([tempfile.gettempdir()])
+    canary = plant_canary([tempfile.gettempdir()])
     try:
         assert canary.file is not None
         assert not canary.file.startswith(os.path.realpath(tempfile.gettempdir()) + os.sep)
@@ -116,6 +118,27 @@ def test_canary_is_planted_outside_every_root() -> None:
     finally:
         canary.close()
     assert not Path(canary.file).exists()
+
+
+def test_canary_is_planted_outside_a_root_holding_tmp_home_and_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a CI job whose temporary directory, HOME and checkout all live under one bridged root
+    import tempfile
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    canary = plant_canary([str(tmp_path)])
+    try:
+        assert canary.file is not None
+        assert not canary.file.startswith(os.path.realpath(tmp_path) + os.sep)
+        assert Path(canary.file).read_text() == canary.secret
+    finally:
+        canary.close()
 
 
 def test_corpus_table_is_well_formed() -> None:
@@ -133,8 +156,8 @@ def test_corpus_table_is_well_formed() -> None:
 
 def test_read_only_dir_root_is_found(tmp_path: Path) -> None:
     with bridge.ReadOnlyDir(tmp_path) as fs:
-        assert _stress._readonlydir_root(fs) == os.path.realpath(tmp_path)
-    assert _stress._readonlydir_root(fs) is None  # closed
+        assert readonlydir_root(fs) == os.path.realpath(tmp_path)
+    assert readonlydir_root(fs) is None  # closed
 
 
 def test_report_formats_and_asserts() -> None:

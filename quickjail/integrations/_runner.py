@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypedDict
 
 from quickjail import bridge, sandbox
-from quickjail._cli import result_to_json
+from quickjail._cli._json import result_to_json
 
 __all__ = ["TOOL_NAME", "CodeRunner", "RunnerOptions"]
 

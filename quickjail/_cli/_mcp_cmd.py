@@ -1,0 +1,42 @@
+"""``quickjail mcp``: check the flags, then serve ``run_code`` over stdio.
+
+The server itself is :mod:`quickjail._mcp`, imported only here and only when the command
+runs, since it needs the optional MCP SDK (the ``mcp`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from quickjail._cli._exit import EXIT_OK, UsageError
+
+__all__ = ["cmd_mcp"]
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the MCP server with the flags' limits until the client closes standard input."""
+    try:
+        from quickjail import _mcp
+    except ImportError as exc:
+        raise UsageError(
+            f"quickjail mcp needs the MCP SDK, version 2.3 or later ({exc}); "
+            "install it with: pip install 'quickjail[mcp]'"
+        ) from None
+    if args.max_timeout < args.timeout:
+        raise UsageError(
+            f"--timeout {args.timeout:g} is above --max-timeout "
+            f"{args.max_timeout:g}; lower --timeout or raise --max-timeout"
+        )
+    if args.allow_read is not None and not Path(args.allow_read).is_dir():
+        raise UsageError(
+            f"--allow-read {args.allow_read!r} is not a directory; give an existing directory"
+        )
+    options = _mcp.ServerOptions(
+        allow_read=Path(args.allow_read) if args.allow_read is not None else None,
+        timeout=args.timeout,
+        max_timeout=args.max_timeout,
+        memory_limit_bytes=args.memory,
+    )
+    _mcp.serve(options)
+    return EXIT_OK

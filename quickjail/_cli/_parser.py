@@ -1,0 +1,300 @@
+"""The ``quickjail`` argument parser: every subcommand, flag, help text and epilog.
+
+Each subcommand's parser records its handler (``handler``) and itself (``parser``, for usage
+errors) in the parsed namespace; :func:`quickjail._cli.main` calls the handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Final
+
+from quickjail._cli._args import (
+    DEFAULT_MEMORY,
+    parse_count,
+    parse_global,
+    parse_json,
+    parse_module,
+    parse_seconds,
+    parse_seed,
+    parse_size,
+)
+from quickjail._cli._exit import EXIT_CODES_HELP, EXIT_ERROR, EXIT_OK, EXIT_USAGE
+from quickjail._cli._mcp_cmd import cmd_mcp
+from quickjail._cli._run import cmd_run
+from quickjail._cli._stress_cmd import cmd_stress
+
+__all__ = ["build_parser", "quickjail_version"]
+
+_RUN_EPILOG: Final = f"""\
+output without --json:
+  report(value) calls are printed to stdout as they happen, one "report: <JSON>" line each.
+  console.* output is printed when the run ends (the sandbox delivers logs with the result):
+  log/info/debug to stdout, warn/error to stderr, strings as they are, other values as JSON.
+  The result is printed last, as one line of JSON (nothing when it is undefined).
+  A failure goes to stderr as FILE:LINE:COLUMN: Name: message, followed by the stack.
+
+output with --json:
+  one JSON object on stdout: {{"status", "result", "error", "reason", "reports", "logs",
+  "duration_ms", "metrics"}}. Values are made JSON-safe: bytes become {{"$bytes": BASE64}},
+  Dates ISO-8601 strings, BigInts integers, undefined null, Sets sorted lists where their
+  items can be ordered, NaN and infinities {{"$float": "NaN"|"Infinity"|"-Infinity"}}.
+
+entry:
+  FILE is an ES module: its default export (or the export named by --execute) is the
+  result; a function is called with the --arg values and awaited. With --script it is a
+  classic script and the result is its completion value. Top-level await works in both.
+
+{EXIT_CODES_HELP}
+examples:
+  quickjail run main.ts
+  quickjail run --allow-read ./data --execute main --arg '"notes.txt"' tool.ts
+  echo '1 + 1' | quickjail run --script -
+  quickjail run --json --timeout 2 --memory 32M untrusted.js
+"""
+
+
+_STRESS_EPILOG: Final = f"""\
+the bridge factory:
+  # my_pkg/sandbox_bridge.py
+  def make():
+      return {{"imports": {{"fs": bridge.ReadOnlyDir("/srv/data")}},
+              "globals": {{"lookup": lookup}}, "timeout": 5}}
+
+exit codes:
+  {EXIT_OK}    every invariant held
+  {EXIT_ERROR}    violations were found (listed after the summary, and in --junit)
+  {EXIT_USAGE}    usage error: a bad flag, a bridge that cannot be imported or used,
+       hypothesis not installed
+
+examples:
+  quickjail stress --bridge my_pkg.sandbox_bridge:make
+  quickjail stress --bridge my_pkg.sandbox_bridge:make --junit stress.xml --examples 500 -q
+  quickjail stress --bridge my_pkg.sandbox_bridge:make --seed 1234   # repeat a run
+"""
+
+
+def quickjail_version() -> str:
+    """The installed distribution's version (``unknown`` when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("quickjail")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the ``quickjail`` argument parser with its ``run``, ``mcp`` and ``stress``
+    subcommands."""
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="quickjail",
+        description="Run untrusted JavaScript or TypeScript in a QuickJS-ng WebAssembly sandbox. "
+        "The program has no host capability unless a flag grants it.",
+        epilog=EXIT_CODES_HELP + "\n'quickjail COMMAND --help' describes each command.",
+        formatter_class=raw,
+    )
+    parser.add_argument("--version", action="version", version=f"quickjail {quickjail_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser(
+        "run",
+        help="run a JS/TS file (or - for standard input) and print its result",
+        description="Run FILE in a fresh sandbox and print its result. Each flag is an option "
+        "of bridge.run_code.",
+        epilog=_RUN_EPILOG,
+        formatter_class=raw,
+    )
+    run.add_argument("file", metavar="FILE", help="the program; - reads it from standard input")
+    cap = run.add_argument_group("capabilities (none unless granted)")
+    cap.add_argument(
+        "--allow-read",
+        metavar="DIR",
+        help="let the program read files under DIR: import { readFile, readdir, "
+        'stat } from "fs" (paths relative to DIR; no "..", absolute paths '
+        "or symlinks)",
+    )
+    cap.add_argument(
+        "--allow-dynamic-code",
+        action="store_true",
+        help="allow eval() and new Function() (off by default)",
+    )
+    cap.add_argument(
+        "--global",
+        dest="globals",
+        metavar="NAME=JSON",
+        action="append",
+        type=parse_global,
+        default=[],
+        help="define a global constant from JSON data (repeatable)",
+    )
+    cap.add_argument(
+        "--module",
+        dest="modules",
+        metavar="./SPEC=FILE",
+        action="append",
+        type=parse_module,
+        default=[],
+        help="make FILE importable by the relative specifier ./SPEC (repeatable)",
+    )
+    limits = run.add_argument_group("limits")
+    limits.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=parse_seconds,
+        help="stop the run after SECONDS of wall time (exit 5); default: none",
+    )
+    limits.add_argument(
+        "--memory",
+        metavar="SIZE",
+        type=parse_size,
+        default=DEFAULT_MEMORY,
+        help="memory limit: bytes or K/M/G, e.g. 64M or 1G (default: 64M)",
+    )
+    entry = run.add_argument_group("entry")
+    entry.add_argument(
+        "--execute", metavar="FN", help="the export to run instead of the default export"
+    )
+    entry.add_argument(
+        "--arg",
+        dest="args",
+        metavar="JSON",
+        action="append",
+        type=parse_json("--arg", "'\"notes.txt\"'"),
+        help="one argument for the called export, as JSON (repeatable, in order)",
+    )
+    entry.add_argument(
+        "--script",
+        action="store_true",
+        help="run FILE as a classic script; the result is its completion value",
+    )
+    entry.add_argument(
+        "--language",
+        choices=("typescript", "javascript"),
+        help="source language (default: javascript for .js/.mjs/.cjs, else "
+        "typescript, which also runs plain JavaScript)",
+    )
+    entry.add_argument(
+        "--filename",
+        metavar="NAME",
+        help="name of the program in stack traces (default: FILE's name, or <stdin>)",
+    )
+    det = run.add_argument_group("determinism")
+    det.add_argument(
+        "--seed", metavar="N", type=parse_seed, help="seed Math.random with N (0 <= N < 2**64)"
+    )
+    det.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="make runs repeatable: Math.random seeded with 0 (or --seed) and a "
+        "fixed clock starting at 2025-01-01T00:00:00Z that advances 1 ms "
+        "per reading",
+    )
+    out = run.add_argument_group("output")
+    out.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object with the whole result instead of streaming",
+    )
+    run.set_defaults(handler=cmd_run, parser=run)
+
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve a run_code tool over MCP on standard input/output",
+        description="Serve the Model Context Protocol over stdio with one tool, run_code, that "
+        "runs a JS/TS module in a fresh sandbox per call. Needs the 'mcp' extra "
+        "(pip install 'quickjail[mcp]'). Nothing but the protocol is written to "
+        "stdout.",
+        epilog="example client configuration:\n"
+        '  {"command": "quickjail", "args": ["mcp", "--allow-read", "/srv/data"]}',
+        formatter_class=raw,
+    )
+    mcp.add_argument(
+        "--allow-read",
+        metavar="DIR",
+        help='let programs read files under DIR through import ... from "fs"',
+    )
+    mcp.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=parse_seconds,
+        default=10.0,
+        help="timeout of a call that does not choose one (default: 10)",
+    )
+    mcp.add_argument(
+        "--max-timeout",
+        metavar="SECONDS",
+        type=parse_seconds,
+        default=60.0,
+        help="largest timeout a call may ask for (default: 60)",
+    )
+    mcp.add_argument(
+        "--memory",
+        metavar="SIZE",
+        type=parse_size,
+        default=DEFAULT_MEMORY,
+        help="memory limit of each call: bytes or K/M/G (default: 64M)",
+    )
+    mcp.set_defaults(handler=cmd_mcp, parser=mcp)
+
+    stress = sub.add_parser(
+        "stress",
+        help="stress-test your bridge: hostile programs and fuzzed host calls",
+        description="Run quickjail's adversarial corpus (escape attempts, memory bombs, CPU\n"
+        "hogs, deep recursion, floods, information leaks) with your bridge, then\n"
+        "fuzz every bridged host function with hostile arguments, and check that\n"
+        "the host stays safe: nothing escapes, no exception leaves the sandbox,\n"
+        "a canary file outside your ReadOnlyDir roots is never read, time and\n"
+        "memory stay bounded, no thread is left running. Needs the 'stress'\n"
+        "extra: pip install 'quickjail[stress]'.",
+        epilog=_STRESS_EPILOG,
+        formatter_class=raw,
+    )
+    stress.add_argument(
+        "--bridge",
+        metavar="MODULE:CALLABLE",
+        required=True,
+        help="a factory returning your bridge configuration: a dict with "
+        "'imports' and/or 'globals' (optionally 'output_limits', 'quotas', 'timeout', "
+        "'memory_limit_bytes'); imported from the current directory",
+    )
+    stress.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="write a JUnit XML report: one testcase per corpus program and per fuzzed function",
+    )
+    stress.add_argument(
+        "--seed",
+        metavar="N",
+        type=parse_seed,
+        help="hypothesis seed, to repeat a run (default: random, printed)",
+    )
+    stress.add_argument(
+        "--examples",
+        metavar="N",
+        type=parse_count,
+        default=None,
+        help="generated calls per host function (default: 100); fixed path "
+        "tricks aimed at the canary are tried on top",
+    )
+    stress.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=parse_seconds,
+        help="timeout of each run (default: the bridge's, else 2)",
+    )
+    stress.add_argument(
+        "--memory",
+        metavar="SIZE",
+        type=parse_size,
+        help="memory limit of each run (default: the bridge's, else 64M)",
+    )
+    stress.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress; print only the summary and the violations",
+    )
+    stress.set_defaults(handler=cmd_stress, parser=stress)
+    return parser
