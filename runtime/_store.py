@@ -96,8 +96,19 @@ MIGRATIONS: Final[Sequence[Callable[[sqlite3.Connection], None]]] = (_migrate_v1
 
 
 def dumps(value: Any) -> str:
-    """Serialize JSON compactly, keeping non-ASCII text readable."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """Serialize JSON compactly, keeping non-ASCII text readable.
+
+    A lone surrogate (a JavaScript string may hold one) has no UTF-8 form, so SQLite could not
+    store the text: such a value is written with ``\\u`` escapes instead, which read back as
+    the same string.
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text
 
 
 @dataclass(frozen=True, slots=True)
