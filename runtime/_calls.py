@@ -8,6 +8,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from ._arguments import (
+    ArgumentsError,
+    ArgumentsSyntaxError,
+    loads_arguments,
+    plain_arguments,
+)
 from ._result import AttachmentRef, ToolResult
 from .errors import ProviderFormatError
 
@@ -36,11 +42,17 @@ def parse_call(call: object) -> ParsedCall:
     """Read one call in OpenAI Responses, OpenAI Chat or Anthropic shape.
 
     Accepts mappings and SDK objects (anything with ``model_dump``). Never raises: a call that
-    cannot be read, names nothing or carries invalid JSON gets ``error`` set.
+    cannot be read, names nothing or carries arguments that are not plain JSON (invalid text,
+    ``NaN``, nesting or integers past the limits of :mod:`._arguments`) gets ``error`` set.
+    Ids and names are made storable (a lone surrogate becomes a ``\\udXXX`` escape).
     """
-    dump = getattr(call, "model_dump", None)
-    if callable(dump):
-        call = dump()
+    try:
+        dump = getattr(call, "model_dump", None)
+        if callable(dump):
+            call = dump()
+    except Exception as exc:
+        error = f"a tool call that cannot be read ({type(exc).__name__})"
+        return ParsedCall(_new_id("call"), "", None, error=error)
     if not isinstance(call, Mapping):
         return ParsedCall(_new_id("call"), "", None, error="a tool call must be a JSON object")
     function = call.get("function")
@@ -55,32 +67,67 @@ def parse_call(call: object) -> ParsedCall:
     elif isinstance(function, Mapping):
         call_id, name, raw = call.get("id"), function.get("name"), function.get("arguments")
     else:
+        name = call.get("name")
         return ParsedCall(
-            str(call.get("id") or call.get("call_id") or _new_id("call")),
-            str(call.get("name") or ""),
+            _text(call.get("id") or call.get("call_id")) or _new_id("call"),
+            _storable(name) if isinstance(name, str) else "",
             None,
             error="unrecognized tool call shape (expected OpenAI Responses/Chat or Anthropic)",
         )
-    call_id = str(call_id) if call_id else _new_id("call")
+    call_id = _text(call_id) or _new_id("call")
     if not isinstance(name, str) or not name:
-        return ParsedCall(call_id, "", None, raw, "the tool call names no tool")
+        return ParsedCall(call_id, "", None, _storable_raw(raw), "the tool call names no tool")
+    name = _storable(name)
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return ParsedCall(call_id, name, {}, raw)
-    if isinstance(raw, str):
-        try:
-            raw_value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            return ParsedCall(
-                call_id, name, None, raw, f"invalid JSON arguments for tool {name!r}: {exc}"
-            )
-    else:
-        raw_value = raw
-    if not isinstance(raw_value, Mapping):
-        shown = type(raw_value).__name__
+    try:
+        if isinstance(raw, str):
+            value = loads_arguments(raw, "arguments")
+        else:
+            value = plain_arguments(raw, "arguments")
+    except ArgumentsSyntaxError as exc:
+        error = f"invalid JSON arguments for tool {name!r}: {exc}"
+        return ParsedCall(call_id, name, None, raw, error)
+    except ArgumentsError as exc:
+        error = f"invalid arguments for tool {name!r}: {exc}"
+        return ParsedCall(call_id, name, None, _storable_raw(raw), error)
+    if not isinstance(value, dict):
+        shown = type(value).__name__
         return ParsedCall(
-            call_id, name, None, raw, f"arguments for tool {name!r} must be an object, got {shown}"
+            call_id,
+            name,
+            None,
+            value,
+            f"arguments for tool {name!r} must be an object, got {shown}",
         )
-    return ParsedCall(call_id, name, dict(raw_value), raw)
+    return ParsedCall(call_id, name, value, raw if isinstance(raw, str) else value)
+
+
+def _storable(text: str) -> str:
+    """``text`` with lone surrogates (no UTF-8 form, so not storable) as ``\\udXXX``."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _text(value: object) -> str:
+    """An id as text: ``""`` for nothing, or for a value that has no text form."""
+    if not value:
+        return ""
+    try:
+        return _storable(value if isinstance(value, str) else str(value))
+    except Exception:  # e.g. an integer past CPython's digit limit
+        return ""
+
+
+def _storable_raw(raw: object) -> Any:
+    """What the ``tool_call`` message keeps of arguments that were refused."""
+    if raw is None or isinstance(raw, str):
+        return raw
+    try:
+        return plain_arguments(raw)
+    except ArgumentsError:
+        return None
 
 
 def result_text(result: ToolResult) -> str:

@@ -2,8 +2,11 @@
 
 The model writes a TypeScript module; ``import { tools } from "tools"`` (or a tool by name) gives
 one async function per tool, each returning ``{status, result, error}`` rather than throwing, so
-the model's code decides what a failure means. Arguments are validated by the tool's own model
-and every nested call is persisted on the thread like a top-level one (with ``parent_call_id``).
+the model's code decides what a failure means. Arguments must be JSON data (``undefined`` is
+dropped as ``JSON.stringify`` drops it; ``NaN``, a ``Uint8Array``, ``Set`` or ``Date`` resolve
+to an error result), are validated by the tool's own model, and every nested call is persisted
+on the thread like a top-level one (with ``parent_call_id``). A call still in flight when the
+program ends is cancelled and recorded as such; the rest of the model's batch goes on.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from quickjail import sandbox
 
+from ._arguments import ArgumentsError, plain_arguments
 from ._calls import ParsedCall
 from ._result import ToolResult
 from ._state import ThreadState
@@ -101,13 +105,19 @@ def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:
 
     async def call_tool(args: Any = None) -> dict[str, Any]:
         call_id = f"code_{uuid.uuid4().hex[:24]}"
-        if args is None:
+        if args is None or args is sandbox.UNDEFINED:
             args = {}
         if isinstance(args, dict):
-            call = ParsedCall(call_id, tool.name, args, args)
+            try:
+                plain = plain_arguments(args)
+            except ArgumentsError as exc:
+                error = f"invalid arguments for tool {tool.name!r}: {exc}"
+                call = ParsedCall(call_id, tool.name, None, None, error)
+            else:
+                call = ParsedCall(call_id, tool.name, plain, plain)
         else:
             error = f"arguments for tool {tool.name!r} must be an object"
-            call = ParsedCall(call_id, tool.name, None, repr(args), error)
+            call = ParsedCall(call_id, tool.name, None, None, error)
         result = await run_call(core, call, tool=tool, parent_call_id=parent)
         assert result is not None  # local tools always produce a result
         out: dict[str, Any] = {

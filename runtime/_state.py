@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 from collections import deque
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import AsyncIterator, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -354,7 +355,8 @@ class ThreadState:
                 ``modules``, ``language``, ``timeout``, ...).
 
         Returns:
-            The run handle; awaiting it gives the ``CodeResult`` with secrets redacted.
+            The run handle; everything it shows (the awaited result, ``result``, ``reports()``,
+            ``reports_so_far``, the ``report=`` callback's values) has secrets redacted.
         """
         from quickjail import bridge
 
@@ -366,13 +368,19 @@ class ThreadState:
                 raise ValueError("files=True provides the 'fs' module; do not pass imports['fs']")
             imports["fs"] = ThreadFiles(self)
             options["imports"] = imports
-        return ThreadCodeExecution(bridge.run_code(source, **options), self._core.redactor)
+        redactor = self._core.redactor
+        if options.get("report") is not None:
+            options["report"] = redacting_report(options["report"], redactor)
+        return ThreadCodeExecution(bridge.run_code(source, **options), redactor)
 
 
 class ThreadCodeExecution:
-    """A ``sandbox`` run handle whose awaited result has the thread's secrets redacted.
+    """A ``sandbox.CodeExecution`` seen through the thread's redactor.
 
-    Everything else (``reports()``, ``terminate()``, ``running``) is the sandbox handle's.
+    Every way out of the run shows secrets redacted: the awaited (or ``run_sync``) result,
+    :attr:`result`, :meth:`reports`, :attr:`reports_so_far` and the ``report=`` callback.
+    Only the members listed here exist, so a new member of the sandbox handle cannot leak
+    values past the redactor.
     """
 
     __slots__ = ("_inner", "_redactor")
@@ -382,15 +390,65 @@ class ThreadCodeExecution:
         self._inner = inner
         self._redactor = redactor
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
     def __await__(self) -> Generator[Any, None, Any]:
         return self.wait().__await__()
+
+    @property
+    def content_id(self) -> str:
+        """The run's content id (see ``sandbox.CodeExecution.content_id``)."""
+        return str(self._inner.content_id)
+
+    @property
+    def running(self) -> bool:
+        """True from the first await until the run ends."""
+        return bool(self._inner.running)
+
+    @property
+    def result(self) -> Any:
+        """The redacted ``CodeResult`` once the run ended, else None."""
+        result = self._inner.result
+        return None if result is None else redact_code_result(result, self._redactor)
+
+    @property
+    def reports_so_far(self) -> list[Any]:
+        """The reports received until now, redacted (a copy)."""
+        return [self._redactor.value(r) for r in self._inner.reports_so_far]
+
+    def terminate(self, reason: str = "terminated") -> None:
+        """Stop the run from any thread or task; a no-op once it ended."""
+        self._inner.terminate(reason)
 
     async def wait(self) -> Any:
         """Drive the run and return its redacted ``CodeResult``."""
         return redact_code_result(await self._inner, self._redactor)
+
+    def run_sync(self) -> Any:
+        """Drive the run from synchronous code; return its redacted ``CodeResult``."""
+        return redact_code_result(self._inner.run_sync(), self._redactor)
+
+    async def reports(self) -> AsyncIterator[Any]:
+        """Yield each report, redacted, as it arrives; end when the run ends."""
+        async for value in self._inner.reports():
+            yield self._redactor.value(value)
+
+
+def redacting_report(report: Any, r: Redactor) -> Any:
+    """Wrap a ``report=`` callback so it sees redacted values (sync stays sync, async async)."""
+    if report is None:
+        return None
+    if inspect.iscoroutinefunction(report) or inspect.iscoroutinefunction(
+        getattr(type(report), "__call__", None)  # noqa: B004 - async def __call__
+    ):
+
+        async def async_report(value: Any) -> Any:
+            return await report(r.value(value))
+
+        return async_report
+
+    def sync_report(value: Any) -> Any:
+        return report(r.value(value))
+
+    return sync_report
 
 
 def redact_code_result(result: Any, r: Redactor) -> Any:

@@ -96,8 +96,19 @@ MIGRATIONS: Final[Sequence[Callable[[sqlite3.Connection], None]]] = (_migrate_v1
 
 
 def dumps(value: Any) -> str:
-    """Serialize JSON compactly, keeping non-ASCII text readable."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """Serialize JSON compactly, keeping non-ASCII text readable.
+
+    A lone surrogate (a JavaScript string may hold one) has no UTF-8 form, so SQLite could not
+    store the text: such a value is written with ``\\u`` escapes instead, which read back as
+    the same string.
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -474,9 +485,15 @@ def _select_file(thread_id: str, path: str, conn: sqlite3.Connection) -> bytes |
     return None if row is None else bytes(row[0])
 
 
-def _like_prefix(directory: str) -> str:
-    prefix = "/" if directory == "/" else directory + "/"
-    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+def _under(directory: str) -> tuple[str, str]:
+    """The range ``[low, high)`` of the paths under ``directory``, compared exactly.
+
+    Every path under ``/a`` starts with ``/a/``; as ``0`` follows ``/`` in code-point (and
+    SQLite's binary UTF-8) order, those are exactly the paths in ``["/a/", "/a0")``. Unlike
+    a ``LIKE`` pattern this is case-sensitive and has no wildcards.
+    """
+    low = "/" if directory == "/" else directory + "/"
+    return low, low[:-1] + "0"
 
 
 def _stat(thread_id: str, path: str, conn: sqlite3.Connection) -> FileInfo | None:
@@ -487,8 +504,8 @@ def _stat(thread_id: str, path: str, conn: sqlite3.Connection) -> FileInfo | Non
     if row is not None:
         return FileInfo(path=path, size=row[0], mime_type=row[1], updated_at=row[2])
     row = conn.execute(
-        "SELECT MAX(updated_at) FROM files WHERE thread_id = ? AND path LIKE ? ESCAPE '\\'",
-        (thread_id, _like_prefix(path)),
+        "SELECT MAX(updated_at) FROM files WHERE thread_id = ? AND path >= ? AND path < ?",
+        (thread_id, *_under(path)),
     ).fetchone()
     if path != "/" and (row is None or row[0] is None):
         return None
@@ -499,8 +516,8 @@ def _stat(thread_id: str, path: str, conn: sqlite3.Connection) -> FileInfo | Non
 def _select_files(thread_id: str, directory: str, conn: sqlite3.Connection) -> list[FileInfo]:
     rows = conn.execute(
         "SELECT path, size, mime_type, updated_at FROM files WHERE thread_id = ? "
-        "AND path LIKE ? ESCAPE '\\' ORDER BY path",
-        (thread_id, _like_prefix(directory)),
+        "AND path >= ? AND path < ? ORDER BY path",
+        (thread_id, *_under(directory)),
     ).fetchall()
     return [FileInfo(path=r[0], size=r[1], mime_type=r[2], updated_at=r[3]) for r in rows]
 

@@ -125,11 +125,16 @@ async def run_call(
         else:
             result = await tool.call(call.arguments, core.root._bind(tool, call.call_id))
     except anyio.get_cancelled_exc_class():
-        signal.abort("cancelled")
+        if parent_call_id is None:
+            # a nested (code-mode) call is cancelled when its program ends with the call in
+            # flight: that ends the call, not the model's batch
+            signal.abort("cancelled")
         with anyio.CancelScope(shield=True):
             cancelled = ToolResult.failure("cancelled while running")
             await _persist(core, cancelled, call, parent_call_id)
         raise
+    except Exception as exc:  # Tool.call returns failures; this is the net for what it misses
+        result = ToolResult.failure(f"tool {call.name!r} failed: {type(exc).__name__}")
     return await _persist(core, core.redact_result(result), call, parent_call_id)
 
 

@@ -245,7 +245,7 @@ class Tool:
         try:
             value = to_jsonable_python(value, bytes_mode="base64")
             json.dumps(value, allow_nan=False)
-        except (PydanticSerializationError, TypeError, ValueError) as exc:
+        except (PydanticSerializationError, TypeError, ValueError, RecursionError) as exc:
             return ToolResult.failure(
                 f"tool {self._name!r} returned a result that is not JSON-compatible: {exc}"
             )

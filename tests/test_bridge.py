@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Annotated
 
 import anyio
 import anyio.lowlevel
@@ -301,3 +302,107 @@ def test_readonlydir_refusals_reach_js_with_only_the_virtual_path(tree: Path, pa
     assert r.result != "read!"
     _name, message = r.result  # type: ignore[misc]
     assert str(tree) not in message and "TOP SECRET" not in message
+
+
+def _no_dotdot(path: str) -> str:
+    if ".." in path.split("/"):
+        raise ValueError("policy: paths stay under /srv/private/data")
+    return path
+
+
+def _refuse_on_purpose(value: int) -> int:
+    if value == 13:
+        raise bridge.HostError("13 is not allowed here", js_name="RangeError")
+    return value
+
+
+SafePath = Annotated[str, pydantic.AfterValidator(_no_dotdot)]
+
+
+def test_annotated_constraints_and_validators_are_enforced_before_the_call() -> None:
+    calls: list[tuple[str, int, str]] = []
+
+    def read(
+        path: SafePath,
+        count: Annotated[int, pydantic.Field(ge=0, le=10)],
+        tag: Annotated[str, pydantic.StringConstraints(max_length=3)] = "t",
+    ) -> str:
+        calls.append((path, count, tag))
+        return path
+
+    src = """const out = [read("a/b", 1, "ok")];
+      for (const args of [["../etc/passwd", 1], ["a", -1], ["a", 11], ["a", 1, "long"]]) {
+        try { read(...args); out.push("called") } catch (e) { out.push([e.name, e.message]) }
+      }
+      export default out"""
+    r = run_code_sync(src, globals={"read": read}, timeout=30)
+    assert r.status == "success", r.error
+    assert r.result[0] == "a/b"  # type: ignore[index]
+    refusals = r.result[1:]  # type: ignore[index]
+    assert [name for name, _ in refusals] == ["TypeError"] * 4, refusals
+    assert ["path" in refusals[0][1], "count" in refusals[1][1], "count" in refusals[2][1]] == [
+        True,
+        True,
+        True,
+    ]
+    assert "tag" in refusals[3][1]
+    assert calls == [("a/b", 1, "ok")]
+
+
+class Request(pydantic.BaseModel):
+    path: str
+
+    @pydantic.field_validator("path")
+    @classmethod
+    def _policy(cls, value: str) -> str:
+        return _no_dotdot(value)
+
+
+def test_a_validators_own_message_is_never_shown_to_the_program() -> None:
+    def read(path: SafePath, n: Annotated[int, pydantic.AfterValidator(_refuse_on_purpose)]) -> str:
+        return path
+
+    def open_request(request: Request) -> str:
+        return request.path
+
+    src = """const out = [];
+      for (const args of [["../x", 1], ["a", 13]]) {
+        try { read(...args) } catch (e) { out.push([e.name, e.message]) }
+      }
+      try { open_request({ path: "a/../b" }) } catch (e) { out.push([e.name, e.message]) }
+      export default out"""
+    r = run_code_sync(src, globals={"read": read, "open_request": open_request}, timeout=30)
+    assert r.status == "success", r.error
+    (name, message), on_purpose, (model_name, model_message) = r.result  # type: ignore[misc]
+    assert name == "TypeError" and "path" in message and "value_error" in message
+    assert model_name == "TypeError" and "request.path" in model_message
+    for shown in (message, model_message):
+        assert "/srv/private" not in shown and "policy" not in shown
+    assert on_purpose == ["RangeError", "13 is not allowed here"]  # a HostError is meant to show
+
+
+def test_star_args_annotations_check_every_extra_argument() -> None:
+    def total(first: int, *rest: Annotated[int, pydantic.Field(ge=0)]) -> int:
+        return first + sum(rest)
+
+    src = """const out = [total(1, 2, 3)];
+      for (const args of [[1, 2, "x"], [1, -5]]) {
+        try { total(...args); out.push("called") } catch (e) { out.push([e.name, e.message]) }
+      }
+      export default out"""
+    r = run_code_sync(src, globals={"total": total}, timeout=30)
+    assert r.status == "success", r.error
+    first, bad_type, negative = r.result  # type: ignore[misc]
+    assert first == 6
+    assert bad_type[0] == "TypeError" and "rest[1]" in bad_type[1]
+    assert negative[0] == "TypeError" and "rest[0]" in negative[1]
+
+
+def test_an_unresolvable_type_hint_fails_when_the_run_is_built() -> None:
+    def lookup(key: str, limit: NoSuchType) -> str:  # type: ignore[name-defined]  # noqa: F821
+        return key
+
+    with pytest.raises(TypeError, match=r"lookup\(\).*'limit'.*NoSuchType"):
+        run_code("export default 1", globals={"lookup": lookup})
+    with pytest.raises(TypeError, match=r"db\.lookup\(\).*'limit'"):
+        run_code_sync("export default 1", imports={"db": {"lookup": lookup}})

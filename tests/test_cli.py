@@ -369,6 +369,50 @@ def test_deterministic_and_seed_make_math_random_repeatable(write: Any) -> None:
     assert quickjail("run", "--seed", "7", str(prog)).stdout not in ("", first)
 
 
+# every character a terminal acts on, as the program writes it (JS escapes), and as Python sees it
+_CONTROLS_JS = r"\x1b]52;c;cHduZWQ=\x07 \x1b[2J \x9b31m \u202e \u2066 \r \b \x7f"
+_CONTROLS_TEXT = "\x1b]52;c;cHduZWQ=\x07 \x1b[2J \x9b31m \u202e \u2066 \r \b \x7f"
+_CONTROLS = ["\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\r", "\b", "\x7f"]
+
+
+def _run_raw(*args: str) -> tuple[int, str, str]:
+    """``quickjail ARGS`` with its output decoded as is (no newline translation)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "quickjail", *args],
+        capture_output=True,
+        env=_env(),
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
+    return proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
+
+
+def test_text_mode_shows_terminal_control_sequences_as_escapes(write: Any) -> None:
+    source = f"""const s = "{_CONTROLS_JS}";
+        console.log(s); console.error(s); report(s); report({{ s }});
+        export const ok = () => s;
+        export default function () {{ const e = new Error(s); e.name = "E" + s; throw e; }}"""
+    prog = write("ctl.js", source)
+    failing = _run_raw("run", str(prog))
+    ok = _run_raw("run", "--execute", "ok", str(prog))
+    for _code, out, err in (failing, ok):
+        for stream in (out, err):
+            assert not [c for c in _CONTROLS if c in stream], stream
+    assert (failing[0], ok[0]) == (1, 0), (failing[2], ok[2])
+    assert "\\x1b]52;c;cHduZWQ=\\x07" in failing[1]  # shown, not acted on
+    assert "\\u202e" in failing[2] and "E\\x1b]52" in failing[2]
+    # a value printed as JSON is still JSON, with the same value
+    assert json.loads(ok[1].splitlines()[-1]) == _CONTROLS_TEXT
+
+
+def test_json_mode_keeps_the_program_text_exact(write: Any) -> None:
+    prog = write("ctl.js", f'const s = "{_CONTROLS_JS}"; console.log(s); export default s;')
+    code, out, err = _run_raw("run", "--json", str(prog))
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["result"] == _CONTROLS_TEXT and data["logs"][0]["args"] == [_CONTROLS_TEXT]
+
+
 # ---------------------------------------------------------------- usage errors
 
 USAGE_CASES = [

@@ -5,7 +5,8 @@ capability unless a flag bridges it (``--allow-read DIR`` bridges a
 :class:`bridge.ReadOnlyDir` as the module ``"fs"``). Reports stream to stdout as they
 happen; logs, the result and a failure are printed when the run ends (or one JSON object
 with ``--json``). The first SIGINT or SIGTERM stops the run cleanly, a second one exits at
-once.
+once. Text mode shows the program's terminal control characters as escapes
+(:mod:`quickjail._cli._text`); ``--json`` prints the JSON exactly.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from quickjail._cli._exit import (
     UsageError,
 )
 from quickjail._cli._json import dumps, result_to_json
+from quickjail._cli._text import safe_json, safe_text
 from quickjail.sandbox import to_json_safe
 
 __all__ = ["cmd_run"]
@@ -150,7 +152,7 @@ def _run_options(
 
 
 def _print_report(value: Any) -> None:
-    print(f"report: {dumps(to_json_safe(value))}", flush=True)
+    print(f"report: {safe_json(dumps(to_json_safe(value)))}", flush=True)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -165,7 +167,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except (TypeError, ValueError) as exc:
             raise UsageError(str(exc)) from None
         except sandbox.SandboxError as exc:
-            print(f"quickjail: the sandbox could not start: {exc}", file=sys.stderr)
+            print(f"quickjail: the sandbox could not start: {safe_text(str(exc))}", file=sys.stderr)
             return EXIT_ERROR
         result, signum = anyio.run(_drive, execution)
     if args.json:
@@ -211,7 +213,9 @@ def _with_display_names(data: dict[str, Any], display: Mapping[str, str]) -> dic
 
 
 def _log_text(args: list[Any]) -> str:
-    return " ".join(a if isinstance(a, str) else dumps(to_json_safe(a)) for a in args)
+    return " ".join(
+        safe_text(a) if isinstance(a, str) else safe_json(dumps(to_json_safe(a))) for a in args
+    )
 
 
 def _print_text(result: sandbox.CodeResult, program: _Program, args: argparse.Namespace) -> None:
@@ -221,9 +225,9 @@ def _print_text(result: sandbox.CodeResult, program: _Program, args: argparse.Na
     sys.stdout.flush()
     if result.status == "success":
         if result.result is not sandbox.UNDEFINED:
-            print(dumps(to_json_safe(result.result)), flush=True)
+            print(safe_json(dumps(to_json_safe(result.result))), flush=True)
         return
-    entry_name = program.display[program.filename]
+    entry_name = safe_text(program.display[program.filename])
     if result.status == "terminated":
         if result.reason == "timeout":
             print(
@@ -233,16 +237,16 @@ def _print_text(result: sandbox.CodeResult, program: _Program, args: argparse.Na
         elif result.reason == _INTERRUPTED:
             print("quickjail: interrupted: the run was stopped", file=sys.stderr)
         else:
-            print(f"{entry_name}: terminated: {result.reason}", file=sys.stderr)
+            print(f"{entry_name}: terminated: {safe_text(str(result.reason))}", file=sys.stderr)
         return
     error = result.error
     if error is None:  # pragma: no cover - every failed status carries an error
         print(f"{entry_name}: {result.status}", file=sys.stderr)
         return
-    where = program.display.get(error.filename or "", entry_name)
+    where = safe_text(program.display.get(error.filename or "", entry_name))
     if error.line is not None:
         where += f":{error.line}:{error.column}"
-    head = f"{error.name}: {error.message}" if error.name else error.message
+    head = safe_text(f"{error.name}: {error.message}" if error.name else error.message)
     if result.status == "memory":
         head = (
             f"out of memory: the program needed more than --memory "
@@ -251,7 +255,7 @@ def _print_text(result: sandbox.CodeResult, program: _Program, args: argparse.Na
     print(f"{where}: {head}", file=sys.stderr)
     frames = [line for line in error.stack.splitlines() if line.strip().startswith("at ")]
     if frames and result.status != "memory":
-        print("\n".join(frames), file=sys.stderr)
+        print(safe_text("\n".join(frames)), file=sys.stderr)
     hint = _hint(result, args)
     if hint:
         print(f"hint: {hint}", file=sys.stderr)

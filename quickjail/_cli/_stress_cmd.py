@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from quickjail._cli._args import format_size
 from quickjail._cli._exit import EXIT_ERROR, EXIT_OK, EXIT_USAGE, UsageError
+from quickjail._cli._text import safe_text
 
 if TYPE_CHECKING:
     from quickjail._stress import Progress
@@ -113,7 +114,7 @@ def cmd_stress(args: argparse.Namespace) -> int:
     if found:
         print(f"\n{len(found)} violation(s):")
         for v in found:
-            print(f"  {v}")
+            print(f"  {safe_text(str(v))}")  # messages may quote what a program sent
         print(f"\nrepeat with: quickjail stress --bridge {args.bridge} --seed {report.seed}")
         return EXIT_ERROR
     print("\nno violations")
