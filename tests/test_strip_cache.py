@@ -22,7 +22,7 @@ def test_the_strip_cache_keeps_at_most_its_byte_budget(monkeypatch: pytest.Monke
     assert cache.get(sources[-1], "m.ts") is _program._strip(sources[-1], "m.ts")
     assert cache.get(sources[0], "m.ts") is None
     # An entry over a quarter of the budget is not kept at all.
-    huge = "let z: number = 1;\n" + "//" * (budget // 4)
+    huge = "let z: number = 1;\n" + "//" * (budget // 8)  # source and JavaScript: 512 KiB
     _program._strip(huge, "m.ts")
     assert cache.get(huge, "m.ts") is None and cache.size <= budget
 
