@@ -7,9 +7,11 @@ the run's dispatch table, and the content ID is computed from all of it on deman
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
+import sys
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -113,8 +115,75 @@ def _is_typescript(key: str, language: str) -> bool:
     return language == "typescript"
 
 
-@functools.lru_cache(maxsize=512)
-def _strip(source: str, filename: str) -> str:
-    from quickjail.sandbox._typescript import strip_types  # tree-sitter loads on first use
+STRIP_CACHE_BYTES = 32 * 2**20
+"""Bytes of TypeScript sources and their JavaScript the strip cache keeps at most, process-wide."""
 
-    return strip_types(source, filename=filename)
+
+class _StripCache:
+    """Stripped TypeScript by (source, file name), least recently used out first.
+
+    Bounded in bytes, not entries: a long-lived server sees programs of any size, and a cache
+    bounded by count keeps count × 2 × program size. An entry is charged the memory of its
+    strings (the JavaScript is free when it is the source itself, i.e. there were no types);
+    one larger than a quarter of the budget is not kept, so a single huge program cannot flush
+    everything else. Refusals are not cached. Thread-safe: runs prepare on callers' threads.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._entries: OrderedDict[tuple[str, str], tuple[str, int]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    @property
+    def size(self) -> int:
+        """Bytes charged to the entries kept now."""
+        return self._size
+
+    def get(self, source: str, filename: str) -> str | None:
+        """Returns the JavaScript kept for this source, or None."""
+        key = (source, filename)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            self._entries.move_to_end(key)
+            return entry[0]
+
+    def put(self, source: str, filename: str, javascript: str) -> None:
+        """Keeps the JavaScript of a source, evicting the least recently used over budget."""
+        cost = sys.getsizeof(source) + sys.getsizeof(filename)
+        if javascript is not source:
+            cost += sys.getsizeof(javascript)
+        if cost > self._budget // 4:
+            return
+        key = (source, filename)
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._size -= old[1]
+            self._entries[key] = (javascript, cost)
+            self._size += cost
+            while self._size > self._budget:
+                _, (_, evicted) = self._entries.popitem(last=False)
+                self._size -= evicted
+
+    def clear(self) -> None:
+        """Drops every entry."""
+        with self._lock:
+            self._entries.clear()
+            self._size = 0
+
+
+_strip_cache = _StripCache(STRIP_CACHE_BYTES)
+
+
+def _strip(source: str, filename: str) -> str:
+    """Strips TypeScript through the process-wide cache (see :class:`_StripCache`)."""
+    javascript = _strip_cache.get(source, filename)
+    if javascript is None:
+        from quickjail.sandbox._typescript import strip_types  # tree-sitter loads on first use
+
+        javascript = strip_types(source, filename=filename)
+        _strip_cache.put(source, filename, javascript)
+    return javascript

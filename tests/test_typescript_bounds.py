@@ -1,0 +1,245 @@
+"""Host work on untrusted TypeScript is bounded: linear stripping and its limits, and the places
+where a line break ends a modifier or a type in TypeScript (issue 11)."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import time
+from collections.abc import Callable
+
+import pytest
+
+from quickjail import run_code_sync
+from quickjail.sandbox import _typescript
+from quickjail.sandbox._typescript import MAX_TYPESCRIPT_BYTES, TypeScriptError, strip_types
+
+
+def _nested_as(n: int) -> str:
+    return "x" + " as any" * n
+
+
+def _parenthesized_as(n: int) -> str:
+    return "(" * n + "x as T" + ")" * n
+
+
+def _as_statements(n: int) -> str:
+    return "a as T;\n" * n
+
+
+def _refusals_after_a_syntax_error(n: int) -> str:
+    return "let t = ;\n" + "enum E { A }\n" * n
+
+
+def _type_specifiers(n: int) -> str:
+    return "import { " + ", ".join(f"type A{i}" for i in range(n)) + " } from 'm';"
+
+
+def _this_parameters(n: int) -> str:
+    return "function f(this: T, a) {}\n" * n
+
+
+def _non_ascii_removed_statements(n: int) -> str:
+    return "type Ä = 'é';" * n
+
+
+def _nested_assertions(n: int) -> str:
+    return "() => <T>(" * n + "x" + ")" * n
+
+
+def _nested_returns(n: int) -> str:
+    return "function f() { return <T>\n(" * n + "x" + ") }" * n
+
+
+def _nested_namespaces(n: int) -> str:
+    return "namespace A { " * n + "export type T = 1;" + " }" * n
+
+
+def _nested_arrow_return_types(n: int) -> str:
+    return "(): T\n=> " * n + "1"
+
+
+def _nested_multiline_types(n: int) -> str:
+    return "let x: " + "{ a:\n" * n + "T[]" + " }" * n + " = 1;"
+
+
+def _fields(n: int) -> str:
+    return "class A {\n" + "".join(f"  readonly x{i}?: number = 1;\n" for i in range(n)) + "}"
+
+
+def _syntax_errors(n: int) -> str:
+    return "let = ;\nx as T\n" * n
+
+
+def _nested_exports_with_errors(n: int) -> str:
+    return "export type " * n + "* from 'm';"
+
+
+SHAPES: dict[str, Callable[[int], str]] = {
+    f.__name__.lstrip("_"): f
+    for f in (
+        _nested_as,
+        _parenthesized_as,
+        _as_statements,
+        _refusals_after_a_syntax_error,
+        _type_specifiers,
+        _this_parameters,
+        _non_ascii_removed_statements,
+        _nested_assertions,
+        _nested_returns,
+        _nested_namespaces,
+        _nested_arrow_return_types,
+        _nested_multiline_types,
+        _fields,
+        _syntax_errors,
+        _nested_exports_with_errors,
+    )
+}
+
+
+def _work(source: str) -> int:
+    return _typescript._strip(source, "<test>")[1]  # none of the shapes is refused
+
+
+@pytest.mark.parametrize("shape", list(SHAPES.values()), ids=list(SHAPES))
+def test_stripping_work_doubles_when_the_source_doubles(shape: Callable[[int], str]) -> None:
+    # Every loop of the stripper counts its steps; a quadratic step makes the ratio ~4.
+    small, large = _work(shape(2000)), _work(shape(4000))
+    assert large <= 2.2 * small + 100, (small, large)
+    # And the count stays far below the budget that would stop the run.
+    size = len(shape(4000).encode())
+    assert large <= _typescript.WORK_PER_BYTE * size // 4
+
+
+def _cpu_seconds_per_byte(source: str, tries: int = 3, enough: float = 0.0) -> float:
+    """Best CPU time of this thread (not wall time) per UTF-8 byte of stripping `source`."""
+    best = float("inf")
+    size = len(source.encode())
+    for _ in range(tries):
+        start = time.thread_time()
+        try:
+            strip_types(source)
+        except TypeScriptError:
+            pass
+        best = min(best, (time.thread_time() - start) / size)
+        if best <= enough:
+            break
+    return best
+
+
+def _sized(shape: Callable[[int], str], size: int) -> str:
+    return shape(max(1, size * 64 // len(shape(64).encode())))
+
+
+# Shapes that took quadratic time: tree-sitter answers `Node.parent` and `Node.next_sibling`
+# by descending from the root (`x as any as any ...`, many `as` statements, many `type`
+# specifiers), refusals after a syntax error rescanned the tree, and marks in a non-ASCII range
+# were each decoded from the range's start. At this size the first and the third were over the
+# bound before the fix; the others' quadratic terms have small constants (the counted test
+# above and the one below cover them).
+QUADRATIC_BEFORE = ["nested_as", "as_statements", "refusals_after_a_syntax_error"]
+QUADRATIC_BEFORE += ["type_specifiers", "non_ascii_removed_statements"]
+
+
+def test_the_stripper_never_asks_tree_sitter_for_parents_or_siblings() -> None:
+    # tree-sitter stores no parent links: `parent`, `next_sibling` and the like walk down from
+    # the root on every call, so one call per node makes stripping quadratic. The stripper
+    # walks with a cursor and looks only at a node's own children.
+    code = inspect.getsource(_typescript)
+    found = re.findall(r"\.(?:parent|(?:next|prev)(?:_named)?_sibling|descendant_\w+)\b", code)
+    assert found == []
+
+
+@pytest.mark.parametrize("name", QUADRATIC_BEFORE)
+def test_adversarial_shapes_strip_in_time_proportional_to_their_size(name: str) -> None:
+    # Per byte, against plain typed code of the same size: linear stripping takes about the
+    # same (at most twice here), so 20x is a 10x margin. At 128 KiB these shapes took seconds
+    # to minutes when stripping was quadratic.
+    size = 128 * 1024
+    plain = _cpu_seconds_per_byte(_sized(lambda n: "let a: number = f(1, [2]);\n" * n, size))
+    bound = 20 * plain
+    shaped = _cpu_seconds_per_byte(_sized(SHAPES[name], size), enough=bound)
+    assert shaped < bound, (shaped, plain)
+
+
+def test_a_source_over_the_size_limit_is_refused_naming_the_limit() -> None:
+    for source in ("x" * (MAX_TYPESCRIPT_BYTES + 1), "é" * (MAX_TYPESCRIPT_BYTES // 2 + 1)):
+        with pytest.raises(TypeScriptError) as caught:
+            strip_types(source, filename="big.ts")
+        assert "MAX_TYPESCRIPT_BYTES" in caught.value.message
+        assert (caught.value.line, caught.value.column) == (1, 1)
+    assert strip_types("x" * MAX_TYPESCRIPT_BYTES) == "x" * MAX_TYPESCRIPT_BYTES
+
+
+def test_a_run_of_too_much_typescript_ends_as_a_syntax_error_naming_the_limit() -> None:
+    source = "export default 1;\n" + "//" + "x" * MAX_TYPESCRIPT_BYTES
+    result = run_code_sync(source)
+    assert result.status == "error" and result.error is not None
+    assert result.error.name == "SyntaxError"
+    assert "MAX_TYPESCRIPT_BYTES" in result.error.message
+
+
+def test_the_work_budget_stops_stripping_with_an_error_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_typescript, "WORK_PER_BYTE", 1)
+    with pytest.raises(TypeScriptError) as caught:
+        strip_types("(" * 500 + "x as T" + ")" * 500)
+    assert "WORK_PER_BYTE" in caught.value.message
+
+
+# (source, line, column, words in the message) where TypeScript ends a modifier or a type at a
+# line break and tree-sitter reads on: erasing tree-sitter's reading would drop code.
+LINE_BREAK_REFUSALS = [
+    ("class A {\n  abstract\n  x = f()\n}", 2, 3, "`abstract` followed by a line break"),
+    ("class A { abstract\n foo(): void }", 1, 11, "`abstract` followed by a line break"),
+    ("abstract\nclass A {}", 1, 1, "`abstract` followed by a line break"),
+    ("o satisfies object\n[0]", 2, 1, "line break before `[`"),
+    ("x as T\n[0]", 2, 1, "line break before `[`"),
+    ("x as unknown as T[]\n[0]", 2, 1, "line break before `[`"),
+    ("let a = o satisfies A | B\n  [0]", 2, 3, "line break before `[`"),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "column", "words"),
+    LINE_BREAK_REFUSALS,
+    ids=[r[0][:30] for r in LINE_BREAK_REFUSALS],
+)
+def test_a_line_break_that_ends_a_modifier_or_type_never_hides_code(
+    source: str, line: int, column: int, words: str
+) -> None:
+    with pytest.raises(TypeScriptError) as caught:
+        strip_types(source, filename="main.ts")
+    assert (caught.value.line, caught.value.column) == (line, column)
+    assert words in caught.value.message
+
+
+# Where tree-sitter already reads the line break as TypeScript does, the code stays.
+LINE_BREAK_KEPT = [
+    ("class A { readonly\n x = 1 }", "class A { readonly\n x = 1 }"),
+    ("class A { private\n x = 1 }", "class A { private\n x = 1 }"),
+    ("class A { declare\n x: number }", "class A { declare\n x;        }"),
+    ("declare\nlet x = f()", "declare\nlet x = f()"),
+    ("type A = B\n[0]", ";         \n[0]"),
+    ("let x: T\n[0]", "let x;  \n[0]"),
+    ("let x: T[]\n= []", "let x     \n= []"),
+    ("o satisfies object[]\n;[0]", "o                   \n;[0]"),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"), LINE_BREAK_KEPT, ids=[c[0] for c in LINE_BREAK_KEPT]
+)
+def test_code_after_a_line_break_that_ends_a_modifier_or_type_is_kept(
+    source: str, expected: str
+) -> None:
+    assert strip_types(source) == expected
+
+
+def test_a_run_refuses_a_modifier_that_a_line_break_ends() -> None:
+    result = run_code_sync("class A {\n  abstract\n  x = 1\n}\nexport default new A().x")
+    assert result.status == "error" and result.error is not None
+    error = result.error
+    assert error.name == "SyntaxError" and (error.line, error.column) == (2, 3)
+    assert "`abstract`" in error.message
