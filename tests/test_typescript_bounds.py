@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import time
 from collections.abc import Callable
 
 import pytest
@@ -111,34 +110,11 @@ def test_stripping_work_doubles_when_the_source_doubles(shape: Callable[[int], s
     assert large <= _typescript.WORK_PER_BYTE * size // 4
 
 
-def _cpu_seconds_per_byte(source: str, tries: int = 3, enough: float = 0.0) -> float:
-    """Best CPU time of this thread (not wall time) per UTF-8 byte of stripping `source`."""
-    best = float("inf")
-    size = len(source.encode())
-    for _ in range(tries):
-        start = time.thread_time()
-        try:
-            strip_types(source)
-        except TypeScriptError:
-            pass
-        best = min(best, (time.thread_time() - start) / size)
-        if best <= enough:
-            break
-    return best
-
-
-def _sized(shape: Callable[[int], str], size: int) -> str:
-    return shape(max(1, size * 64 // len(shape(64).encode())))
-
-
-# Shapes that took quadratic time: tree-sitter answers `Node.parent` and `Node.next_sibling`
-# by descending from the root (`x as any as any ...`, many `as` statements, many `type`
-# specifiers), refusals after a syntax error rescanned the tree, and marks in a non-ASCII range
-# were each decoded from the range's start. At this size the first and the third were over the
-# bound before the fix; the others' quadratic terms have small constants (the counted test
-# above and the one below cover them).
-QUADRATIC_BEFORE = ["nested_as", "as_statements", "refusals_after_a_syntax_error"]
-QUADRATIC_BEFORE += ["type_specifiers", "non_ascii_removed_statements"]
+# The shapes above took quadratic time: tree-sitter answers `Node.parent` and
+# `Node.next_sibling` by descending from the root (`x as any as any ...`, many `as` statements,
+# many `type` specifiers), refusals after a syntax error rescanned the tree, and marks in a
+# non-ASCII range were each decoded from the range's start. The counted-work test above and the
+# structural one below guard them (no wall- or CPU-time assertion: the suite runs on busy CI).
 
 
 def test_the_stripper_never_asks_tree_sitter_for_parents_or_siblings() -> None:
@@ -148,18 +124,6 @@ def test_the_stripper_never_asks_tree_sitter_for_parents_or_siblings() -> None:
     code = inspect.getsource(_typescript)
     found = re.findall(r"\.(?:parent|(?:next|prev)(?:_named)?_sibling|descendant_\w+)\b", code)
     assert found == []
-
-
-@pytest.mark.parametrize("name", QUADRATIC_BEFORE)
-def test_adversarial_shapes_strip_in_time_proportional_to_their_size(name: str) -> None:
-    # Per byte, against plain typed code of the same size: linear stripping takes about the
-    # same (at most twice here), so 20x is a 10x margin. At 128 KiB these shapes took seconds
-    # to minutes when stripping was quadratic.
-    size = 128 * 1024
-    plain = _cpu_seconds_per_byte(_sized(lambda n: "let a: number = f(1, [2]);\n" * n, size))
-    bound = 20 * plain
-    shaped = _cpu_seconds_per_byte(_sized(SHAPES[name], size), enough=bound)
-    assert shaped < bound, (shaped, plain)
 
 
 def test_a_source_over_the_size_limit_is_refused_naming_the_limit() -> None:
