@@ -1,0 +1,160 @@
+"""The worker pool and a run's control: no run, host function or callback can deadlock, starve
+or kill the pool, or hang a run past its stop.
+
+Most tests go through the public API; the pool's own behaviour (growth, cap, shrinking, a
+failing job) is checked on a private :class:`Workers`, and host failures the public API cannot
+provoke are injected by patching :class:`Run` (said where).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from quickjail.bridge import run_code_sync
+from quickjail.sandbox import CodeResult, _engine
+from quickjail.sandbox._threads import Deadlines, Workers
+
+GENEROUS = 60.0  # seconds: far more than anything here takes on a loaded machine
+_TEST_POOL = "quickjail-test-pool"  # private pools' threads, told apart from the engine's
+
+
+def _in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
+    """Call ``fn`` on a daemon thread; the box gets its result or exception."""
+    box: list[Any] = []
+
+    def target() -> None:
+        try:
+            box.append(fn())
+        except BaseException as exc:
+            box.append(exc)
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    return t, box
+
+
+def _outcome(t: threading.Thread, box: list[Any]) -> CodeResult:
+    t.join(GENEROUS)
+    assert box, "the run did not end"
+    out = box[0]
+    assert isinstance(out, CodeResult), out
+    return out
+
+
+def _eventually(check: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + GENEROUS
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def _pool() -> Workers:
+    run_code_sync("export default 0")  # the engine exists
+    return _engine.get_engine().workers
+
+
+def test_host_functions_that_run_code_cannot_deadlock_the_pool() -> None:
+    n = _pool().core + 2
+    barrier = threading.Barrier(n, timeout=GENEROUS)
+
+    def tool() -> Any:
+        barrier.wait()  # every outer run holds a worker at the same time
+        return run_code_sync("export default 40 + 2", timeout=GENEROUS).result
+
+    def outer() -> CodeResult:
+        return run_code_sync("export default host()", globals={"host": tool}, timeout=GENEROUS)
+
+    runs = [_in_thread(outer) for _ in range(n)]
+    results = [_outcome(t, box) for t, box in runs]
+    assert [(r.status, r.result) for r in results] == [("success", 42)] * n, results[0].error
+
+
+def test_blocking_host_functions_do_not_starve_other_runs() -> None:
+    n = _pool().core + 2
+    release = threading.Event()
+    entered = threading.Semaphore(0)
+
+    def block() -> int:
+        entered.release()
+        release.wait(3 * GENEROUS)  # longer than the test waits for the other run
+        return 1
+
+    def blocked() -> CodeResult:
+        return run_code_sync("export default host()", globals={"host": block})
+
+    blockers = [_in_thread(blocked) for _ in range(n)]
+    try:
+        for _ in range(n):  # every blocking host function holds its worker
+            assert entered.acquire(timeout=GENEROUS)
+        other = _outcome(*_in_thread(lambda: run_code_sync("export default 'free'")))
+        assert (other.status, other.result) == ("success", "free")
+    finally:
+        release.set()
+    assert [_outcome(t, box).result for t, box in blockers] == [1] * n
+
+
+def test_the_pool_grows_past_its_core_and_extra_threads_exit_when_idle() -> None:
+    pool = Workers(
+        core=1, cap=4, deadlines=Deadlines(), grow_after=0.01, idle_exit=0.05, name=_TEST_POOL
+    )
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    def job() -> None:
+        started.release()
+        release.wait(GENEROUS)
+
+    for _ in range(4):
+        pool.submit(job)
+    for _ in range(4):  # all four run at once although the core is one thread
+        assert started.acquire(timeout=GENEROUS)
+    assert pool.threads == 4
+    release.set()
+    assert _eventually(lambda: pool.threads == 1 and pool.idle == 1)
+
+
+def test_the_pool_never_exceeds_its_cap_and_jobs_over_it_still_run() -> None:
+    pool = Workers(
+        core=1, cap=2, deadlines=Deadlines(), grow_after=0.01, idle_exit=GENEROUS, name=_TEST_POOL
+    )
+    release = threading.Event()
+    started = threading.Semaphore(0)
+    finished = threading.Semaphore(0)
+
+    def job() -> None:
+        started.release()
+        release.wait(GENEROUS)
+        finished.release()
+
+    for _ in range(3):
+        pool.submit(job)
+    for _ in range(2):
+        assert started.acquire(timeout=GENEROUS)
+    time.sleep(0.2)  # 20x the growth delay: a pool that ignored its cap would have grown
+    assert pool.threads == 2
+    release.set()
+    for _ in range(3):
+        assert finished.acquire(timeout=GENEROUS)
+    assert _eventually(lambda: pool.idle == 2)
+
+
+@pytest.mark.parametrize("failure", [RuntimeError, SystemExit])
+def test_a_job_that_raises_does_not_cost_the_pool_its_worker(failure: type[BaseException]) -> None:
+    pool = Workers(core=1, cap=1, deadlines=Deadlines(), name=_TEST_POOL)
+    ran = threading.Event()
+
+    def bad() -> None:
+        raise failure("a job that fails")
+
+    pool.submit(bad)
+    pool.submit(ran.set)
+    assert ran.wait(GENEROUS)
+    assert _eventually(lambda: pool.idle == 1)
+    assert pool.threads == 1
