@@ -39,6 +39,7 @@ from quickjail.sandbox._abi import (
     OP_REPORT,
     OP_RESULT,
     OUT_ERROR,
+    QJ_DONE,
     QJ_FAIL,
     QJ_PENDING,
     RUN_HEADER,
@@ -326,6 +327,12 @@ class Run:
 
     def slice_start(self) -> int:
         o, p = self.opts, self.program
+        if not _well_formed(o.fn):
+            # an export name is well-formed Unicode, so no module exports this one; refused
+            # here because no UTF-8 encoding of it names what the caller asked for
+            message = f"the module has no export named {o.fn!r} (it is not valid Unicode)"
+            self._sent = (OUT_ERROR, {"name": "ReferenceError", "message": message})
+            return QJ_DONE
         bytecode = None
         if o.kind == "module":
             bytecode, hits, self._compiled_now = compile_missing(
@@ -397,7 +404,12 @@ class Run:
             raise _Stopped from None
 
     def run_slice(self, work: Callable[[], int]) -> int | None:
-        """Run one slice on the current (worker) thread; None when the guest trapped."""
+        """Run one slice on the current (worker) thread; None when the guest trapped.
+
+        Never raises: a host failure (a bug, an input the host cannot encode) ends the run as
+        an error naming the exception's class (the exception goes to ``host_errors``), and a
+        SystemExit/KeyboardInterrupt stops the run and is kept in ``fatal`` for the driver.
+        """
         _router.bind(self)
         t0 = time.thread_time()
         try:
@@ -407,6 +419,18 @@ class Run:
             return None
         except BadPointer:
             return QJ_FAIL
+        except Exception as exc:
+            self.keep_error(exc)
+            message = (
+                f"the host failed while running the code ({type(exc).__name__}); "
+                "the exception is in CodeResult.host_errors"
+            )
+            self._sent = (OUT_ERROR, {"name": "InternalError", "message": message})
+            return QJ_DONE
+        except BaseException as exc:
+            self.fatal = exc
+            self.terminate("interrupted")
+            return None
         finally:
             self._cpu += time.thread_time() - t0
             _router.bind(None)
@@ -484,3 +508,12 @@ def _soft_limit(hard: int, stack: int) -> int:
     """QuickJS's own cap: below the hard cap by the stack, static data and a reserve."""
     reserve = max(4 * 2**20, hard // 8)
     return max(1 * 2**20, min(hard - stack - reserve, 0xFFFFFFFF))
+
+
+def _well_formed(text: str) -> bool:
+    """True when ``text`` has no lone surrogate (it encodes to UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

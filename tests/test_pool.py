@@ -13,10 +13,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import pytest
 
 from quickjail.bridge import run_code_sync
 from quickjail.sandbox import CodeResult, _engine
+from quickjail.sandbox._run import Run
 from quickjail.sandbox._threads import Deadlines, Workers
 
 GENEROUS = 60.0  # seconds: far more than anything here takes on a loaded machine
@@ -58,6 +61,18 @@ def _eventually(check: Callable[[], bool]) -> bool:
 def _pool() -> Workers:
     run_code_sync("export default 0")  # the engine exists
     return _engine.get_engine().workers
+
+
+async def _noop_report(_value: Any) -> None:
+    await anyio.lowlevel.checkpoint()
+
+
+def _pool_threads_alive() -> int:
+    return sum(1 for t in threading.enumerate() if t.name == "quickjail-worker" and t.is_alive())
+
+
+def _pool_threads_counted() -> int:
+    return sum(e.workers.threads for e in _engine._engines.values())
 
 
 def test_host_functions_that_run_code_cannot_deadlock_the_pool() -> None:
@@ -158,3 +173,37 @@ def test_a_job_that_raises_does_not_cost_the_pool_its_worker(failure: type[BaseE
     assert ran.wait(GENEROUS)
     assert _eventually(lambda: pool.idle == 1)
     assert pool.threads == 1
+
+
+@pytest.mark.parametrize("driver", ["whole-run", "sliced"])
+def test_an_unencodable_fn_is_a_reference_error_and_leaves_every_worker_alive(
+    driver: str,
+) -> None:
+    kw: dict[str, Any] = {"report": _noop_report} if driver == "sliced" else {}
+    for _ in range(_pool().core + 2):  # more runs than the pool has core threads
+        r = _outcome(
+            *_in_thread(lambda: run_code_sync("export default 1", execute={"fn": "\ud800"}, **kw))
+        )
+        assert r.status == "error" and r.error is not None
+        assert r.error.name == "ReferenceError" and "not valid Unicode" in r.error.message
+    assert run_code_sync("export default 2", timeout=GENEROUS).result == 2
+    assert _eventually(lambda: _pool_threads_alive() == _pool_threads_counted())
+
+
+@pytest.mark.parametrize("driver", ["whole-run", "sliced"])
+def test_a_host_failure_inside_a_slice_ends_the_run_as_an_error_naming_it(
+    driver: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # injected: a host bug in the slice (the public API has no way left to provoke one)
+    def broken(self: Run) -> int:
+        raise LookupError("a host bug")
+
+    monkeypatch.setattr(Run, "slice_start", broken)
+    kw: dict[str, Any] = {"report": _noop_report} if driver == "sliced" else {}
+    r = _outcome(*_in_thread(lambda: run_code_sync("export default 1", **kw)))
+    monkeypatch.undo()
+    assert r.status == "error" and r.error is not None
+    assert r.error.name == "InternalError" and "LookupError" in r.error.message
+    assert any(isinstance(e, LookupError) for e in r.host_errors)
+    assert run_code_sync("export default 2", timeout=GENEROUS).result == 2
+    assert _eventually(lambda: _pool_threads_alive() == _pool_threads_counted())
