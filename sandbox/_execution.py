@@ -171,7 +171,11 @@ class CodeExecution:
             return self._run
 
     def _finish(self, run: Run, status: int | None, *, release: bool = True) -> CodeResult:
-        result = run.finish(status, release=release)
+        try:
+            result = run.finish(status, release=release)
+        except BaseException:
+            run.release()  # whatever failed, the run ends and its instance goes
+            raise
         with self._lock:
             self._result = result
         self._notify_reports()

@@ -13,6 +13,7 @@ import os
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -110,7 +111,9 @@ class Run:
         self._time_left: float | None = None
         if opts.timeout is not None:
             self._deadline_at = time.monotonic() + opts.timeout
-            self._deadline_key = engine.deadlines.add(self._deadline_at, self._on_deadline)
+            self._deadline_key = engine.deadlines.add(
+                self._deadline_at, _weakly(self, Run._on_deadline)
+            )
 
     @property
     def instance(self) -> NativeInstance:
@@ -131,11 +134,13 @@ class Run:
         self._time_left = max(0.0, self._deadline_at - time.monotonic())
 
     def resume_deadline(self) -> None:
-        if self._time_left is None:
+        if self._time_left is None or self.done:
             return
         self._deadline_at = time.monotonic() + self._time_left
         self._time_left = None
-        self._deadline_key = self.engine.deadlines.add(self._deadline_at, self._on_deadline)
+        self._deadline_key = self.engine.deadlines.add(
+            self._deadline_at, _weakly(self, Run._on_deadline)
+        )
 
     def should_stop(self) -> bool:
         return self.stop_reason is not None
@@ -158,11 +163,13 @@ class Run:
         A store's epoch callback may be deciding "continue" for an earlier advance at the very
         moment this run's stop is requested; its next deadline then lies past this advance,
         and one advance alone would be lost. Repeating until the run ends closes that race.
+        The run has ended once it is finished or released (whichever path got there) or
+        collected: the repeat holds only a weak reference to it.
         """
         if self.done:
             return
         self.engine.engine.increment_epoch()
-        self.engine.deadlines.add(time.monotonic() + NUDGE_INTERVAL, self._nudge)
+        self.engine.deadlines.add(time.monotonic() + NUDGE_INTERVAL, _weakly(self, Run._nudge))
 
     def clock_ns(self, clock_id: int) -> int:
         if self.opts.deterministic:
@@ -441,11 +448,24 @@ class Run:
     # the end
 
     def finish(self, status_code: int | None, *, release: bool = True) -> CodeResult:
-        """Decide the outcome from host facts and (unless told not to) release the instance."""
+        """Decide the outcome from host facts and (unless told not to) release the instance,
+        even when deciding fails."""
+        self._end()
+        try:
+            return self._outcome(status_code)
+        finally:
+            if release:
+                self.release()
+
+    def _end(self) -> None:
+        """Mark the run over: terminate becomes a no-op, the nudge and the deadline stop."""
         with self.lock:
             self.done = True
-        if self._deadline_key is not None:
-            self.engine.deadlines.cancel(self._deadline_key)
+            key, self._deadline_key = self._deadline_key, None
+        if key is not None:
+            self.engine.deadlines.cancel(key)
+
+    def _outcome(self, status_code: int | None) -> CodeResult:
         try:
             peak = self._instance.memory(1 << 40)[1]
         except Exception:
@@ -494,12 +514,12 @@ class Run:
             reason=outcome.reason,
             host_errors=list(self.host_errors),
         )
-        if release:
-            self.release()
         return result
 
     def release(self) -> None:
-        """Free the store and its instance (idempotent); the result stays."""
+        """Free the store and its instance (idempotent); the result stays. Ends the run too,
+        for a path that never reached :meth:`finish`."""
+        self._end()
         _engine.release_store(self._store_key)
         self._instance.close()
 
@@ -517,3 +537,15 @@ def _well_formed(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _weakly(run: Run, method: Callable[[Run], None]) -> Callable[[], None]:
+    """A deadline callback calling ``method(run)`` that does not keep ``run`` alive."""
+    ref = weakref.ref(run)
+
+    def call() -> None:
+        target = ref()
+        if target is not None:
+            method(target)
+
+    return call

@@ -8,8 +8,10 @@ provoke are injected by patching :class:`Run` (said where).
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +21,8 @@ import pytest
 
 from quickjail.bridge import run_code_sync
 from quickjail.sandbox import CodeResult, _engine
-from quickjail.sandbox._run import Run
+from quickjail.sandbox._abi import QJ_FAIL
+from quickjail.sandbox._run import NUDGE_INTERVAL, Run
 from quickjail.sandbox._threads import Deadlines, Workers
 
 GENEROUS = 60.0  # seconds: far more than anything here takes on a loaded machine
@@ -207,3 +210,47 @@ def test_a_host_failure_inside_a_slice_ends_the_run_as_an_error_naming_it(
     assert any(isinstance(e, LookupError) for e in r.host_errors)
     assert run_code_sync("export default 2", timeout=GENEROUS).result == 2
     assert _eventually(lambda: _pool_threads_alive() == _pool_threads_counted())
+
+
+@pytest.mark.parametrize("driver", ["whole-run", "sliced"])
+def test_a_stopped_run_that_never_finished_stops_nudging_and_is_not_kept_alive(
+    driver: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # injected: the run is told to stop (the epoch nudge starts), then its job fails before
+    # finish() decided anything
+    _pool()
+    engine = _engine.get_engine()
+    seen: list[weakref.ref[Run]] = []
+
+    def stopped(self: Run) -> int:
+        seen.append(weakref.ref(self))
+        self.terminate("stop requested")
+        return QJ_FAIL
+
+    def finish_fails(self: Run, status: int | None, *, release: bool = True) -> CodeResult:
+        raise LookupError("a host bug before finish")
+
+    monkeypatch.setattr(Run, "slice_start", stopped)
+    monkeypatch.setattr(Run, "finish", finish_fails)
+    before = engine.deadlines.pending
+    kw: dict[str, Any] = {"report": _noop_report} if driver == "sliced" else {}
+    t, box = _in_thread(lambda: run_code_sync("export default 1", **kw))
+    t.join(GENEROUS)
+    monkeypatch.undo()
+    assert box and isinstance(box[0], LookupError)
+    del box
+
+    def quiet() -> bool:  # the nudge re-adds itself every NUDGE_INTERVAL until it stops
+        for _ in range(20):
+            if engine.deadlines.pending > before:
+                return False
+            time.sleep(NUDGE_INTERVAL)
+        return True
+
+    assert _eventually(quiet)
+
+    def collected() -> bool:
+        gc.collect()
+        return seen[0]() is None
+
+    assert _eventually(collected)
