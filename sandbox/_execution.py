@@ -358,8 +358,18 @@ class CodeExecution:
     async def _host_call(
         self, run: Run, call: PendingCall, settled: list[tuple[int, bool, bytes]]
     ) -> None:
+        """Await one async host call and hand its outcome to the driver.
+
+        The backend's cancellation exception only propagates when this task is being
+        cancelled (the run stops, the awaiting task is cancelled); raised by a host function
+        on its own it fails the call like any exception, else the guest would wait forever.
+        """
         try:
             value = await call.fn.fn(*call.args)
+        except anyio.get_cancelled_exc_class() as exc:
+            if anyio.current_effective_deadline() == -math.inf:
+                raise
+            ok, data = run.dispatch.settle(call.fn, exc, ok=False)
         except Exception as exc:
             ok, data = run.dispatch.settle(call.fn, exc, ok=False)
         else:

@@ -19,7 +19,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from quickjail.bridge import run_code_sync
+from quickjail.bridge import run_code, run_code_sync
 from quickjail.sandbox import CodeResult, _engine
 from quickjail.sandbox._abi import QJ_FAIL
 from quickjail.sandbox._run import NUDGE_INTERVAL, Run
@@ -254,3 +254,34 @@ def test_a_stopped_run_that_never_finished_stops_nudging_and_is_not_kept_alive(
         return seen[0]() is None
 
     assert _eventually(collected)
+
+
+async def _a_cancellation() -> BaseException:
+    """A genuine cancellation exception of the running backend, caught in its own scope."""
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        try:
+            await anyio.lowlevel.checkpoint()
+        except anyio.get_cancelled_exc_class() as exc:
+            return exc
+    raise AssertionError("the cancelled scope did not raise")
+
+
+@pytest.mark.anyio
+async def test_a_host_function_raising_the_cancellation_exception_fails_only_that_call() -> None:
+    async def flaky() -> int:
+        raise await _a_cancellation()
+
+    async def fine() -> int:
+        await anyio.lowlevel.checkpoint()
+        return 7
+
+    src = """
+        let m
+        try { await flaky() } catch (e) { m = 'rejected' }
+        export default [m, await fine()]
+    """
+    with anyio.fail_after(GENEROUS):
+        r = await run_code(src, language="javascript", globals={"flaky": flaky, "fine": fine})
+    assert (r.status, r.result) == ("success", ["rejected", 7]), r.error
+    assert len(r.host_errors) == 1
