@@ -256,6 +256,45 @@ def test_a_stopped_run_that_never_finished_stops_nudging_and_is_not_kept_alive(
     assert _eventually(collected)
 
 
+@pytest.mark.anyio
+async def test_a_report_callback_that_never_returns_ends_at_the_run_deadline() -> None:
+    async def stuck(_value: Any) -> None:
+        await anyio.sleep_forever()
+
+    with anyio.fail_after(GENEROUS):
+        r = await run_code(
+            "report(1); report(2); export default 'done'",
+            language="javascript",
+            report=stuck,
+            timeout=2.0,
+        )
+    assert (r.status, r.result, r.reports) == ("success", "done", [1, 2])
+    assert any("cancelled" in str(e) and "0 of 2" in str(e) for e in r.host_errors)
+
+
+@pytest.mark.anyio
+async def test_terminate_ends_a_run_whose_report_callback_never_returns() -> None:
+    got = anyio.Event()
+
+    async def stuck(_value: Any) -> None:
+        got.set()
+        await anyio.sleep_forever()
+
+    execution = run_code("report(1); export default 'done'", language="javascript", report=stuck)
+    results: list[CodeResult] = []
+
+    async def drive() -> None:
+        results.append(await execution)
+
+    with anyio.fail_after(GENEROUS):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(drive)
+            await got.wait()
+            execution.terminate("enough")
+    assert (results[0].status, results[0].reports) == ("success", [1])
+    assert any("(enough)" in str(e) for e in results[0].host_errors)
+
+
 async def _a_cancellation() -> BaseException:
     """A genuine cancellation exception of the running backend, caught in its own scope."""
     with anyio.CancelScope() as scope:
