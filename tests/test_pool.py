@@ -291,7 +291,8 @@ async def test_terminate_ends_a_run_whose_report_callback_never_returns() -> Non
             tg.start_soon(drive)
             await got.wait()
             execution.terminate("enough")
-    assert (results[0].status, results[0].reports) == ("success", [1])
+    # the guest may or may not have ended when terminate came; either way the run ended
+    assert results[0].status in ("success", "terminated") and results[0].reports == [1]
     assert any("(enough)" in str(e) for e in results[0].host_errors)
 
 
