@@ -27,7 +27,7 @@ from quickjail.sandbox._bytecode import BytecodeCache
 from quickjail.sandbox._threads import Deadlines, Workers
 from quickjail.sandbox.errors import GuestBuildError
 
-__all__ = ["JS_STACK_LIMIT", "EngineState", "get_engine", "release_store"]
+__all__ = ["JS_STACK_LIMIT", "MAX_WORKERS", "EngineState", "get_engine", "release_store"]
 
 _GUEST_DIR = Path(__file__).resolve().parent / "_guest"
 
@@ -39,6 +39,11 @@ ASYNC_STACK = 20 * 1024 * 1024
 MAX_LIVE_SANDBOXES = 1000
 WARM_SLOTS = 8
 MAX_MEMORY = 4 * 1024 * 1024 * 1024
+# Worker threads per engine. A worker blocks for good only inside a guest slice (a sync host
+# function, a sync report callback), and a slice holds one of at most MAX_LIVE_SANDBOXES live
+# instances, so with more workers than that some worker is always free to run the next slice:
+# a run's host function may start and wait for runs of its own without ever deadlocking.
+MAX_WORKERS = MAX_LIVE_SANDBOXES + 64
 
 
 @dataclass(frozen=True)
@@ -109,8 +114,12 @@ class EngineState:
         self.linker = wasmtime.Linker(self.engine)
         self._define_imports()
         self.pre = self.linker.instantiate_pre(self.module)
-        self.workers = Workers(max_workers=max(4, (os.cpu_count() or 2) * 4))
         self.deadlines = Deadlines()
+        self.workers = Workers(
+            core=max(4, (os.cpu_count() or 2) * 4),
+            cap=MAX_WORKERS,
+            deadlines=self.deadlines,
+        )
         self.bytecode = BytecodeCache()
         self.scratch_addr = self._probe()
         self.scratch_size = SCRATCH_SIZE

@@ -35,6 +35,15 @@ class CodeExecution:
     ``await execution`` (any anyio backend) drives the run on the current event loop: guest
     slices run on worker threads, async host calls run in the current task group. Only one
     task may await it; awaiting it again returns the same result.
+
+    Once the guest is done, the run waits for the ``report`` callback to take every report,
+    but not past the run's stop: at its timeout (or ``terminate``) a callback still running is
+    cancelled, the reports it did not get stay in ``CodeResult.reports``, a ``RuntimeError``
+    in ``host_errors`` says how many it got, and the status stays the guest's own outcome.
+    Without a timeout, only ``terminate`` (or cancelling the awaiting task) ends a callback
+    that never returns. An async host function that raises the backend's cancellation
+    exception while the run is not being cancelled fails that call (its promise rejects in
+    the guest) and the run goes on.
     """
 
     def __init__(
@@ -56,6 +65,8 @@ class CodeExecution:
         self._loop_thread: int | None = None
         self._report_cursor_events: list[anyio.Event] = []
         self._content_id: str | None = None
+        self._delivered = 0  # reports the report callback has taken (async driver)
+        self._delivering = False  # the report callback's task has not drained its stream yet
 
     @property
     def content_id(self) -> str:
@@ -171,7 +182,11 @@ class CodeExecution:
             return self._run
 
     def _finish(self, run: Run, status: int | None, *, release: bool = True) -> CodeResult:
-        result = run.finish(status, release=release)
+        try:
+            result = run.finish(status, release=release)
+        except BaseException:
+            run.release()  # whatever failed, the run ends and its instance goes
+            raise
         with self._lock:
             self._result = result
         self._notify_reports()
@@ -301,29 +316,14 @@ class CodeExecution:
         try:
             async with anyio.create_task_group() as tg:
                 if report_cb is not None:
+                    self._delivering = True
                     tg.start_soon(self._deliver_reports, run, report_cb, receive_report)
                 else:
                     receive_report.close()
-                settled: list[tuple[int, bool, bytes]] = []
-                status = await self._in_worker(run, run.slice_start)
-                async with anyio.create_task_group() as calls:
-                    while status == QJ_PENDING and run.stop_reason is None:
-                        for call in run.take_new_calls():
-                            calls.start_soon(self._host_call, run, call, settled)
-                        run.pause_deadline()
-                        while not settled and run.stop_reason is None:
-                            await self._wake.wait()
-                            self._wake = anyio.Event()
-                        run.resume_deadline()
-                        if run.stop_reason is not None:
-                            break
-                        batch = list(settled)
-                        settled.clear()
-                        status = await self._in_worker(
-                            run, functools.partial(run.slice_resume, batch)
-                        )
-                    calls.cancel_scope.cancel()
+                status = await self._slices(run)
                 send_report.close()
+                await self._until_delivered(run)
+                tg.cancel_scope.cancel()
         finally:
             send_report.close()
             if self._result is None:
@@ -332,6 +332,45 @@ class CodeExecution:
         if run.fatal is not None:
             raise run.fatal
         return self._result
+
+    async def _slices(self, run: Run) -> int | None:
+        """Run the guest's slices, starting its async host calls between them, until it is
+        done or stopped; returns the last slice's status."""
+        assert self._wake is not None
+        settled: list[tuple[int, bool, bytes]] = []
+        status = await self._in_worker(run, run.slice_start)
+        async with anyio.create_task_group() as calls:
+            while status == QJ_PENDING and run.stop_reason is None:
+                for call in run.take_new_calls():
+                    calls.start_soon(self._host_call, run, call, settled)
+                run.pause_deadline()
+                while not settled and run.stop_reason is None:
+                    await self._wake.wait()
+                    self._wake = anyio.Event()
+                run.resume_deadline()
+                if run.stop_reason is not None:
+                    break
+                batch = list(settled)
+                settled.clear()
+                status = await self._in_worker(run, functools.partial(run.slice_resume, batch))
+            calls.cancel_scope.cancel()
+        return status
+
+    async def _until_delivered(self, run: Run) -> None:
+        """Wait until the report callback took every report, or the run is stopped (its
+        deadline passed, ``terminate``); then the caller cancels a callback still running."""
+        assert self._wake is not None
+        while self._delivering and run.stop_reason is None:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+        if self._delivering:
+            run.keep_error(
+                RuntimeError(
+                    f"the report callback was cancelled when the run stopped "
+                    f"({run.stop_reason}) after taking {self._delivered} of "
+                    f"{len(run.reports)} reports"
+                )
+            )
 
     def _report_arrived(self, send: Any, value: Any) -> None:
         if send is not None:
@@ -348,14 +387,31 @@ class CodeExecution:
                     out = cb(value)
                     if inspect.isawaitable(out):
                         await out
+                except anyio.get_cancelled_exc_class() as exc:
+                    if anyio.current_effective_deadline() == -math.inf:
+                        raise  # the run stopped: this task is being cancelled
+                    run.keep_error(exc)
                 except Exception as exc:
                     run.keep_error(exc)
+                self._delivered += 1
+        self._delivering = False
+        self._poke()
 
     async def _host_call(
         self, run: Run, call: PendingCall, settled: list[tuple[int, bool, bytes]]
     ) -> None:
+        """Await one async host call and hand its outcome to the driver.
+
+        The backend's cancellation exception only propagates when this task is being
+        cancelled (the run stops, the awaiting task is cancelled); raised by a host function
+        on its own it fails the call like any exception, else the guest would wait forever.
+        """
         try:
             value = await call.fn.fn(*call.args)
+        except anyio.get_cancelled_exc_class() as exc:
+            if anyio.current_effective_deadline() == -math.inf:
+                raise
+            ok, data = run.dispatch.settle(call.fn, exc, ok=False)
         except Exception as exc:
             ok, data = run.dispatch.settle(call.fn, exc, ok=False)
         else:

@@ -13,6 +13,7 @@ import os
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +40,7 @@ from quickjail.sandbox._abi import (
     OP_REPORT,
     OP_RESULT,
     OUT_ERROR,
+    QJ_DONE,
     QJ_FAIL,
     QJ_PENDING,
     RUN_HEADER,
@@ -109,7 +111,9 @@ class Run:
         self._time_left: float | None = None
         if opts.timeout is not None:
             self._deadline_at = time.monotonic() + opts.timeout
-            self._deadline_key = engine.deadlines.add(self._deadline_at, self._on_deadline)
+            self._deadline_key = engine.deadlines.add(
+                self._deadline_at, _weakly(self, Run._on_deadline)
+            )
 
     @property
     def instance(self) -> NativeInstance:
@@ -130,11 +134,13 @@ class Run:
         self._time_left = max(0.0, self._deadline_at - time.monotonic())
 
     def resume_deadline(self) -> None:
-        if self._time_left is None:
+        if self._time_left is None or self.done:
             return
         self._deadline_at = time.monotonic() + self._time_left
         self._time_left = None
-        self._deadline_key = self.engine.deadlines.add(self._deadline_at, self._on_deadline)
+        self._deadline_key = self.engine.deadlines.add(
+            self._deadline_at, _weakly(self, Run._on_deadline)
+        )
 
     def should_stop(self) -> bool:
         return self.stop_reason is not None
@@ -157,11 +163,13 @@ class Run:
         A store's epoch callback may be deciding "continue" for an earlier advance at the very
         moment this run's stop is requested; its next deadline then lies past this advance,
         and one advance alone would be lost. Repeating until the run ends closes that race.
+        The run has ended once it is finished or released (whichever path got there) or
+        collected: the repeat holds only a weak reference to it.
         """
         if self.done:
             return
         self.engine.engine.increment_epoch()
-        self.engine.deadlines.add(time.monotonic() + NUDGE_INTERVAL, self._nudge)
+        self.engine.deadlines.add(time.monotonic() + NUDGE_INTERVAL, _weakly(self, Run._nudge))
 
     def clock_ns(self, clock_id: int) -> int:
         if self.opts.deterministic:
@@ -326,6 +334,12 @@ class Run:
 
     def slice_start(self) -> int:
         o, p = self.opts, self.program
+        if not _well_formed(o.fn):
+            # an export name is well-formed Unicode, so no module exports this one; refused
+            # here because no UTF-8 encoding of it names what the caller asked for
+            message = f"the module has no export named {o.fn!r} (it is not valid Unicode)"
+            self._sent = (OUT_ERROR, {"name": "ReferenceError", "message": message})
+            return QJ_DONE
         bytecode = None
         if o.kind == "module":
             bytecode, hits, self._compiled_now = compile_missing(
@@ -397,7 +411,12 @@ class Run:
             raise _Stopped from None
 
     def run_slice(self, work: Callable[[], int]) -> int | None:
-        """Run one slice on the current (worker) thread; None when the guest trapped."""
+        """Run one slice on the current (worker) thread; None when the guest trapped.
+
+        Never raises: a host failure (a bug, an input the host cannot encode) ends the run as
+        an error naming the exception's class (the exception goes to ``host_errors``), and a
+        SystemExit/KeyboardInterrupt stops the run and is kept in ``fatal`` for the driver.
+        """
         _router.bind(self)
         t0 = time.thread_time()
         try:
@@ -407,6 +426,18 @@ class Run:
             return None
         except BadPointer:
             return QJ_FAIL
+        except Exception as exc:
+            self.keep_error(exc)
+            message = (
+                f"the host failed while running the code ({type(exc).__name__}); "
+                "the exception is in CodeResult.host_errors"
+            )
+            self._sent = (OUT_ERROR, {"name": "InternalError", "message": message})
+            return QJ_DONE
+        except BaseException as exc:
+            self.fatal = exc
+            self.terminate("interrupted")
+            return None
         finally:
             self._cpu += time.thread_time() - t0
             _router.bind(None)
@@ -417,11 +448,24 @@ class Run:
     # the end
 
     def finish(self, status_code: int | None, *, release: bool = True) -> CodeResult:
-        """Decide the outcome from host facts and (unless told not to) release the instance."""
+        """Decide the outcome from host facts and (unless told not to) release the instance,
+        even when deciding fails."""
+        self._end()
+        try:
+            return self._outcome(status_code)
+        finally:
+            if release:
+                self.release()
+
+    def _end(self) -> None:
+        """Mark the run over: terminate becomes a no-op, the nudge and the deadline stop."""
         with self.lock:
             self.done = True
-        if self._deadline_key is not None:
-            self.engine.deadlines.cancel(self._deadline_key)
+            key, self._deadline_key = self._deadline_key, None
+        if key is not None:
+            self.engine.deadlines.cancel(key)
+
+    def _outcome(self, status_code: int | None) -> CodeResult:
         try:
             peak = self._instance.memory(1 << 40)[1]
         except Exception:
@@ -470,12 +514,12 @@ class Run:
             reason=outcome.reason,
             host_errors=list(self.host_errors),
         )
-        if release:
-            self.release()
         return result
 
     def release(self) -> None:
-        """Free the store and its instance (idempotent); the result stays."""
+        """Free the store and its instance (idempotent); the result stays. Ends the run too,
+        for a path that never reached :meth:`finish`."""
+        self._end()
         _engine.release_store(self._store_key)
         self._instance.close()
 
@@ -484,3 +528,24 @@ def _soft_limit(hard: int, stack: int) -> int:
     """QuickJS's own cap: below the hard cap by the stack, static data and a reserve."""
     reserve = max(4 * 2**20, hard // 8)
     return max(1 * 2**20, min(hard - stack - reserve, 0xFFFFFFFF))
+
+
+def _well_formed(text: str) -> bool:
+    """True when ``text`` has no lone surrogate (it encodes to UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _weakly(run: Run, method: Callable[[Run], None]) -> Callable[[], None]:
+    """A deadline callback calling ``method(run)`` that does not keep ``run`` alive."""
+    ref = weakref.ref(run)
+
+    def call() -> None:
+        target = ref()
+        if target is not None:
+            method(target)
+
+    return call

@@ -1,9 +1,18 @@
-"""The threads behind every run: workers with large native stacks, and one deadline thread.
+"""The threads behind every run: a growing pool of workers with large native stacks, and one
+deadline thread.
 
 Guest code runs on worker threads created with a native stack large enough for wasmtime's
 wasm stack (see WASM-NOTES: 16 MiB of wasm stack does not fit Python's default thread stack).
-Deadlines (timeouts, and the repeated epoch advances of a stopping run) are kept by one thread
-that calls back when each passes.
+A sync host function runs on the worker executing its guest and may block it for as long as it
+likes (I/O, or a nested run of its own), so the pool never makes a job wait for a busy worker
+for long: it keeps ``core`` threads, adds one whenever a job has waited :data:`GROW_AFTER`
+with no worker free, up to a cap, and lets an extra thread exit after :data:`IDLE_EXIT`
+seconds without work. A worker blocks for good only inside a guest slice, which holds a live
+instance; with a cap above the engine's number of live instances, some worker is always free
+to make progress, so re-entrant runs and blocking host functions cannot deadlock the pool.
+
+Deadlines (timeouts, the repeated epoch advances of a stopping run, the pool's growth checks)
+are kept by one thread that calls back when each passes.
 """
 
 from __future__ import annotations
@@ -13,53 +22,17 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["WORKER_STACK", "Deadlines", "Workers"]
+__all__ = ["GROW_AFTER", "IDLE_EXIT", "WORKER_STACK", "Deadlines", "Workers"]
 
 WORKER_STACK = 32 * 1024 * 1024
-
-
-class Workers:
-    """Threads with a native stack large enough for the wasm stack; they run guest slices."""
-
-    def __init__(self, max_workers: int) -> None:
-        self._max = max_workers
-        self._queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
-        self._idle = 0
-
-    def submit(self, fn: Callable[[], None]) -> None:
-        with self._lock:
-            if self._idle == 0 and len(self._threads) < self._max:
-                self._spawn()
-            else:
-                self._idle -= 1
-        self._queue.put(fn)
-
-    def _spawn(self) -> None:
-        old = threading.stack_size()
-        threading.stack_size(WORKER_STACK)
-        try:
-            t = threading.Thread(target=self._loop, name="quickjail-worker", daemon=True)
-            t.start()
-        finally:
-            threading.stack_size(old)
-        self._threads.append(t)
-
-    def _loop(self) -> None:
-        while True:
-            fn = self._queue.get()
-            if fn is None:
-                return
-            try:
-                fn()
-            finally:
-                with self._lock:
-                    self._idle += 1
+GROW_AFTER = 0.05  # seconds a job waits with no worker free before the pool adds a thread
+IDLE_EXIT = 10.0  # seconds an extra (above core) worker waits for work before it exits
+_RETRY_SPAWN = 1.0  # seconds before trying again when the OS refused a new thread
+_STACK_LOCK = threading.Lock()  # threading.stack_size is process-wide
 
 
 class Deadlines:
-    """One thread that calls back when run deadlines pass."""
+    """One thread that calls back when deadlines pass."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
@@ -67,7 +40,14 @@ class Deadlines:
         self._next = 1
         self._thread: threading.Thread | None = None
 
+    @property
+    def pending(self) -> int:
+        """How many callbacks are waiting for their deadline."""
+        with self._cond:
+            return len(self._items)
+
     def add(self, when: float, fn: Callable[[], None]) -> int:
+        """Call ``fn`` on the deadline thread once ``time.monotonic()`` reaches ``when``."""
         with self._cond:
             key = self._next
             self._next += 1
@@ -81,6 +61,7 @@ class Deadlines:
             return key
 
     def cancel(self, key: int) -> None:
+        """Forget a callback that has not been called yet (a no-op otherwise)."""
         with self._cond:
             self._items.pop(key, None)
 
@@ -99,3 +80,121 @@ class Deadlines:
                     fn()
                 except Exception:  # one failing callback must not stop every other deadline
                     continue
+            del fns
+
+
+class Workers:
+    """A pool of threads with a native stack large enough for the wasm stack.
+
+    Accounting (under ``_lock``): ``_threads`` workers are alive; ``_idle`` of them wait for a
+    job no submit has claimed yet; ``_backlog`` jobs sit in the queue with no worker claimed
+    for them (only while no worker is idle). Workers are interchangeable: any worker waiting on
+    the queue may take any job, so only the counts matter. A job that raises does not end its
+    worker (jobs deliver their own outcomes; the pool only has to outlive them).
+    """
+
+    def __init__(
+        self,
+        core: int,
+        cap: int,
+        deadlines: Deadlines,
+        *,
+        grow_after: float = GROW_AFTER,
+        idle_exit: float = IDLE_EXIT,
+        name: str = "quickjail-worker",
+    ) -> None:
+        if not 1 <= core <= cap:
+            raise ValueError("Workers needs 1 <= core <= cap")
+        self.core = core
+        self.cap = cap
+        self._deadlines = deadlines
+        self._grow_after = grow_after
+        self._idle_exit = idle_exit
+        self._name = name
+        self._queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0
+        self._backlog = 0
+        self._grow_scheduled = False
+
+    @property
+    def threads(self) -> int:
+        """How many worker threads are alive."""
+        with self._lock:
+            return self._threads
+
+    @property
+    def idle(self) -> int:
+        """How many worker threads wait for work."""
+        with self._lock:
+            return self._idle
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on a worker: an idle one, a new one below ``core``, else the first one
+        free; a job that finds none free for :data:`GROW_AFTER` gets a new thread (up to
+        ``cap``)."""
+        with self._lock:
+            if self._idle > 0:
+                self._idle -= 1
+            elif self._threads < self.core and self._try_spawn():
+                pass
+            elif self._threads == 0:
+                raise RuntimeError("quickjail could not start a worker thread")
+            else:
+                self._backlog += 1
+                self._schedule_grow(self._grow_after)
+            self._queue.put(fn)
+
+    def _schedule_grow(self, delay: float) -> None:
+        if not self._grow_scheduled and self._threads < self.cap:
+            self._grow_scheduled = True
+            self._deadlines.add(time.monotonic() + delay, self._grow)
+
+    def _grow(self) -> None:
+        """Give every job still waiting for a worker a new thread (up to ``cap``)."""
+        with self._lock:
+            self._grow_scheduled = False
+            while self._backlog > 0 and self._threads < self.cap:
+                if not self._try_spawn():
+                    self._schedule_grow(_RETRY_SPAWN)
+                    return
+                self._backlog -= 1
+
+    def _try_spawn(self) -> bool:
+        """Start a worker that will take a queued job (under ``_lock``); False if the OS
+        refused a thread."""
+        with _STACK_LOCK:
+            old = threading.stack_size()
+            threading.stack_size(WORKER_STACK)
+            try:
+                t = threading.Thread(target=self._loop, name=self._name, daemon=True)
+                t.start()
+            except RuntimeError:
+                return False
+            finally:
+                threading.stack_size(old)
+        self._threads += 1
+        return True
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                job = self._queue.get(timeout=self._idle_exit)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0 and self._threads > self.core:
+                        self._idle -= 1
+                        self._threads -= 1
+                        return
+                continue
+            try:
+                job()
+            except BaseException:
+                pass  # the job delivers its own outcome; the worker outlives it
+            del job  # an idle worker must not keep the last job (and its run) alive
+            with self._lock:
+                if self._backlog > 0:
+                    self._backlog -= 1
+                else:
+                    self._idle += 1
