@@ -1,0 +1,140 @@
+"""A compromised guest: host-side controls hold whatever bytes the guest sends.
+
+These tests play the guest: they call the host-call handler, ``Run.on_host(op, a, b, c, d)``,
+directly with hostile arguments on a run built the way ``run_code`` builds it (its instance is
+fresh and its memory real), and check host facts: counters, limits and quotas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from quickjail.bridge import Quotas, run_code
+from quickjail.sandbox import _values
+from quickjail.sandbox._abi import (
+    OP_CALL,
+    OP_FETCH,
+    OP_LOG,
+    OP_MODULE,
+    OP_REJECTION,
+    OP_REPORT,
+    OP_RESULT,
+    OUT_VALUE,
+)
+from quickjail.sandbox._program import Program
+from quickjail.sandbox._run import Run
+
+pytestmark = pytest.mark.timeout(120)
+
+MiB = 2**20
+SPAN_OPS = (OP_LOG, OP_REPORT, OP_RESULT, OP_REJECTION, OP_MODULE, OP_CALL, OP_FETCH)
+# (ptr, len) pairs no guest memory contains: negative lengths (which would lower a budget
+# charged with them), negative pointers, and spans past the end of a 64 MiB memory
+HOSTILE_SPANS = (
+    (0, -1),
+    (0, -(2**31)),
+    (16, -16),
+    (-1, 1),
+    (-(2**31), 2**31 - 1),
+    (0, 2**31 - 1),
+    (2**31 - 1, 1),
+    (2**31 - 64, 64),
+    (64 * MiB - 8, 16),
+)
+
+
+def _sync(x: Any = None) -> Any:
+    return x
+
+
+async def _async(x: Any = None) -> Any:
+    return x
+
+
+@pytest.fixture
+def run() -> Iterator[Run]:
+    """A run with host functions (ids 0 sync, 1 async) and quotas, built as run_code builds it."""
+    execution = run_code(
+        "export default 1",
+        globals={"f": _sync, "g": _async},
+        quotas=Quotas(max_bytes_out=1 * MiB, max_bytes_in=1 * MiB),
+        memory_limit_bytes=64 * MiB,
+    )
+    program = execution._program
+    assert isinstance(program, Program)
+    r = Run(execution._engine, execution._opts, program)
+    try:
+        yield r
+    finally:
+        r.release()
+
+
+def _counters(r: Run) -> dict[str, Any]:
+    """Everything a host call can charge: the run's counters and limits, and the quotas."""
+    calls = r.dispatch.calls
+    quota = {k: getattr(calls, k) for k in getattr(calls, "__slots__", ())}
+    return {
+        "log_bytes": r._log_bytes,
+        "report_bytes": r._report_bytes,
+        "bytes_in": r._bytes_in,
+        "bytes_out": r._bytes_out,
+        "rejections": r._rejections,
+        "logs": list(r.logs),
+        "reports": list(r.reports),
+        "logs_dropped": r._logs_dropped,
+        "sent": r._sent,
+        "reply": r._reply,
+        "calls": r.dispatch.count,
+        "refusals": r.dispatch.refusals,
+        "pending": list(r.dispatch.pending),
+        "quota": quota,
+    }
+
+
+@pytest.mark.parametrize("op", SPAN_OPS)
+def test_a_hostile_span_is_refused_before_any_counter_or_quota_is_charged(
+    run: Run, op: int
+) -> None:
+    before = _counters(run)
+    for ptr, length in HOSTILE_SPANS:
+        # a: a valid level / outcome / function id; d: a valid call id
+        for a, d in ((0, 0), (1, 1)):
+            assert run.on_host(op, a, ptr, length, d) < 0, (op, ptr, length)
+            assert _counters(run) == before, (op, a, ptr, length)
+    assert run.fatal is None
+
+
+def test_the_counters_compared_do_move_for_a_valid_span(run: Run) -> None:
+    """The control for the test above: a well-formed log is charged."""
+    engine = run.engine
+    message = _values.encode(["hello"])
+    run.instance.write(engine.scratch_addr, message)
+    before = _counters(run)
+    assert run.on_host(OP_LOG, 0, engine.scratch_addr, len(message), 0) == 0
+    after = _counters(run)
+    assert after["log_bytes"] == before["log_bytes"] + len(message)
+    assert len(after["logs"]) == len(before["logs"]) + 1
+
+
+def test_an_outcome_of_unknown_kind_or_a_second_outcome_is_refused(run: Run) -> None:
+    engine = run.engine
+    message = _values.encode("first")
+    run.instance.write(engine.scratch_addr, message)
+    for kind in (-1, 3, 2**31 - 1):
+        assert run.on_host(OP_RESULT, kind, engine.scratch_addr, len(message), 0) < 0
+    assert run._sent is None
+    assert run.on_host(OP_RESULT, OUT_VALUE, engine.scratch_addr, len(message), 0) == 0
+    assert run._sent == (OUT_VALUE, "first")
+    run.instance.write(engine.scratch_addr, _values.encode("second"))
+    assert run.on_host(OP_RESULT, OUT_VALUE, engine.scratch_addr, len(message), 0) < 0
+    assert run._sent == (OUT_VALUE, "first")
+
+
+def test_a_module_name_longer_than_any_module_is_refused_unread(run: Run) -> None:
+    before = _counters(run)
+    # a span inside memory, far longer than any name this run has (it has none)
+    assert run.on_host(OP_MODULE, 0, 0, 1 * MiB, 0) < 0
+    assert _counters(run) == before
