@@ -354,9 +354,15 @@ class Run:
     def slice_start(self) -> int:
         o, p = self.opts, self.program
         bytecode = None
+        soft = _soft_limit(o.memory_limit_bytes, self.engine.guest.stack_size)
         if o.kind == "module":
             bytecode, hits, self._compiled_now = compile_missing(
-                self.engine, (o.filename, p.source), p.modules, should_stop=self.should_stop
+                self.engine,
+                (o.filename, p.source),
+                p.modules,
+                memory_limit=o.memory_limit_bytes,
+                soft_limit=soft,
+                should_stop=self.should_stop,
             )
             self._bytecode_hits += hits
         fn = o.fn.encode()
@@ -370,7 +376,6 @@ class Run:
             seed = 0
         else:
             seed = int.from_bytes(os.urandom(8), "little")
-        soft = _soft_limit(o.memory_limit_bytes, self.engine.guest.stack_size)
         flags = (
             (FLAG_DYNAMIC if o.dynamic_code else 0)
             | (FLAG_ARGS if o.args is not None else 0)

@@ -1,20 +1,25 @@
 """A compromised guest: host-side controls hold whatever bytes the guest sends.
 
-These tests play the guest: they call the host-call handler, ``Run.on_host(op, a, b, c, d)``,
+These tests play the guest. Some call the host-call handler, ``Run.on_host(op, a, b, c, d)``,
 directly with hostile arguments on a run built the way ``run_code`` builds it (its instance is
-fresh and its memory real), and check host facts: counters, limits and quotas.
+fresh and its memory real); others wrap a compile instance's handler so it answers as a
+subverted instance would. Each checks host facts: counters, quotas, what the cache holds, what
+a later run computes.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from quickjail.bridge import Quotas, run_code
-from quickjail.sandbox import _values
+from quickjail.bridge import Quotas, run_code, run_code_sync
+from quickjail.sandbox import _bytecode, _engine, _values
 from quickjail.sandbox._abi import (
+    E_HOST,
+    OP_BYTECODE,
     OP_CALL,
     OP_FETCH,
     OP_LOG,
@@ -138,3 +143,96 @@ def test_a_module_name_longer_than_any_module_is_refused_unread(run: Run) -> Non
     # a span inside memory, far longer than any name this run has (it has none)
     assert run.on_host(OP_MODULE, 0, 0, 1 * MiB, 0) < 0
     assert _counters(run) == before
+
+
+@pytest.fixture
+def fresh_cache(monkeypatch: pytest.MonkeyPatch) -> _bytecode.BytecodeCache:
+    """The process's engine with an empty bytecode cache of its own (nothing leaks out)."""
+    engine = _engine.get_engine()
+    cache = _bytecode.BytecodeCache()
+    monkeypatch.setattr(engine, "bytecode", cache)
+    return cache
+
+
+def _graph() -> tuple[str, dict[str, str], list[str]]:
+    tag = uuid.uuid4().hex
+    modules = {
+        "./m.js": f"export const m = 'm-{tag}'",
+        "./n.js": f"export const n = 'n-{tag}'",
+    }
+    src = "import { m } from './m.js'; import { n } from './n.js'; export default [m, n]"
+    return src, modules, [f"m-{tag}", f"n-{tag}"]
+
+
+def test_a_compile_instance_cannot_write_the_cache_entry_of_another_source(
+    fresh_cache: _bytecode.BytecodeCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subverted compile instance answers for every module it can name, not just its own;
+    later runs of the graph (any caller's) must still compute what the sources say."""
+    honest = _bytecode._Compiler.on_host
+
+    def subverted(self: Any, op: int, a: int, b: int, c: int, d: int) -> int:
+        rc = honest(self, op, a, b, c, d)
+        if op == OP_BYTECODE:
+            for other in (-1, 0, 1, 2, 3, a):
+                honest(self, op, other, b, c, d)  # the same bytes, offered as other modules
+        return rc
+
+    monkeypatch.setattr(_bytecode._Compiler, "on_host", subverted)
+    src, modules, expected = _graph()
+    first = run_code_sync(src, modules=modules, language="javascript")
+    assert first.status == "success" and first.result == expected, first.error
+    monkeypatch.setattr(_bytecode._Compiler, "on_host", honest)
+    second = run_code_sync(src, modules=modules, language="javascript")
+    assert second.metrics.bytecode_hits == 3  # the entry and both modules, from the cache
+    assert second.status == "success" and second.result == expected, second.error
+    # another caller's graph that shares a module
+    other = run_code_sync(
+        "import { n } from './n.js'; export default n", modules=modules, language="javascript"
+    )
+    assert other.status == "success" and other.result == expected[1], other.error
+
+
+def test_a_compile_instance_is_given_one_source_and_one_answer(
+    fresh_cache: _bytecode.BytecodeCache,
+) -> None:
+    engine = _engine.get_engine()
+    key = _bytecode.module_key(engine.guest.build_id, "x.js", "export default 1")
+    compiler = _bytecode._Compiler(
+        engine, key, "x.js", "export default 1", 16 * MiB, 8 * MiB, lambda: False
+    )
+    compiler.instance, store = engine.new_instance(16 * MiB, compiler)
+    try:
+        blob = b"\x00" * 64
+        compiler.instance.write(engine.scratch_addr, blob)
+        addr = engine.scratch_addr
+        assert compiler.on_host(OP_BYTECODE, 1, addr, len(blob), 0) == E_HOST
+        assert compiler.on_host(OP_BYTECODE, -1, addr, len(blob), 0) == E_HOST
+        assert compiler.on_host(OP_LOG, 0, addr, len(blob), 0) == E_HOST
+        assert fresh_cache.get(key) is None
+        assert compiler.on_host(OP_BYTECODE, 0, addr, -1, 0) == E_HOST
+        # the one answer was spent on a bad span: nothing more is accepted
+        assert compiler.on_host(OP_BYTECODE, 0, addr, len(blob), 0) == E_HOST
+        assert fresh_cache.get(key) is None
+    finally:
+        _engine.release_store(store)
+        compiler.instance.close()
+
+
+def test_module_compilation_respects_the_runs_memory_limit(
+    fresh_cache: _bytecode.BytecodeCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = _engine.get_engine()
+    asked: list[int] = []
+    new_instance = engine.new_instance
+
+    def spy(memory_limit: int, router: Any, fuel: int | None = None) -> Any:
+        asked.append(memory_limit)
+        return new_instance(memory_limit, router, fuel=fuel)
+
+    monkeypatch.setattr(engine, "new_instance", spy)
+    src, modules, expected = _graph()
+    r = run_code_sync(src, modules=modules, language="javascript", memory_limit_bytes=16 * MiB)
+    assert r.status == "success" and r.result == expected, r.error
+    assert len(asked) == 4  # three compiles (one per module) and the run
+    assert max(asked) <= 16 * MiB, asked

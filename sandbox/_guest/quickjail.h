@@ -67,7 +67,9 @@
  *   objects {QJ_FN_KEY: [id, is_async, name]}; the guest turns them into closures.
  *   With QJ_KIND_COMPILE the source field is a compile batch: u32 count, then (u32 name_len,
  *   name, u32 src_len, src)*. Each module that compiles is sent back as bytecode with
- *   QJ_OP_BYTECODE; none of its code runs, and its imports resolve to empty stubs.
+ *   QJ_OP_BYTECODE; none of its code runs, and its imports resolve to empty stubs. The host
+ *   sends one module per instance and accepts one reply, for index 0 (sandbox/_bytecode.py
+ *   says why). The soft memory limit and the stack limit apply to a compile too.
  */
 #ifndef QUICKJAIL_H
 #define QUICKJAIL_H

@@ -223,6 +223,10 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
     const uint8_t *args_p = (const uint8_t *)fn_p + fn_len;
     const uint8_t *globals_p = args_p + args_len;
 
+    /* a compile batch parses under the same memory and stack limits as a run */
+    mem_set_soft_limit(h[QJ_HDR_SOFT_LIMIT]);
+    JS_UpdateStackTop(g.rt);
+    JS_SetMaxStackSize(g.rt, h[QJ_HDR_STACK_LIMIT]);
     if (h[QJ_HDR_KIND] == QJ_KIND_COMPILE) {
         int32_t r = compile_batch((const uint8_t *)source_p, source_len);
         free(owned);
@@ -232,10 +236,6 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
     g.kind = (int)h[QJ_HDR_KIND];
     g.has_args = (flags & QJ_FLAG_ARGS) != 0;
     rng_seed(h[QJ_HDR_SEED_LO], h[QJ_HDR_SEED_HI]);
-    mem_set_soft_limit(h[QJ_HDR_SOFT_LIMIT]);
-
-    JS_UpdateStackTop(g.rt);
-    JS_SetMaxStackSize(g.rt, h[QJ_HDR_STACK_LIMIT]);
 
     char *filename = malloc((size_t)filename_len + 1);
     char *source = malloc((size_t)source_len + 1);
