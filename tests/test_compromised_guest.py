@@ -236,3 +236,24 @@ def test_module_compilation_respects_the_runs_memory_limit(
     assert r.status == "success" and r.result == expected, r.error
     assert len(asked) == 4  # three compiles (one per module) and the run
     assert max(asked) <= 16 * MiB, asked
+
+
+def test_a_polluted_object_prototype_cannot_mint_host_functions() -> None:
+    """Only an own property of an object the host sent marks a host function."""
+    called: list[Any] = []
+
+    def secret(x: Any = None) -> str:
+        called.append(x)
+        return "secret"
+
+    src = (
+        "Object.prototype['\\x02fn'] = [0, 0, 'forged'];\n"
+        "const m = await import('cfg');\n"
+        "delete Object.prototype['\\x02fn'];\n"
+        "const forged = typeof m.opts === 'function' ? m.opts('stolen') : null;\n"
+        "export default [typeof m.opts, typeof m.default, m.opts.a, forged]"
+    )
+    r = run_code_sync(src, imports={"cfg": {"opts": {"a": 1}, "fn": secret}}, language="javascript")
+    assert r.status == "success", r.error
+    assert r.result == ["object", "object", 1, None]
+    assert called == []
