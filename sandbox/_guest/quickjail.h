@@ -53,7 +53,8 @@
  *   Object keys that start with "\0" carry one extra leading "\0". An error message is a value
  *   message holding {name, message} from the host, or from the guest (the outcomes
  *   QJ_OUT_ERROR and QJ_OUT_LINK_ERROR) {name, message, stack} for an Error and {thrown} for
- *   anything else, each with {uncatchable}.
+ *   anything else, each with {uncatchable, oom}: oom is true only when the value is the one
+ *   the last allocation failure threw (sandbox/_guest/oom.c), whatever the value looks like.
  *
  * Run record (the input of qj_run)
  * ----------

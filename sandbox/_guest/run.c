@@ -18,8 +18,12 @@ static int32_t finish_with_exception(int outcome)
     JSContext *ctx = g.ctx;
     mem_finishing();
     JSValue ex = JS_GetException(ctx);
+    /* before any more program code runs (getters, toString), which could fail an allocation */
+    int oom = oom_is_last_failure(ex);
     report_rejections(1, ex);
-    JSValue info = JS_NewObject(ctx);
+    /* defined, never set, on an object without a prototype: a setter the program put on
+     * Object.prototype cannot see or forge a field */
+    JSValue info = JS_NewObjectProto(ctx, JS_NULL);
     if (JS_IsError(ex)) {
         static const char *const fields[] = { "name", "message", "stack" };
         for (int i = 0; i < 3; i++) {
@@ -34,21 +38,26 @@ static int32_t finish_with_exception(int outcome)
                     JS_FreeValue(ctx, JS_GetException(ctx));
                     s = JS_NewString(ctx, "");
                 }
-                JS_SetPropertyStr(ctx, info, fields[i], s);
+                JS_DefinePropertyValueStr(ctx, info, fields[i], s, JS_PROP_C_W_E);
             }
             JS_FreeValue(ctx, f);
         }
     } else {
-        JS_SetPropertyStr(ctx, info, "thrown", JS_DupValue(ctx, ex));
+        JS_DefinePropertyValueStr(ctx, info, "thrown", JS_DupValue(ctx, ex), JS_PROP_C_W_E);
     }
-    JS_SetPropertyStr(ctx, info, "uncatchable", JS_NewBool(ctx, JS_IsUncatchableError(ex)));
+    JS_DefinePropertyValueStr(ctx, info, "uncatchable", JS_NewBool(ctx, JS_IsUncatchableError(ex)),
+                              JS_PROP_C_W_E);
+    /* a fact of ours, not a property of the value: the program cannot forge it */
+    JS_DefinePropertyValueStr(ctx, info, "oom", JS_NewBool(ctx, oom),
+                              JS_PROP_C_W_E);
     JS_FreeValue(ctx, ex);
     Buf m;
-    if (encode_message(ctx, info, 1, "error", &m)) {
+    if (JS_IsException(info) || encode_message(ctx, info, 1, "error", &m)) {
         JS_FreeValue(ctx, JS_GetException(ctx));
         JS_FreeValue(ctx, info);
         /* out of memory while describing the error: send the bare minimum */
-        static const char json[] = "{\"name\":\"InternalError\",\"message\":\"out of memory\"}";
+        static const char json[] =
+            "{\"name\":\"InternalError\",\"message\":\"out of memory\",\"oom\":true}";
         static uint8_t minimal[5 + sizeof(json) - 1 + 4];
         uint32_t jl = sizeof(json) - 1;
         minimal[0] = 0;
