@@ -1,5 +1,5 @@
-"""Outcomes the guest decides: status ``memory`` from facts only, never from what the program
-threw."""
+"""Outcomes the guest decides: status ``memory`` from facts only, bounded error descriptions and
+logs, fast refusal of values too big to send, and errors thrown by callbacks the run survives."""
 
 from __future__ import annotations
 
@@ -58,3 +58,66 @@ def test_a_runaway_allocation_is_memory() -> None:
         timeout=60,
     )
     assert r.status == "memory", (r.status, r.error)
+
+
+def test_a_huge_error_message_is_cut_in_the_guest_and_the_status_stays_error() -> None:
+    """Describing the error needs memory for its start only, not for a copy of all of it."""
+    r = run_code_sync(
+        "const e = new Error('\\u2603'.repeat(12 * 2 ** 20)); e.name = 'N'.repeat(2 ** 20);\n"
+        "throw e",
+        language="javascript",
+        memory_limit_bytes=64 * MiB,
+    )
+    assert r.status == "error", (r.status, r.error)
+    assert r.error is not None
+    assert r.error.message.startswith("\u2603" * 8) and len(r.error.message) < 1 * MiB
+    assert r.error.message.endswith(" more bytes]")
+    assert r.error.name.startswith("NNNN") and len(r.error.name) < 1 * MiB
+    assert r.error.name.endswith(f"[at least {MiB - 256 * 1024} more bytes]")
+
+
+def test_cutting_a_logged_string_never_changes_the_programs_string() -> None:
+    r = run_code_sync(
+        "const s = 'a'.repeat(300000); console.log(s);\n"
+        "const t = 'b'.repeat(262145); console.log(t);\n"
+        "export default [s.slice(262140, 262160) === 'a'.repeat(20), t.slice(-3)]",
+        language="javascript",
+    )
+    assert r.status == "success", r.error
+    assert r.result == [True, "bbb"]
+    assert [str(e.args[0]).endswith("more bytes]") for e in r.logs] == [True, True]
+
+
+@pytest.mark.parametrize("length", ["2 ** 32 - 1", "2 ** 26"])
+def test_a_sparse_array_too_long_to_send_is_refused_at_once(length: str) -> None:
+    """The size check comes before the walk: 4 billion holes are not visited one by one."""
+    src = (
+        f"const a = []; a.length = {length}; let out = 'sent';\n"
+        "try { report(a) } catch (e) { out = e.name + ': ' + e.message }\n"
+        "console.log(a); export default out"
+    )
+    # a generous deadline: the refusal is immediate; before the fix this ran until it
+    r = run_code_sync(src, language="javascript", timeout=30)
+    assert r.status == "success", (r.status, r.reason, r.error)
+    assert isinstance(r.result, str) and r.result.startswith("TypeError"), r.result
+    assert "size cap" in r.result
+    assert r.logs and "[Array too long]" in r.logs[0].args
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "queueMicrotask(() => { throw new Error('from a microtask') });",
+        "const r = new FinalizationRegistry(() => { throw new Error('from a registry') });\n"
+        "(() => { r.register({}, 'held') })();",
+    ],
+)
+def test_an_error_thrown_by_a_callback_is_logged_and_the_run_carries_on(setup: str) -> None:
+    src = setup + "\nfor (let i = 0; i < 5; i++) await null;\nexport default 'done'"
+    r = run_code_sync(src, language="javascript")
+    assert r.status == "success", (r.status, r.error)
+    assert r.result == "done"
+    errors = [e for e in r.logs if e.level == "error"]
+    assert len(errors) == 1, r.logs
+    assert errors[0].args[0] == "Uncaught exception in a callback:"
+    assert "Error: from a" in str(errors[0].args[1])

@@ -55,6 +55,7 @@
  *   QJ_OUT_ERROR and QJ_OUT_LINK_ERROR) {name, message, stack} for an Error and {thrown} for
  *   anything else, each with {uncatchable, oom}: oom is true only when the value is the one
  *   the last allocation failure threw (sandbox/_guest/oom.c), whatever the value looks like.
+ *   Strings in it (and in logs) are cut to their start with a "… [N more bytes]" note.
  *
  * Run record (the input of qj_run)
  * ----------

@@ -89,7 +89,30 @@ static int32_t finish_with_value(JSValueConst v)
     return QJ_DONE;
 }
 
-/* Run jobs until the awaited promise settles or nothing more can happen. */
+/* An exception a job threw (a FinalizationRegistry or queueMicrotask callback): as browsers
+ * do, it is reported, here as an error log, and the run carries on. */
+static void log_uncaught(JSValueConst ex)
+{
+    JSContext *ctx = g.ctx;
+    JSValue args = JS_NewArray(ctx);
+    if (JS_IsException(args)) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return;
+    }
+    JS_SetPropertyUint32(ctx, args, 0, JS_NewString(ctx, "Uncaught exception in a callback:"));
+    JS_SetPropertyUint32(ctx, args, 1, JS_DupValue(ctx, ex));
+    Buf m;
+    if (encode_message(ctx, args, 1, "console", &m) == 0) {
+        qj_host(QJ_OP_LOG, QJ_LOG_ERROR, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
+        buf_free(&m);
+    } else {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+    }
+    JS_FreeValue(ctx, args);
+}
+
+/* Run jobs until the awaited promise settles or nothing more can happen. A job that threw
+ * ends the run only when what it threw is uncatchable or the allocator's failure. */
 static int drain_jobs(void)
 {
     JSContext *pctx;
@@ -97,8 +120,16 @@ static int drain_jobs(void)
         if (JS_PromiseState(g.ctx, g.promise) != JS_PROMISE_PENDING)
             return 0;
         int r = JS_ExecutePendingJob(g.rt, &pctx);
-        if (r < 0)
-            return -1;
+        if (r < 0) {
+            JSValue ex = JS_GetException(g.ctx);
+            if (JS_IsUncatchableError(ex) || oom_is_last_failure(ex)) {
+                JS_Throw(g.ctx, ex);
+                return -1;
+            }
+            log_uncaught(ex);
+            JS_FreeValue(g.ctx, ex);
+            continue;
+        }
         if (r == 0)
             return 0;
     }
