@@ -60,9 +60,15 @@ PATCHES_DIR = PACKAGE_DIR / "_patches"
 # (a patch that changed without this table changing is refused):
 #   0001  the error an allocation failure throws is told to the guest (sandbox/_guest/oom.c),
 #         and a preallocated one replaces `null` when not even an error object can be made
+#   0002  JSON.stringify refuses values nested deeper than 4096 levels with a RangeError, checked
+#         before its cycle check (linear in the depth): a deep value took quadratic time and
+#         ended in a native-stack trap
 PATCHES = {
     "0001-out-of-memory-error.patch": (
         "48d3f7895824519300ad82b4e78063941f935ad4505e24fce847475b07842ba4"
+    ),
+    "0002-json-stringify-depth.patch": (
+        "8756e5c3d051ea9762634cd9b0821deb2c03b95eed3c296a601f220f8da9c23e"
     ),
 }
 WASM_PATH = GUEST_DIR / "quickjail.wasm"

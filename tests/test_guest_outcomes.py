@@ -121,3 +121,16 @@ def test_an_error_thrown_by_a_callback_is_logged_and_the_run_carries_on(setup: s
     assert len(errors) == 1, r.logs
     assert errors[0].args[0] == "Uncaught exception in a callback:"
     assert "Error: from a" in str(errors[0].args[1])
+
+
+def test_json_stringify_refuses_values_nested_deeper_than_4096_levels() -> None:
+    """Our patch 0002: a RangeError in bounded time, where a deep value took quadratic time and
+    then trapped on the native stack."""
+    src = (
+        "const nest = (n) => { let o = []; for (let i = 1; i < n; i++) o = [o]; return o };\n"
+        "let deep = 'none'; try { JSON.stringify(nest(1e5)) } catch (e) { deep = e.name }\n"
+        "export default [JSON.stringify(nest(4096)).length, deep]"
+    )
+    r = run_code_sync(src, language="javascript", timeout=60)
+    assert r.status == "success", (r.status, r.reason, r.error)
+    assert r.result == [2 * 4096, "RangeError"]
