@@ -3,9 +3,11 @@
 Run as ``python -m quickjail.sandbox._build`` (the build hook calls the same function). The steps:
 
 1. fetch the pinned ``quickjs-ng`` sdist from the package registry and check its sha256;
-2. write each ``_guest/<name>.js`` as a C string literal, ``<name>.js.inc`` in the build folder
-   (``init.c`` includes ``bootstrap.js.inc``), then compile the ``upstream-quickjs/`` sources
-   and every ``_guest/*.c`` with the pinned ``zig cc`` for wasm32-wasi (reactor);
+2. apply our patches (``_patches/*.patch``, each pinned by sha256 in :data:`PATCHES`) to copies
+   of the QuickJS sources in the build folder; write each ``_guest/<name>.js`` as a C string
+   literal, ``<name>.js.inc`` in the build folder (``init.c`` includes ``bootstrap.js.inc``),
+   then compile the (patched) ``upstream-quickjs/`` sources and every ``_guest/*.c`` with the
+   pinned ``zig cc`` for wasm32-wasi (reactor);
 3. instantiate the module once, call ``_initialize`` and ``qj_init`` and rewrite the module so
    its data segments are the initialized memory (see :mod:`sandbox._snapshot`);
 4. write ``_guest/quickjail.wasm`` and ``_guest/build.json`` (the build ID is the sha256 of
@@ -53,6 +55,22 @@ LDFLAGS = (
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 GUEST_DIR = PACKAGE_DIR / "_guest"
+PATCHES_DIR = PACKAGE_DIR / "_patches"
+# Our changes to the pinned QuickJS-ng sources, applied in this order, each pinned by sha256
+# (a patch that changed without this table changing is refused):
+#   0001  the error an allocation failure throws is told to the guest (sandbox/_guest/oom.c),
+#         and a preallocated one replaces `null` when not even an error object can be made
+#   0002  JSON.stringify refuses values nested deeper than 4096 levels with a RangeError, checked
+#         before its cycle check (linear in the depth): a deep value took quadratic time and
+#         ended in a native-stack trap
+PATCHES = {
+    "0001-out-of-memory-error.patch": (
+        "48d3f7895824519300ad82b4e78063941f935ad4505e24fce847475b07842ba4"
+    ),
+    "0002-json-stringify-depth.patch": (
+        "8756e5c3d051ea9762634cd9b0821deb2c03b95eed3c296a601f220f8da9c23e"
+    ),
+}
 WASM_PATH = GUEST_DIR / "quickjail.wasm"
 INFO_PATH = GUEST_DIR / "build.json"
 
@@ -128,6 +146,97 @@ def _zig(*args: str, cwd: Path) -> None:
         raise BuildError(f"zig failed: {' '.join(args[:3])} …\n{proc.stderr[-4000:]}")
 
 
+class PatchError(BuildError):
+    """A patch is not the pinned one, is malformed, or does not apply to the pinned sources."""
+
+
+def _lines(text: str) -> list[str]:
+    """``text`` as lines ending in ``\\n`` (only ``\\n`` ends a line, as for ``diff``)."""
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def _patch_hunks(patch: str) -> dict[str, list[tuple[int, list[str]]]]:
+    """A unified diff as ``{file: [(first old line, hunk lines), ...]}``."""
+    files: dict[str, list[tuple[int, list[str]]]] = {}
+    current: list[tuple[int, list[str]]] | None = None
+    for line in _lines(patch):
+        if line.startswith("--- "):
+            current = None
+        elif line.startswith("+++ "):
+            name = line[4:].strip().split("\t")[0]
+            name = name[2:] if name.startswith("b/") else name
+            if "/" in name or not name:
+                raise PatchError(f"a patch may only touch top-level source files, not {name!r}")
+            current = files.setdefault(name, [])
+        elif line.startswith("@@ "):
+            if current is None:
+                raise PatchError("a hunk before its file header")
+            old = line.split()[1]  # -start,count
+            start = int(old[1:].split(",")[0])
+            current.append((start, []))
+        elif line[:1] in (" ", "-", "+") and current:
+            current[-1][1].append(line)
+        elif line.startswith("\\") or not line.strip():
+            continue
+        else:
+            raise PatchError(f"unexpected line in a patch: {line[:60]!r}")
+    return files
+
+
+def apply_patch(text: str, hunks: list[tuple[int, list[str]]], name: str) -> str:
+    """Apply one file's hunks exactly (context lines must match where the hunk says)."""
+    orig = _lines(text)
+    out: list[str] = []
+    pos = 0
+    for start, lines in hunks:
+        has_old = any(line[0] in " -" for line in lines)
+        at = start - 1 if has_old else start
+        if at < pos or at > len(orig):
+            raise PatchError(f"{name}: a hunk at line {start} is out of order or range")
+        out += orig[pos:at]
+        pos = at
+        for line in lines:
+            if line[0] == "+":
+                out.append(line[1:])
+                continue
+            if pos >= len(orig) or orig[pos] != line[1:]:
+                raise PatchError(f"{name}: the hunk at line {start} does not match the sources")
+            if line[0] == " ":
+                out.append(orig[pos])
+            pos += 1
+    out += orig[pos:]
+    return "".join(out)
+
+
+def patch_sources(src_dir: Path, out_dir: Path) -> Path:
+    """Copy the QuickJS sources that :data:`PATCHES` change into ``out_dir``, patched.
+
+    Returns ``out_dir``; it goes on the include path before ``src_dir`` and its ``.c`` files
+    are compiled instead of the pristine ones. The pristine sources are never modified.
+    """
+    present = {p.name for p in PATCHES_DIR.glob("*.patch")} if PATCHES_DIR.exists() else set()
+    if present != set(PATCHES):
+        raise PatchError(f"_patches/ holds {sorted(present)}, the build pins {sorted(PATCHES)}")
+    patched: dict[str, str] = {}
+    for name in sorted(PATCHES):
+        data = (PATCHES_DIR / name).read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != PATCHES[name]:
+            raise PatchError(f"{name}: sha256 {digest} does not match the pinned hash")
+        for target, hunks in _patch_hunks(data.decode("utf-8")).items():
+            if target not in patched:
+                patched[target] = (src_dir / target).read_bytes().decode("utf-8")
+            patched[target] = apply_patch(patched[target], hunks, f"{name} ({target})")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for target, text in patched.items():
+        path = out_dir / target
+        data = text.encode("utf-8")
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+    return out_dir
+
+
 def guest_inputs() -> list[Path]:
     """Our own guest sources: every ``_guest/*.c``, ``*.h`` and ``*.js``, sorted."""
     return sorted(p for pattern in ("*.c", "*.h", "*.js") for p in GUEST_DIR.glob(pattern))
@@ -177,8 +286,13 @@ def compile_guest(src_dir: Path, out: Path) -> None:
     obj_dir.mkdir(parents=True, exist_ok=True)
     gen_dir = out.parent / "gen"
     generate_includes(gen_dir)
+    patched_dir = patch_sources(src_dir, out.parent / "patched")
     # a guest file's object cannot overwrite a QuickJS one, whatever its name
-    units = [(src_dir / s, obj_dir / f"{Path(s).stem}.o") for s in QUICKJS_SOURCES]
+    sources = [
+        (patched_dir if (patched_dir / name).exists() else src_dir) / name
+        for name in QUICKJS_SOURCES
+    ]
+    units = [(src, obj_dir / f"{src.stem}.o") for src in sources]
     units += [(c, obj_dir / f"guest-{c.stem}.o") for c in sorted(GUEST_DIR.glob("*.c"))]
     _log(f"compiling {len(units)} C files with zig cc for wasm32-wasi (about 15 s of CPU)")
     procs = []
@@ -189,6 +303,7 @@ def compile_guest(src_dir: Path, out: Path) -> None:
             "ziglang",
             "cc",
             *CFLAGS,
+            f"-I{patched_dir}",
             f"-I{src_dir}",
             f"-I{GUEST_DIR}",
             f"-I{gen_dir}",
@@ -247,8 +362,9 @@ def build(force: bool = False) -> Path:
 
 def build_inputs() -> list[Path]:
     """What the guest is built from besides the pinned sdist and zig (which this file pins):
-    our guest sources, this file and the snapshot code."""
-    return [*guest_inputs(), Path(__file__).resolve(), PACKAGE_DIR / "_snapshot.py"]
+    our guest sources, our patches to QuickJS, this file and the snapshot code."""
+    patches = sorted(PATCHES_DIR.glob("*.patch")) if PATCHES_DIR.exists() else []
+    return [*guest_inputs(), *patches, Path(__file__).resolve(), PACKAGE_DIR / "_snapshot.py"]
 
 
 def inputs_hash() -> str:

@@ -1,10 +1,19 @@
 """A process-wide cache of compiled QuickJS bytecode, keyed by module name and source.
 
-A run whose modules are not cached first compiles them in a separate, throw-away instance in
-which no program code runs (imports resolve to empty stubs, nothing is evaluated); the run
-then loads every module from bytecode instead of parsing it. Because the compiling instance
-only ever parses, and the key covers the build ID, the module name and the exact source, a
-cached entry is what our own parser made of that text.
+A run whose modules are not cached first compiles them, each in a fresh throw-away instance of
+its own in which no program code runs (imports resolve to empty stubs, nothing is evaluated);
+the run then loads every module from bytecode instead of parsing it.
+
+Why a process-wide cache can be trusted although the host cannot verify QuickJS bytecode: an
+entry's bytes are a function of its key alone. The key covers the build ID, the module's name
+and its exact source, and the instance that produced the bytes was given that name and that
+source and nothing else: one module per instance, one reply accepted, for that module. A
+compile instance subverted by its source (a parser bug) can only put bytes under that
+source's own key, and every later run of that source parses the same text in its own
+instance anyway, so the cache gives a hostile source nothing it does not already have. What it
+must never do is let one program's compile write the entry of another source: a batch of
+modules in one instance would (the entry program could answer for its imports, which other
+callers' graphs share), so there are none. Compiles run under the run's own memory limit.
 """
 
 from __future__ import annotations
@@ -65,8 +74,13 @@ class BytecodeCache:
             self._items.move_to_end(key)
             return blob
 
+    @property
+    def max_blob_bytes(self) -> int:
+        """The largest blob kept (a quarter of the cache)."""
+        return self._max // 4
+
     def put(self, key: bytes, blob: bytes) -> None:
-        if len(blob) > self._max // 4:
+        if len(blob) > self.max_blob_bytes:
             return
         with self._lock:
             old = self._items.pop(key, None)
@@ -89,9 +103,15 @@ def compile_missing(
     entry: tuple[str, str],
     modules: Mapping[str, str],
     *,
+    memory_limit: int,
+    soft_limit: int,
     should_stop: Callable[[], bool],
 ) -> tuple[bytes | None, int, set[bytes]]:
-    """Compile the modules of a graph that are not cached yet, in a throw-away instance.
+    """Compile the modules of a graph that are not cached yet, each in its own instance.
+
+    ``memory_limit`` and ``soft_limit`` are the run's: a compile never gets more memory than
+    the run it serves (a source too big for them is simply not cached, and the run parses it
+    and meets the same limit itself).
 
     Returns the entry's bytecode if it is (now) cached, how many modules of the graph were
     found in the cache, and the keys compiled by this call.
@@ -106,45 +126,58 @@ def compile_missing(
         key = module_key(build, name, src)
         if cache.get(key) is None:
             missing.append((key, name, src))
-    if missing:
-        _Compiler(engine, missing, should_stop).run()
-        if bytecode is None:
-            bytecode = cache.get(entry_key)
+    for key, name, src in missing:
+        if should_stop():
+            break
+        _Compiler(engine, key, name, src, memory_limit, soft_limit, should_stop).run()
+    if bytecode is None and missing:
+        bytecode = cache.get(entry_key)
     return bytecode, hits, {key for key, _, _ in missing}
 
 
 class _Compiler:
-    """Routes the host import of a compile-only instance: nothing but bytecode comes back."""
+    """Routes the host import of a compile-only instance: one module's bytecode comes back."""
 
     def __init__(
         self,
         engine: EngineState,
-        items: list[tuple[bytes, str, str]],
+        key: bytes,
+        name: str,
+        source: str,
+        memory_limit: int,
+        soft_limit: int,
         should_stop: Callable[[], bool],
     ) -> None:
         self.engine = engine
-        self.items = items
+        self.key = key
+        self.memory_limit = memory_limit
         self.should_stop = should_stop
-        body = batch_record([(name, src) for _, name, src in items])
+        self.done = False
+        body = batch_record([(name, source)])
         stack = engine.js_stack_limit
-        self.record = RUN_HEADER.pack(KIND_COMPILE, 0, 0, 0, 0, stack, 0, len(body), 0, 0, 0) + body
+        self.record = (
+            RUN_HEADER.pack(KIND_COMPILE, 0, 0, 0, soft_limit, stack, 0, len(body), 0, 0, 0) + body
+        )
         self.instance: NativeInstance
 
     def clock_ns(self, clock_id: int) -> int:
         return 0
 
     def on_host(self, op: int, a: int, b: int, c: int, d: int) -> int:
-        if op != OP_BYTECODE or not 0 <= a < len(self.items):
-            return 0
+        """Accept one blob, for the one module this instance compiles; refuse anything else."""
+        if op != OP_BYTECODE or a != 0 or self.done:
+            return E_HOST
+        self.done = True  # whatever happens next, this instance has answered
+        if not 0 < c <= self.engine.bytecode.max_blob_bytes:
+            return E_HOST
         try:
-            self.engine.bytecode.put(self.items[a][0], self.instance.read(b, c))
+            self.engine.bytecode.put(self.key, self.instance.read(b, c))
         except BadPointer:
             return E_HOST
         return 0
 
     def run(self) -> None:
-        memory = max(64 * 2**20, len(self.record) * 8)
-        self.instance, key = self.engine.new_instance(memory, self)
+        self.instance, key = self.engine.new_instance(self.memory_limit, self)
         outer = _router.current()
         _router.bind(self)
         try:

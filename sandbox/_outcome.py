@@ -2,7 +2,9 @@
 
 The facts: the status code the guest returned (or None when it trapped), the trap itself
 (stack overflow, out of fuel), whether a stop was requested and why, whether the guest's
-allocator reported a failure in this run, and the outcome message the guest sent, if any.
+allocator reported a failure in this run, and the outcome message the guest sent, if any, with
+the guest's record of whether the run's error is the value an allocation failure threw (its
+``oom`` field, set by our C code, never read from the thrown value).
 """
 
 from __future__ import annotations
@@ -62,23 +64,17 @@ def decide(
     if kind == OUT_VALUE:
         return Outcome("success", result=payload)
     error = error_from_guest(payload, sources)
-    if oom and _is_oom_shaped(payload, error):
-        # status memory needs the host fact (the allocator failed in this run); the error's
-        # shape only narrows it, so a program that caught an OOM and then threw something
-        # else is an ordinary error
+    if oom and _thrown_by_allocator(payload):
+        # both facts: the allocator failed in this run, and the run's error is the very value
+        # that failure threw (the guest's own record, which no property of the value can
+        # forge); a program that caught an out-of-memory error and then threw null or its
+        # own InternalError('out of memory') has an ordinary error
         return Outcome("memory", error=error)
     return Outcome("link_error" if kind == OUT_LINK_ERROR else "error", error=error)
 
 
-def _is_oom_shaped(payload: Any, error: ErrorInfo) -> bool:
-    if not isinstance(payload, dict):
-        return False
-    if payload.get("uncatchable") is True:
-        return True
-    # QuickJS throws null when it cannot even allocate the error object
-    if "thrown" in payload and payload["thrown"] is None:
-        return True
-    return error.name == "InternalError" and error.message == "out of memory"
+def _thrown_by_allocator(payload: Any) -> bool:
+    return isinstance(payload, dict) and payload.get("oom") is True
 
 
 def _trap_message(trap: BaseException | None) -> str:

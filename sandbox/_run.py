@@ -40,6 +40,8 @@ from quickjail.sandbox._abi import (
     OP_REPORT,
     OP_RESULT,
     OUT_ERROR,
+    OUT_LINK_ERROR,
+    OUT_VALUE,
     QJ_DONE,
     QJ_FAIL,
     QJ_PENDING,
@@ -57,6 +59,9 @@ from quickjail.sandbox.errors import TransferError
 __all__ = ["Run"]
 
 MAX_HOST_ERRORS = 100
+# the ops that pass a span (b, c) of guest memory: all but OP_OOM
+_SPAN_OPS = frozenset({OP_LOG, OP_REPORT, OP_RESULT, OP_MODULE, OP_CALL, OP_FETCH, OP_REJECTION})
+_OUTCOME_KINDS = frozenset({OUT_VALUE, OUT_ERROR, OUT_LINK_ERROR})
 NUDGE_INTERVAL = 0.005  # seconds between epoch advances while a stopped run winds down
 DETERMINISTIC_EPOCH_NS = 1_735_689_600_000_000_000  # 2025-01-01T00:00:00Z
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -102,6 +107,7 @@ class Run:
         self._clock_reads = 0
         self._bytecode_hits = 0
         self._compiled_now: set[bytes] = set()
+        self._module_name_max: int | None = None
         self._started = time.perf_counter()
         self._instance, self._store_key = engine.new_instance(
             opts.memory_limit_bytes, self, fuel=opts.fuel
@@ -193,7 +199,17 @@ class Run:
     # the import, on the worker thread executing the guest
 
     def on_host(self, op: int, a: int, b: int, c: int, d: int) -> int:
+        """``qj.host(op, a, b, c, d)``: every argument is a guest-chosen i32, hostile until
+        checked. Every op but OP_OOM passes a span ``(b, c)`` of guest memory; it is checked
+        (non-negative, inside memory) here, before any handler reads it or charges a counter,
+        a limit or a quota with its length."""
         try:
+            if op == OP_OOM:
+                self._oom = True
+                return 0
+            if op not in _SPAN_OPS:
+                return E_HOST
+            self._instance.check_span(b, c)
             if op == OP_CALL:
                 return self._on_call(a, b, c, d)
             if op == OP_LOG:
@@ -202,21 +218,11 @@ class Run:
                 return self._on_report(b, c)
             if op == OP_RESULT:
                 return self._on_result(a, b, c)
-            if op == OP_OOM:
-                self._oom = True
-                return 0
             if op == OP_FETCH:
-                data = self._reply
-                if len(data) != c:
-                    return E_HOST
-                self._instance.write(b, data)
-                self._reply = b""
-                return 0
+                return self._on_fetch(b, c)
             if op == OP_MODULE:
                 return self._on_module(b, c)
-            if op == OP_REJECTION:
-                return self._on_rejection(b, c)
-            return E_HOST
+            return self._on_rejection(b, c)
         except BadPointer as exc:
             self.keep_error(RuntimeError(f"guest passed a bad pointer (op {op}): {exc}"))
             return E_HOST
@@ -244,14 +250,25 @@ class Run:
         return len(data)
 
     def _on_result(self, kind: int, ptr: int, length: int) -> int:
-        data = self._instance.read(ptr, length)
-        self._bytes_out += length
+        # one outcome per run, of a known kind: a guest that sends another is refused
+        if self._sent is not None or kind not in _OUTCOME_KINDS:
+            return E_HOST
         cap = self.opts.output_limits.max_result_bytes
         if length > cap:
             message = f"the result is larger than max_result_bytes ({cap})"
             self._sent = (OUT_ERROR, {"name": "RangeError", "message": message})
             return 0
+        data = self._instance.read(ptr, length)
+        self._bytes_out += length
         self._sent = (kind, _values.decode(data))
+        return 0
+
+    def _on_fetch(self, ptr: int, length: int) -> int:
+        data = self._reply
+        if len(data) != length:
+            return E_HOST
+        self._instance.write(ptr, data)
+        self._reply = b""
         return 0
 
     def _on_log(self, level: int, ptr: int, length: int) -> int:
@@ -300,6 +317,8 @@ class Run:
         return 0
 
     def _on_module(self, ptr: int, length: int) -> int:
+        if length > self._longest_module_name():
+            return E_REFUSED  # no module has so long a name: nothing to read
         name = self._instance.read(ptr, length).decode("utf-8", "replace")
         host = self.program.host_modules.get(name)
         if host is not None:
@@ -315,11 +334,19 @@ class Run:
             return self._reply_with(MODULE_BYTECODE + blob)
         return self._reply_with(MODULE_SOURCE + src.encode("utf-8", "surrogatepass"))
 
+    def _longest_module_name(self) -> int:
+        """The longest name, in UTF-8 bytes, of a module this run can load."""
+        if self._module_name_max is None:
+            names = [*self.program.modules, *self.program.host_modules]
+            self._module_name_max = max(
+                (len(n.encode("utf-8", "surrogatepass")) for n in names), default=0
+            )
+        return self._module_name_max
+
     def _on_call(self, fid: int, ptr: int, length: int, call_id: int) -> int:
         fn = self.dispatch.function(fid, call_id)
         if fn is None:
             return E_HOST
-        self._instance.check_span(ptr, length)  # before any quota is charged
         reply = self.dispatch.call(fn, call_id, length, lambda: self._read_out(ptr, length))
         if reply is None:
             return E_PENDING
@@ -341,9 +368,15 @@ class Run:
             self._sent = (OUT_ERROR, {"name": "ReferenceError", "message": message})
             return QJ_DONE
         bytecode = None
+        soft = _soft_limit(o.memory_limit_bytes, self.engine.guest.stack_size)
         if o.kind == "module":
             bytecode, hits, self._compiled_now = compile_missing(
-                self.engine, (o.filename, p.source), p.modules, should_stop=self.should_stop
+                self.engine,
+                (o.filename, p.source),
+                p.modules,
+                memory_limit=o.memory_limit_bytes,
+                soft_limit=soft,
+                should_stop=self.should_stop,
             )
             self._bytecode_hits += hits
         fn = o.fn.encode()
@@ -357,7 +390,6 @@ class Run:
             seed = 0
         else:
             seed = int.from_bytes(os.urandom(8), "little")
-        soft = _soft_limit(o.memory_limit_bytes, self.engine.guest.stack_size)
         flags = (
             (FLAG_DYNAMIC if o.dynamic_code else 0)
             | (FLAG_ARGS if o.args is not None else 0)

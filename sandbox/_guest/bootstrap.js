@@ -1,6 +1,6 @@
 (() => {
   const entries = Map.prototype.entries, values = Set.prototype.values;
-  const getTime = Date.prototype.getTime, from = Array.from;
+  const getTime = Date.prototype.getTime, from = Array.from, slice = String.prototype.slice;
   const B = BigInt, D = Date, M = Map, S = Set, dp = Object.defineProperty, gp = Object.getPrototypeOf;
   const rej = new Map();
   const G = globalThis, F = Function, E = G.eval;
@@ -12,7 +12,7 @@
     setValues: (s) => from(values.call(s)),
     keyCheck: (c) => { const it = c instanceof M ? from(entries.call(c), (p) => p[0]) : from(values.call(c));
       for (const k of it) if (k !== null && (typeof k === 'object' || typeof k === 'function') && !(k instanceof D)) return true; },
-    time: (d) => getTime.call(d),
+    time: (d) => getTime.call(d), cut: (s, n) => slice.call(s, 0, n),
     newMap: (a) => new M(a),
     newSet: (a) => new S(a),
     bigHex: (b) => b < 0n ? '-' + (-b).toString(16) : b.toString(16),
@@ -38,6 +38,7 @@
 // It holds the original builtins, so the C code's helpers keep working whatever a program
 // redefines:
 //   mapEntries setValues keyCheck time bigHex   encode.c (Map, Set, Date, BigInt -> message)
+//   cut                                         encode.c (the start of a long string in logs)
 //   newMap newSet fromHex                       decode.c (message -> Map, Set, BigInt)
 //   rejAdd rejDel rejTake                       rejections.c (unhandled rejections)
 //   disableDynamic enableDynamic                builtins.c (eval and Function off / on)

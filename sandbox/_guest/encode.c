@@ -184,9 +184,22 @@ static int enc_int(Enc *e, int32_t v)
     return 0;
 }
 
+/* Stop as soon as the message is over the size cap or a buffer could not grow: checked after
+ * every element, so no value is walked past the point where it can no longer be sent. */
+static int enc_check_size(Enc *e)
+{
+    if (e->json.failed || e->blobs.failed) {
+        JS_ThrowOutOfMemory(e->ctx);
+        return -1;
+    }
+    if (e->json.len + e->blobs.len > ENC_MAX_BYTES)
+        return enc_fail(e, "a value larger than the size cap");
+    return 0;
+}
+
 static int enc_blob(Enc *e, const char *tag, const uint8_t *data, size_t n)
 {
-    if (n > ENC_MAX_BYTES)
+    if (n > ENC_MAX_BYTES || e->json.len + e->blobs.len + n > ENC_MAX_BYTES)
         return enc_fail(e, "a binary value larger than the size cap");
     enc_tag_open(e, tag);
     buf_putc(&e->json, ',');
@@ -211,6 +224,11 @@ static int enc_array_items(Enc *e, JSValueConst arr)
     int64_t len;
     if (JS_GetLength(e->ctx, arr, &len))
         return -1;
+    /* every element takes at least two bytes (itself and a comma): a longer array cannot fit,
+     * so it is refused before its first element (a sparse array's length costs nothing) */
+    if (len > ENC_MAX_BYTES / 2)
+        return e->lenient ? enc_describe(e, "[Array too long]")
+                          : enc_fail(e, "an array longer than the size cap allows");
     buf_putc(&e->json, '[');
     for (int64_t i = 0; i < len; i++) {
         if (i)
@@ -234,10 +252,8 @@ static int enc_array_items(Enc *e, JSValueConst arr)
         int r = JS_IsException(item) ? -1 : enc_value(e, item);
         JS_FreeValue(e->ctx, item);
         path_pop(e, saved);
-        if (r)
+        if (r || enc_check_size(e))
             return -1;
-        if (e->json.len > ENC_MAX_BYTES)
-            return enc_fail(e, "a value larger than the size cap");
     }
     buf_putc(&e->json, ']');
     return 0;
@@ -272,13 +288,92 @@ static int enc_object(Enc *e, JSValueConst obj)
         rc = enc_value(e, val);
         path_pop(e, saved);
         JS_FreeValue(e->ctx, val);
-        if (rc == 0 && e->json.len > ENC_MAX_BYTES)
-            rc = enc_fail(e, "a value larger than the size cap");
+        if (rc == 0)
+            rc = enc_check_size(e);
     }
     JS_FreePropertyEnum(e->ctx, tab, n);
     if (rc == 0)
         buf_putc(&e->json, '}');
     return rc;
+}
+
+/* A string: JSON text when short, a "t" blob when long. Lenient encodings (logs, error
+ * descriptions) keep the start of a huge string and say how much was left out; the string is
+ * cut to ENC_LOG_STRING_MAX characters *before* it is copied out, so describing it never needs
+ * memory in proportion to its size. The bytes QuickJS hands out may be the string's own (an
+ * ASCII string), so they are never written to: edits happen in a copy. */
+static int enc_string(Enc *e, JSValueConst v)
+{
+    JSContext *ctx = e->ctx;
+    JSValue head = JS_UNDEFINED;
+    int64_t chars = 0, dropped = 0;
+    if (e->lenient && JS_GetLength(ctx, v, &chars) == 0 && chars > ENC_LOG_STRING_MAX) {
+        JSValue fn = JS_GetPropertyStr(ctx, g.helpers, "cut");
+        JSValueConst argv[2] = { v, JS_NewInt32(ctx, ENC_LOG_STRING_MAX) };
+        head = JS_Call(ctx, fn, JS_UNDEFINED, 2, argv);
+        JS_FreeValue(ctx, fn);
+        if (JS_IsException(head))
+            return -1;
+        dropped = chars - ENC_LOG_STRING_MAX;
+    }
+    size_t len;
+    const char *s = JS_ToCStringLen(ctx, &len, JS_IsUndefined(head) ? v : head);
+    JS_FreeValue(ctx, head);
+    if (!s)
+        return -1;
+    if (len > ENC_MAX_BYTES) {
+        JS_FreeCString(ctx, s);
+        return enc_fail(e, "a string larger than the size cap");
+    }
+    size_t cut = len;
+    char note[80];
+    size_t note_len = 0;
+    if (e->lenient && (dropped > 0 || len > ENC_LOG_STRING_MAX)) {
+        /* cut on a character boundary; a character left out is at least one byte */
+        if (cut > ENC_LOG_STRING_MAX) {
+            cut = ENC_LOG_STRING_MAX;
+            while (cut > 0 && ((uint8_t)s[cut] & 0xC0) == 0x80)
+                cut--;
+        }
+        note_len = (size_t)snprintf(note, sizeof(note), "… [%s%zu more bytes]",
+                                    dropped > 0 ? "at least " : "",
+                                    (size_t)(len - cut) + (size_t)dropped);
+    }
+    char *copy = NULL;
+    if (note_len || (cut >= ENC_TEXT_BLOB_MIN && memchr(s, 0xED, cut))) {
+        copy = malloc(cut + note_len + 1);
+        if (!copy) {
+            JS_FreeCString(ctx, s);
+            JS_ThrowOutOfMemory(ctx);
+            return -1;
+        }
+        memcpy(copy, s, cut);
+        memcpy(copy + cut, note, note_len);
+        copy[cut + note_len] = 0;
+        len = cut + note_len;
+    }
+    const char *text = copy ? copy : s;
+    int r = 0;
+    if (len >= ENC_TEXT_BLOB_MIN) {
+        /* a blob is raw UTF-8: replace lone surrogates (3-byte ED A0..BF xx) with U+FFFD, same
+         * length (only ever in the copy: an ASCII string has no 0xED byte) */
+        if (copy) {
+            for (char *q = memchr(copy, 0xED, len); q;
+                 q = memchr(q + 1, 0xED, len - (size_t)(q + 1 - copy))) {
+                size_t at = (size_t)(q - copy);
+                if (at + 2 < len && (uint8_t)q[1] >= 0xA0) {
+                    q[0] = (char)0xEF; q[1] = (char)0xBF; q[2] = (char)0xBD;
+                }
+                if (at + 1 >= len) break;
+            }
+        }
+        r = enc_blob(e, "t", (const uint8_t *)text, len);
+    } else {
+        enc_json_string(&e->json, text, len, 0);
+    }
+    free(copy);
+    JS_FreeCString(ctx, s);
+    return r;
 }
 
 static int enc_value(Enc *e, JSValueConst v)
@@ -301,44 +396,8 @@ static int enc_value(Enc *e, JSValueConst v)
         enc_tag_close(e);
         return 0;
     case JS_TAG_STRING:
-    case JS_TAG_STRING_ROPE: {
-        size_t len;
-        const char *s = JS_ToCStringLen(ctx, &len, v);
-        if (!s)
-            return -1;
-        if (len > ENC_MAX_BYTES) {
-            JS_FreeCString(ctx, s);
-            return enc_fail(e, "a string larger than the size cap");
-        }
-        char note[64];
-        size_t note_len = 0;
-        if (e->lenient && len > ENC_LOG_STRING_MAX) {
-            /* logs keep the start of a huge string (on a character boundary) and say so */
-            size_t cut = ENC_LOG_STRING_MAX;
-            while (cut > 0 && ((uint8_t)s[cut] & 0xC0) == 0x80)
-                cut--;
-            note_len = (size_t)snprintf(note, sizeof(note), "… [%zu more bytes]", len - cut);
-            memcpy((char *)s + cut, note, note_len);
-            len = cut + note_len;
-        }
-        if (len >= ENC_TEXT_BLOB_MIN) {
-            /* replace lone surrogates (3-byte ED A0..BF xx) in place: same length */
-            char *w = (char *)s;
-            for (char *q = memchr(w, 0xED, len); q; q = memchr(q + 1, 0xED, len - (size_t)(q + 1 - w))) {
-                size_t at = (size_t)(q - w);
-                if (at + 2 < len && (uint8_t)q[1] >= 0xA0) {
-                    q[0] = (char)0xEF; q[1] = (char)0xBF; q[2] = (char)0xBD;
-                }
-                if (at + 1 >= len) break;
-            }
-            int r = enc_blob(e, "t", (const uint8_t *)s, len);
-            JS_FreeCString(ctx, s);
-            return r;
-        }
-        enc_json_string(&e->json, s, len, 0);
-        JS_FreeCString(ctx, s);
-        return 0;
-    }
+    case JS_TAG_STRING_ROPE:
+        return enc_string(e, v);
     case JS_TAG_BIG_INT:
     case JS_TAG_SHORT_BIG_INT: {
         /* hexadecimal: linear to convert on both sides, whatever the size */

@@ -4,6 +4,7 @@
  *
  *   boundary.c    the scratch buffer, qj_scratch, qj_alloc, fetching long replies
  *   mem.c         the allocator QuickJS uses: soft memory cap, grace, reserves, OOM signal
+ *   oom.c         which value an allocation failure threw (hooks our quickjs.c patch calls)
  *   encode.c      JS value -> value message (and the byte buffer it writes)
  *   decode.c      value message -> JS value; host error records -> JS errors
  *   builtins.c    console, report, Math.random, the switch for eval and Function
@@ -69,6 +70,15 @@ extern const JSMallocFunctions qj_malloc_funcs;
 void mem_hold_reserves(void);
 void mem_set_soft_limit(uint32_t soft_limit);
 void mem_finishing(void);
+
+/* ---- oom.c */
+
+void oom_init(JSContext *ctx);
+/* called by our patched quickjs.c (sandbox/_patches/0001-out-of-memory-error.patch) */
+JSValue qj_oom_fallback(JSContext *ctx);
+void qj_oom_thrown(JSContext *ctx, JSValueConst exception);
+/* v is the last value an allocation failure threw (not one the program made or replaced) */
+int oom_is_last_failure(JSValueConst v);
 
 /* ---- encode.c */
 

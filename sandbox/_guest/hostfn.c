@@ -79,6 +79,32 @@ static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSVal
     return v;
 }
 
+/* The marker of a host function: an own data property QJ_FN_KEY holding an array. Own only:
+ * a program that put QJ_FN_KEY on Object.prototype must not turn the host's plain objects into
+ * host functions of its choosing. Returns the marker, or JS_UNDEFINED. */
+static JSValue own_marker(JSContext *ctx, JSValueConst v)
+{
+    JSAtom key = JS_NewAtomLen(ctx, QJ_FN_KEY, sizeof(QJ_FN_KEY) - 1);
+    if (key == JS_ATOM_NULL) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return JS_UNDEFINED;
+    }
+    JSPropertyDescriptor desc;
+    int has = JS_GetOwnProperty(ctx, &desc, v, key);
+    JS_FreeAtom(ctx, key);
+    if (has < 0)
+        JS_FreeValue(ctx, JS_GetException(ctx));
+    if (has <= 0)
+        return JS_UNDEFINED;
+    JS_FreeValue(ctx, desc.getter);
+    JS_FreeValue(ctx, desc.setter);
+    if ((desc.flags & JS_PROP_GETSET) || !JS_IsArray(desc.value)) {
+        JS_FreeValue(ctx, desc.value);
+        return JS_UNDEFINED;
+    }
+    return desc.value;
+}
+
 /* Host values (globals, host modules) hold each host function as an object
  * {QJ_FN_KEY: [id, is_async, name]}: replace those by closures. Objects (not arrays) are
  * searched down to 32 levels and frozen on the way. Consumes v. */
@@ -86,7 +112,7 @@ JSValue bind_host_values(JSContext *ctx, JSValue v, int depth)
 {
     if (!JS_IsObject(v) || JS_IsArray(v) || depth > 32)
         return v;
-    JSValue marker = JS_GetPropertyStr(ctx, v, QJ_FN_KEY);
+    JSValue marker = own_marker(ctx, v);
     if (JS_IsArray(marker)) {
         JSValue idv = JS_GetPropertyUint32(ctx, marker, 0);
         JSValue asv = JS_GetPropertyUint32(ctx, marker, 1);

@@ -45,6 +45,7 @@ int32_t qj_init(void)
 
     if (install_builtins(ctx))
         return QJ_FAIL;
+    oom_init(ctx);
     mem_hold_reserves();
     g.module_val = JS_UNDEFINED;
     g.promise = JS_UNDEFINED;

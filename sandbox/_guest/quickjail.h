@@ -53,7 +53,9 @@
  *   Object keys that start with "\0" carry one extra leading "\0". An error message is a value
  *   message holding {name, message} from the host, or from the guest (the outcomes
  *   QJ_OUT_ERROR and QJ_OUT_LINK_ERROR) {name, message, stack} for an Error and {thrown} for
- *   anything else, each with {uncatchable}.
+ *   anything else, each with {uncatchable, oom}: oom is true only when the value is the one
+ *   the last allocation failure threw (sandbox/_guest/oom.c), whatever the value looks like.
+ *   Strings in it (and in logs) are cut to their start with a "… [N more bytes]" note.
  *
  * Run record (the input of qj_run)
  * ----------
@@ -67,7 +69,9 @@
  *   objects {QJ_FN_KEY: [id, is_async, name]}; the guest turns them into closures.
  *   With QJ_KIND_COMPILE the source field is a compile batch: u32 count, then (u32 name_len,
  *   name, u32 src_len, src)*. Each module that compiles is sent back as bytecode with
- *   QJ_OP_BYTECODE; none of its code runs, and its imports resolve to empty stubs.
+ *   QJ_OP_BYTECODE; none of its code runs, and its imports resolve to empty stubs. The host
+ *   sends one module per instance and accepts one reply, for index 0 (sandbox/_bytecode.py
+ *   says why). The soft memory limit and the stack limit apply to a compile too.
  */
 #ifndef QUICKJAIL_H
 #define QUICKJAIL_H

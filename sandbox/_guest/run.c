@@ -18,8 +18,12 @@ static int32_t finish_with_exception(int outcome)
     JSContext *ctx = g.ctx;
     mem_finishing();
     JSValue ex = JS_GetException(ctx);
+    /* before any more program code runs (getters, toString), which could fail an allocation */
+    int oom = oom_is_last_failure(ex);
     report_rejections(1, ex);
-    JSValue info = JS_NewObject(ctx);
+    /* defined, never set, on an object without a prototype: a setter the program put on
+     * Object.prototype cannot see or forge a field */
+    JSValue info = JS_NewObjectProto(ctx, JS_NULL);
     if (JS_IsError(ex)) {
         static const char *const fields[] = { "name", "message", "stack" };
         for (int i = 0; i < 3; i++) {
@@ -34,21 +38,26 @@ static int32_t finish_with_exception(int outcome)
                     JS_FreeValue(ctx, JS_GetException(ctx));
                     s = JS_NewString(ctx, "");
                 }
-                JS_SetPropertyStr(ctx, info, fields[i], s);
+                JS_DefinePropertyValueStr(ctx, info, fields[i], s, JS_PROP_C_W_E);
             }
             JS_FreeValue(ctx, f);
         }
     } else {
-        JS_SetPropertyStr(ctx, info, "thrown", JS_DupValue(ctx, ex));
+        JS_DefinePropertyValueStr(ctx, info, "thrown", JS_DupValue(ctx, ex), JS_PROP_C_W_E);
     }
-    JS_SetPropertyStr(ctx, info, "uncatchable", JS_NewBool(ctx, JS_IsUncatchableError(ex)));
+    JS_DefinePropertyValueStr(ctx, info, "uncatchable", JS_NewBool(ctx, JS_IsUncatchableError(ex)),
+                              JS_PROP_C_W_E);
+    /* a fact of ours, not a property of the value: the program cannot forge it */
+    JS_DefinePropertyValueStr(ctx, info, "oom", JS_NewBool(ctx, oom),
+                              JS_PROP_C_W_E);
     JS_FreeValue(ctx, ex);
     Buf m;
-    if (encode_message(ctx, info, 1, "error", &m)) {
+    if (JS_IsException(info) || encode_message(ctx, info, 1, "error", &m)) {
         JS_FreeValue(ctx, JS_GetException(ctx));
         JS_FreeValue(ctx, info);
         /* out of memory while describing the error: send the bare minimum */
-        static const char json[] = "{\"name\":\"InternalError\",\"message\":\"out of memory\"}";
+        static const char json[] =
+            "{\"name\":\"InternalError\",\"message\":\"out of memory\",\"oom\":true}";
         static uint8_t minimal[5 + sizeof(json) - 1 + 4];
         uint32_t jl = sizeof(json) - 1;
         minimal[0] = 0;
@@ -80,7 +89,30 @@ static int32_t finish_with_value(JSValueConst v)
     return QJ_DONE;
 }
 
-/* Run jobs until the awaited promise settles or nothing more can happen. */
+/* An exception a job threw (a FinalizationRegistry or queueMicrotask callback): as browsers
+ * do, it is reported, here as an error log, and the run carries on. */
+static void log_uncaught(JSValueConst ex)
+{
+    JSContext *ctx = g.ctx;
+    JSValue args = JS_NewArray(ctx);
+    if (JS_IsException(args)) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return;
+    }
+    JS_SetPropertyUint32(ctx, args, 0, JS_NewString(ctx, "Uncaught exception in a callback:"));
+    JS_SetPropertyUint32(ctx, args, 1, JS_DupValue(ctx, ex));
+    Buf m;
+    if (encode_message(ctx, args, 1, "console", &m) == 0) {
+        qj_host(QJ_OP_LOG, QJ_LOG_ERROR, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
+        buf_free(&m);
+    } else {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+    }
+    JS_FreeValue(ctx, args);
+}
+
+/* Run jobs until the awaited promise settles or nothing more can happen. A job that threw
+ * ends the run only when what it threw is uncatchable or the allocator's failure. */
 static int drain_jobs(void)
 {
     JSContext *pctx;
@@ -88,8 +120,16 @@ static int drain_jobs(void)
         if (JS_PromiseState(g.ctx, g.promise) != JS_PROMISE_PENDING)
             return 0;
         int r = JS_ExecutePendingJob(g.rt, &pctx);
-        if (r < 0)
-            return -1;
+        if (r < 0) {
+            JSValue ex = JS_GetException(g.ctx);
+            if (JS_IsUncatchableError(ex) || oom_is_last_failure(ex)) {
+                JS_Throw(g.ctx, ex);
+                return -1;
+            }
+            log_uncaught(ex);
+            JS_FreeValue(g.ctx, ex);
+            continue;
+        }
         if (r == 0)
             return 0;
     }
@@ -223,6 +263,10 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
     const uint8_t *args_p = (const uint8_t *)fn_p + fn_len;
     const uint8_t *globals_p = args_p + args_len;
 
+    /* a compile batch parses under the same memory and stack limits as a run */
+    mem_set_soft_limit(h[QJ_HDR_SOFT_LIMIT]);
+    JS_UpdateStackTop(g.rt);
+    JS_SetMaxStackSize(g.rt, h[QJ_HDR_STACK_LIMIT]);
     if (h[QJ_HDR_KIND] == QJ_KIND_COMPILE) {
         int32_t r = compile_batch((const uint8_t *)source_p, source_len);
         free(owned);
@@ -232,10 +276,6 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
     g.kind = (int)h[QJ_HDR_KIND];
     g.has_args = (flags & QJ_FLAG_ARGS) != 0;
     rng_seed(h[QJ_HDR_SEED_LO], h[QJ_HDR_SEED_HI]);
-    mem_set_soft_limit(h[QJ_HDR_SOFT_LIMIT]);
-
-    JS_UpdateStackTop(g.rt);
-    JS_SetMaxStackSize(g.rt, h[QJ_HDR_STACK_LIMIT]);
 
     char *filename = malloc((size_t)filename_len + 1);
     char *source = malloc((size_t)source_len + 1);
