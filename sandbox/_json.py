@@ -6,12 +6,49 @@ import base64
 import datetime as _dt
 import json
 import math
+import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from quickjail.sandbox._values import UNDEFINED
 
-__all__ = ["to_json_safe"]
+__all__ = ["describe", "fits_int_limit", "to_json_safe", "truncate"]
+
+JSON_INT_MAX_DIGITS: Final = 4300  # CPython's default sys.get_int_max_str_digits()
+
+
+def fits_int_limit(value: int) -> bool:
+    """True when ``str(value)`` cannot hit the int-digit limit (nor take long: ≤ 4300 digits).
+
+    Judged from the bit length alone, so it is O(1) whatever the size.
+    """
+    limit = sys.get_int_max_str_digits()
+    digits = JSON_INT_MAX_DIGITS if limit == 0 else min(limit, JSON_INT_MAX_DIGITS)
+    return value.bit_length() * 30103 // 100000 + 1 <= digits
+
+
+def truncate(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, with a marker saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [truncated {len(text) - limit} characters]"
+
+
+def describe(value: Any, limit: int) -> str:
+    """A one-line description of a value that left the sandbox, at most about ``limit``
+    characters; never raises (a str is itself, ``undefined``, ``NaN`` and ``±Infinity`` are
+    written as in JavaScript, anything else is its :func:`to_json_safe` JSON text)."""
+    if isinstance(value, str):
+        return truncate(value, limit)
+    if value is UNDEFINED:
+        return "undefined"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    try:
+        text = json.dumps(to_json_safe(value), ensure_ascii=False, allow_nan=False)
+    except Exception:  # not a value from the sandbox (or nested beyond the stack)
+        text = f"<{type(value).__name__}>"
+    return truncate(text, limit)
 
 
 def to_json_safe(value: Any) -> Any:
@@ -25,12 +62,18 @@ def to_json_safe(value: Any) -> Any:
         string, :data:`UNDEFINED` as ``None``, ``frozenset`` as a list (sorted when
         its items can be ordered, else by their JSON text), non-finite floats as
         ``{"$float": "NaN" | "Infinity" | "-Infinity"}`` and every mapping key as a string.
-        Integers of any size stay integers.
+        Integers stay integers up to 4300 decimal digits (CPython's default int-digit limit,
+        or the lower limit set with ``sys.set_int_max_str_digits``); a larger one (a BigInt
+        such as ``2n ** 20000n``) becomes ``{"$bigint": "0x…"}``, its exact value in
+        hexadecimal (``"-0x…"`` when negative), so ``json.dumps`` can always write the
+        result, in linear time.
     """
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):
-        return int(value)
+        if fits_int_limit(value):
+            return int(value)
+        return {"$bigint": format(value, "#x")}
     if isinstance(value, float):
         if math.isfinite(value):
             return value

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import re
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
+from quickjail.sandbox._json import describe, fits_int_limit
 from quickjail.sandbox.errors import (
     CodeError,
     CodeFailed,
@@ -22,17 +22,83 @@ __all__ = ["CodeResult", "ErrorInfo", "LogEntry", "RunMetrics", "Status"]
 Status = Literal["success", "error", "memory", "link_error", "terminated"]
 LogLevel = Literal["log", "info", "warn", "error", "debug"]
 
-# "    at fn (file:line:col)" or "    at file:line:col"
-_FRAME = re.compile(r"^\s*at (?:.*? \()?(?P<file>.*?):(?P<line>\d+):(?P<col>\d+)\)?\s*$")
+MAX_ERROR_NAME_CHARS: Final = 256
+MAX_ERROR_MESSAGE_CHARS: Final = 64 * 1024
+MAX_ERROR_STACK_CHARS: Final = 64 * 1024
+MAX_STACK_FRAMES: Final = 64  # frames examined for the user's position
+_MAX_POSITION_DIGITS: Final = 9
 
 
-@dataclass(frozen=True, slots=True)
+def _frame_candidates(line: str) -> list[tuple[str, int, int]]:
+    """The ``(file, line, col)`` a stack line may name, in linear time.
+
+    QuickJS writes ``at fn (file:line:col)`` or ``at file:line:col``. Function and file
+    names may hold `` (`` themselves, so both the first and the last `` (`` are tried.
+    """
+    text = line.strip()
+    if not text.startswith("at "):
+        return []
+    text = text[3:]
+    spots = [text]
+    if text.endswith(")"):
+        first, last = text.find(" ("), text.rfind(" (")
+        if first >= 0:
+            spots.insert(0, text[first + 2 : -1])
+            if last != first:
+                spots.insert(1, text[last + 2 : -1])
+    out: list[tuple[str, int, int]] = []
+    for spot in spots:
+        parts = spot.rsplit(":", 2)
+        if len(parts) != 3:
+            continue
+        file, row, col = parts
+        if all(n.isascii() and n.isdigit() and len(n) <= _MAX_POSITION_DIGITS for n in (row, col)):
+            out.append((file, int(row), int(col)))
+    return out
+
+
+def _safe_repr(value: Any) -> str:
+    """``repr(value)``, except that ints past the int-digit limit are shown by their size."""
+    try:
+        return repr(value)
+    except ValueError:  # an int past sys.get_int_max_str_digits(), somewhere inside
+        return _render(value)
+
+
+def _render(value: Any) -> str:
+    if type(value) is int:
+        return repr(value) if fits_int_limit(value) else f"<{value.bit_length()}-bit int>"
+    if type(value) is list:
+        return "[" + ", ".join(_render(v) for v in value) + "]"
+    if type(value) is tuple:
+        return "(" + ", ".join(_render(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if type(value) is dict:
+        return "{" + ", ".join(f"{_render(k)}: {_render(v)}" for k, v in value.items()) + "}"
+    if type(value) is frozenset:
+        return "frozenset({" + ", ".join(_render(v) for v in value) + "})"
+    try:
+        return repr(value)
+    except ValueError:
+        return f"<{type(value).__name__}>"
+
+
+def _dataclass_repr(obj: Any) -> str:
+    fields = dataclasses.fields(obj)
+    shown = (f"{f.name}={_safe_repr(getattr(obj, f.name))}" for f in fields if f.repr)
+    return f"{type(obj).__name__}({', '.join(shown)})"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class ErrorInfo:
     """What the program threw, with its position in the user's source.
 
     ``line`` and ``column`` are 1-based and point into the source the user wrote (TypeScript
     included); they come from the innermost stack frame in a file of the run's module graph.
     ``value`` holds the thrown value itself when it was not an ``Error``.
+
+    The host keeps at most ``MAX_ERROR_NAME_CHARS`` (256) characters of ``name``,
+    ``MAX_ERROR_MESSAGE_CHARS`` (64 Ki) of ``message`` and ``MAX_ERROR_STACK_CHARS``
+    (64 Ki) of ``stack``; a longer one ends with ``… [truncated N characters]``.
     """
 
     name: str
@@ -42,6 +108,8 @@ class ErrorInfo:
     column: int | None = None
     filename: str | None = None
     value: Any = None
+
+    __repr__ = _dataclass_repr
 
     def __str__(self) -> str:
         where = f" ({self.filename}:{self.line}:{self.column})" if self.line else ""
@@ -63,41 +131,42 @@ def error_from_guest(info: Any, files: Mapping[str, str | None]) -> ErrorInfo:
     """Build an ErrorInfo from the guest's error record ({name, message, stack} or {thrown}).
 
     ``files`` maps each module name of the run to its source, to find the user's frame and
-    to turn QuickJS's byte columns into character columns.
+    to turn QuickJS's byte columns into character columns. Never raises, and its work is
+    bounded whatever the record holds: texts are capped before they are parsed, at most
+    ``MAX_STACK_FRAMES`` stack lines are examined, each in linear time, and a value is
+    described without converting a huge int to decimal.
     """
     if not isinstance(info, dict):
-        return ErrorInfo(name="Error", message=str(info))
+        return ErrorInfo(name="Error", message=describe(info, MAX_ERROR_MESSAGE_CHARS))
     if "thrown" in info:
         thrown = info["thrown"]
-        if isinstance(thrown, str):
-            text = thrown
-        else:
-            try:
-                text = json.dumps(thrown, default=repr)
-            except (TypeError, ValueError):
-                text = repr(thrown)
+        text = describe(thrown, MAX_ERROR_MESSAGE_CHARS - len("Uncaught "))
         return ErrorInfo(name="", message=f"Uncaught {text}", value=thrown)
-    name = str(info.get("name", "Error"))
-    message = str(info.get("message", ""))
-    stack = str(info.get("stack", ""))
+    name = describe(info.get("name", "Error"), MAX_ERROR_NAME_CHARS)
+    message = describe(info.get("message", ""), MAX_ERROR_MESSAGE_CHARS)
+    stack = describe(info.get("stack", ""), MAX_ERROR_STACK_CHARS)
     line = column = None
     filename = None
-    for frame in stack.splitlines():
-        m = _FRAME.match(frame)
-        if m and m["file"] in files:
-            filename, line = m["file"], int(m["line"])
-            column = _byte_col_to_char_col(files[filename], line, int(m["col"]))
+    for frame in stack.splitlines()[:MAX_STACK_FRAMES]:
+        for file, row, col in _frame_candidates(frame):
+            if file in files:
+                filename, line = file, row
+                column = _byte_col_to_char_col(files[filename], line, col)
+                break
+        if filename is not None:
             break
     return ErrorInfo(name, message, stack, line, column, filename)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class LogEntry:
     """One ``console.*`` call: its level, its arguments (transferred leniently) and when."""
 
     level: LogLevel
     args: list[Any]
     timestamp: float
+
+    __repr__ = _dataclass_repr
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,9 +187,13 @@ class RunMetrics:
     bytecode_hits: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class CodeResult:
-    """Everything a run produced. Awaiting a run returns this and never raises for its outcome."""
+    """Everything a run produced. Awaiting a run returns this and never raises for its outcome.
+
+    Its ``repr`` never raises either: an int past the int-digit limit shows as
+    ``<N-bit int>``.
+    """
 
     status: Status
     result: Any = None
@@ -131,6 +204,8 @@ class CodeResult:
     metrics: RunMetrics = field(default_factory=RunMetrics)
     reason: str | None = None
     host_errors: list[BaseException] = field(default_factory=list, repr=False)
+
+    __repr__ = _dataclass_repr
 
     @property
     def ok(self) -> bool:

@@ -100,6 +100,7 @@ class Run:
         self._log_bytes = 0
         self._report_bytes = 0
         self._logs_dropped = False
+        self._decoded = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
         self._bytes_in = 0
         self._bytes_out = 0
         self._slices = 0
@@ -260,7 +261,9 @@ class Run:
             return 0
         data = self._instance.read(ptr, length)
         self._bytes_out += length
-        self._sent = (kind, _values.decode(data))
+        # an error record is described leniently: what Python cannot hold becomes text
+        value = _values.decode(data, budget=self._decoded, lenient=kind != OUT_VALUE)
+        self._sent = (kind, value)
         return 0
 
     def _on_fetch(self, ptr: int, length: int) -> int:
@@ -279,7 +282,7 @@ class Run:
                 note = "[quickjail] log limit reached; later logs were dropped"
                 self.logs.append(LogEntry("warn", [note], time.time()))
             return 0
-        args = _values.decode(self._instance.read(ptr, length))
+        args = _values.decode(self._instance.read(ptr, length), budget=self._decoded, lenient=True)
         self._log_bytes += length
         self._bytes_out += length
         lvl = LOG_LEVELS[level] if 0 <= level < len(LOG_LEVELS) else "log"
@@ -293,7 +296,8 @@ class Run:
             and len(self.logs) < limits.max_logs
             and self._log_bytes + length <= limits.max_log_bytes
         ):
-            reason = _values.decode(self._instance.read(ptr, length))
+            data = self._instance.read(ptr, length)
+            reason = _values.decode(data, budget=self._decoded, lenient=True)
             self._log_bytes += length
             self._rejections += 1
             entry = LogEntry("error", ["Unhandled promise rejection:", reason], time.time())
@@ -307,7 +311,7 @@ class Run:
             or self._report_bytes + length > limits.max_report_bytes
         ):
             return E_REFUSED
-        value = _values.decode(self._instance.read(ptr, length))
+        value = _values.decode(self._instance.read(ptr, length), budget=self._decoded)
         self._report_bytes += length
         self._bytes_out += length
         self.reports.append(value)

@@ -5,22 +5,43 @@ little-endian. Plain JSON travels as JSON (decoded by the C ``json`` module, fas
 JSON cannot say is *tagged*: an object whose only key is ``"\\0"`` holds ``[tag, payload]``.
 Flag bit 0 says tags may be present, so untagged messages skip the object hook entirely.
 
-=========  ============================  ==================================
+=========  ============================  ==================================================
 tag        JavaScript                    Python
-=========  ============================  ==================================
+=========  ============================  ==================================================
 ``u``      ``undefined``                 :data:`UNDEFINED`
 ``b``      ``Uint8Array``/``ArrayBuffer`` ``bytes`` (payload: blob index)
 ``n``      ``BigInt``                    ``int``
-``d``      ``Date``                      ``datetime`` (UTC); invalid → ``None``
-``m``      ``Map``                       ``dict``
-``s``      ``Set``                       ``frozenset``
+``d``      ``Date``                      ``datetime`` (UTC); invalid → ``None``; a valid
+                                         Date outside years 1–9999 → ``TypeError`` (1)
+``m``      ``Map``                       ``dict``; keys that are one key in Python
+                                         (``1``/``true``/``1n``, equal Dates, ``null`` and
+                                         an invalid Date) → ``TypeError`` (1)
+``s``      ``Set``                       ``frozenset``; members that are one in Python
+                                         (``new Set([1, true, 1n])``) → ``TypeError`` (1)
 ``f``      ``NaN``/``±Infinity``/``-0``  ``float``
 ``t``      a string of ≥ 1 KiB           ``str`` (payload: blob index, UTF-8)
-=========  ============================  ==================================
+=========  ============================  ==================================================
+
+(1) Never merged or dropped silently: a value Python cannot hold faithfully is a
+``TransferError`` (a ``TypeError``) naming its path, which for a result is the run's error;
+in logs (``lenient``) it becomes a short text instead (a far Date its ISO form, as JavaScript
+writes it). The guest sends lone surrogates as U+FFFD, so object keys or Map keys that differ
+only in lone surrogates are one key on the host: that is a ``TypeError`` too. Map keys and
+Set members must be primitives or Dates, and at most ``MAX_SAME_HASH`` (8) of them may share
+a Python hash value, so building the dict or frozenset is linear (BigInts that are multiples
+of 2**61 - 1 all hash alike).
 
 Object keys starting with ``"\\0"`` carry one extra leading ``"\\0"`` on the wire. Bytes travel
 as raw blobs, never base64. Host functions inside namespaces are sent as ``{"\\x02fn": [id,
 is_async, name]}`` objects that the guest turns into callable closures.
+
+Bounds. Decoding is linear in the message; what it allocates is estimated before parsing
+(:func:`_estimate`) and charged to a :class:`DecodeBudget`: a run's budget is
+``DECODE_FACTOR`` (4) × ``memory_limit_bytes``, at least ``DECODE_FLOOR`` (64 MiB), for all
+it sends (result, reports, logs), so a guest that encodes a small graph sharing its children
+as a long run of ``[]`` cannot make the host hold many times the run's cap. Each blob may be
+used once and blob indices must be in range. Encoding refuses a message larger than
+``MAX_TRANSFER_BYTES`` (64 MiB), the cap the guest applies to what it sends.
 """
 
 from __future__ import annotations
@@ -29,6 +50,7 @@ import datetime as _dt
 import json
 import math
 import struct
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Final, final
 
@@ -36,7 +58,7 @@ from quickjail.sandbox._abi import FN_KEY, MSG_TAGGED
 from quickjail.sandbox.errors import TransferError
 from quickjail.sandbox.host import HostFunction
 
-__all__ = ["UNDEFINED", "TransferError", "Undefined", "decode", "encode"]
+__all__ = ["UNDEFINED", "DecodeBudget", "TransferError", "Undefined", "decode", "encode"]
 
 _U32 = struct.Struct("<I")
 _HEAD = struct.Struct("<BI")
@@ -44,6 +66,18 @@ _SAFE_INT = 2**53 - 1
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 MAX_DEPTH: Final = 128
 TEXT_BLOB_MIN: Final = 1024
+MAX_TRANSFER_BYTES: Final = 64 * 2**20
+DECODE_FACTOR: Final = 4
+DECODE_FLOOR: Final = 64 * 2**20
+DECODE_MESSAGE_FACTOR: Final = 64
+MAX_SAME_HASH: Final = 8
+_COST_OPEN: Final = 96
+_COST_ITEM: Final = 48
+_COST_QUOTE: Final = 32
+_TAG_TEXT: Final = b'{"\\u0000":["'
+_TAG_REBATE: Final = 2 * _COST_OPEN + _COST_ITEM + 3 * _COST_QUOTE - _COST_OPEN
+_REPLACEMENT: Final = "\ufffd".encode()
+_FLOATS: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "-0": -0.0}
 
 
 @final
@@ -70,49 +104,280 @@ class Undefined:
 UNDEFINED: Final = Undefined()
 
 
-def _date(ms: float | None) -> _dt.datetime | None:
-    if ms is None:
-        return None
-    try:
-        return _EPOCH + _dt.timedelta(milliseconds=ms)
-    except OverflowError:
-        return None
+class DecodeBudget:
+    """The host memory that decoded values may still take, in estimated bytes.
+
+    A run keeps one budget for every message its guest sends (result, reports, logs,
+    rejections), sized from its memory cap by :meth:`for_run`, so what the host holds for a
+    run stays a small multiple of what the run may hold itself, however the guest shapes its
+    messages (a small graph that shares children encodes as a long run of ``[]``).
+    """
+
+    __slots__ = ("limit", "name", "used")
+
+    def __init__(self, limit: int, name: str = "the decode budget") -> None:
+        self.limit = limit
+        self.name = name
+        self.used = 0
+
+    @classmethod
+    def for_run(cls, memory_limit_bytes: int) -> DecodeBudget:
+        """The budget of a run: ``DECODE_FACTOR`` × its memory cap, at least ``DECODE_FLOOR``."""
+        limit = max(DECODE_FLOOR, DECODE_FACTOR * memory_limit_bytes)
+        name = f"the run's decode budget ({DECODE_FACTOR} x memory_limit_bytes, at least 64 MiB)"
+        return cls(limit, name)
+
+    def charge(self, nbytes: int) -> None:
+        """Take ``nbytes`` from the budget, before they are allocated."""
+        if self.used + nbytes > self.limit:
+            raise TransferError(
+                f"cannot transfer a value that would take about {nbytes} bytes on the host: "
+                f"over {self.name}, {self.limit - self.used} of {self.limit} bytes left"
+            )
+        self.used += nbytes
 
 
-def _map(entries: list[list[Any]]) -> dict[Any, Any]:
-    out: dict[Any, Any] = {}
-    for key, value in entries:
+def _estimate(text: bytes) -> int:
+    """An upper estimate of the host bytes ``json.loads(text)`` allocates (C-speed counts).
+
+    Characters inside strings count too, so the estimate only errs high. A list or dict costs
+    ``_COST_OPEN`` (an empty one, its slot in the parent, list over-allocation), each ``,`` or
+    ``:`` ``_COST_ITEM`` (an element's slot and a number or a dict entry), each ``"`` half a
+    short string; a tag wrapper gets back what its own characters were charged beyond the
+    value it becomes. Text payload is charged by the message's length on top.
+    """
+    opens = text.count(b"[") + text.count(b"{")
+    items = text.count(b",") + text.count(b":")
+    quotes = text.count(b'"')
+    tags = text.count(_TAG_TEXT)
+    cost = opens * _COST_OPEN + items * _COST_ITEM + quotes * _COST_QUOTE - tags * _TAG_REBATE
+    return max(cost, 0) + len(text) + _COST_OPEN
+
+
+@final
+class _Refused:
+    """Stands in for a value Python cannot hold faithfully until its path is known."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+_KEY_TYPES: Final = frozenset({str, int, bool, float, type(None), _dt.datetime, Undefined})
+_JS_MIN_YEAR_DAYS: Final = 719_162  # days from 0001-01-01 to 1970-01-01
+_DAYS_PER_400_YEARS: Final = 146_097
+_MS_PER_DAY: Final = 86_400_000
+_JS_MAX_TIME: Final = 8.64e15
+
+
+def _short(value: Any) -> str:
+    """A short, never-raising repr for error messages (a key, a member)."""
+    if type(value) is int and value.bit_length() > 64:
+        return f"<{value.bit_length()}-bit int>"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "…"
+
+
+def _js_iso(ms: float) -> str:
+    """JavaScript's ``toISOString`` of a time value, for any year (Python stops at 9999)."""
+    t = math.floor(ms)
+    days, rem = divmod(t, _MS_PER_DAY)
+    cycles, day = divmod(days + _JS_MIN_YEAR_DAYS, _DAYS_PER_400_YEARS)
+    date = _dt.date.fromordinal(day + 1)
+    year = date.year + 400 * cycles
+    ys = f"{year:04d}" if 0 <= year <= 9999 else f"{'+' if year > 0 else '-'}{abs(year):06d}"
+    secs, msec = divmod(rem, 1000)
+    clock = f"{secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}.{msec:03d}"
+    return f"{ys}-{date.month:02d}-{date.day:02d}T{clock}Z"
+
+
+class _Decoder:
+    """The hooks of one decode: tags, key checks, blobs (each used once) and refusals."""
+
+    __slots__ = ("blobs", "budget", "lenient", "refusals", "used")
+
+    def __init__(self, blobs: list[memoryview], budget: DecodeBudget, lenient: bool) -> None:
+        self.blobs = blobs
+        self.used = bytearray(len(blobs))
+        self.budget = budget
+        self.lenient = lenient
+        self.refusals = 0
+
+    def refuse(self, reason: str, stand_in: str) -> Any:
+        if self.lenient:
+            return stand_in
+        self.refusals += 1
+        return _Refused(reason)
+
+    def blob(self, index: Any) -> memoryview:
+        if type(index) is not int or not 0 <= index < len(self.blobs) or self.used[index]:
+            raise TransferError("malformed value message (a blob index out of range or reused)")
+        self.used[index] = 1
+        return self.blobs[index]
+
+    def tag(self, tag: str, payload: Any) -> Any:
+        if tag == "u":
+            return UNDEFINED
+        if tag == "f":
+            return _FLOATS[payload]
+        if tag == "n":
+            if type(payload) is not str:
+                raise TransferError("malformed value message (BigInt)")
+            return int(payload, 16)
+        if tag == "b":
+            data = self.blob(payload)
+            self.budget.charge(len(data) + 33)
+            return bytes(data)
+        if tag == "t":
+            data = self.blob(payload)
+            charged = 4 * len(data) + 80  # up to 4 bytes a character, until it is known
+            self.budget.charge(charged)
+            text = str(data, "utf-8", "replace")
+            self.budget.used -= charged - sys.getsizeof(text)
+            return text
+        if tag == "d":
+            return self.date(payload)
+        if tag == "m":
+            return self.map(payload)
+        if tag == "s":
+            return self.set(payload)
+        raise TransferError(f"malformed value message (unknown tag {_short(tag)})")
+
+    def date(self, ms: Any) -> Any:
+        if ms is None:
+            return None  # an invalid Date
+        if type(ms) not in (int, float) or not abs(ms) <= _JS_MAX_TIME:
+            raise TransferError("malformed value message (Date)")
         try:
+            return _EPOCH + _dt.timedelta(milliseconds=ms)
+        except OverflowError:
+            text = _js_iso(ms)
+            return self.refuse(f"a Date outside Python's years 1-9999 ({text})", text)
+
+    def _check_keys(self, keys: list[Any], what: str) -> str | None:
+        """Why these keys cannot be a dict or frozenset, or None; linear whatever they are."""
+        per_hash: dict[int, int] = {}
+        for key in keys:
+            if type(key) not in _KEY_TYPES and type(key) is not _Refused:
+                return f"a {what} that is not a primitive or a Date"
+            h = hash(key)
+            n = per_hash.get(h, 0) + 1
+            if n > MAX_SAME_HASH:
+                # distinct hashes never share a probe sequence for long, so a dict built from
+                # keys with at most MAX_SAME_HASH per hash value costs linear time
+                return f"more than {MAX_SAME_HASH} {what}s of one Python hash value"
+            per_hash[h] = n
+        return None
+
+    def map(self, entries: Any) -> Any:
+        if type(entries) is not list or any(type(e) is not list or len(e) != 2 for e in entries):
+            raise TransferError("malformed value message (Map)")
+        problem = self._check_keys([e[0] for e in entries], "Map key")
+        if problem is not None:
+            return self.refuse(problem, f"[Map: {problem}]")
+        out: dict[Any, Any] = {}
+        for key, value in entries:
+            if key in out:
+                other = next(k for k in out if k == key)
+                problem = f"a Map whose keys {_short(other)} and {_short(key)} are one in Python"
+                return self.refuse(problem, f"[Map: {problem}]")
             out[key] = value
-        except TypeError:
-            raise TransferError("a Map key that is an object cannot be transferred") from None
-    return out
+        return out
+
+    def set(self, items: Any) -> Any:
+        if type(items) is not list:
+            raise TransferError("malformed value message (Set)")
+        problem = self._check_keys(items, "Set member")
+        if problem is not None:
+            return self.refuse(problem, f"[Set: {problem}]")
+        out = frozenset(items)
+        if len(out) != len(items):
+            seen: dict[Any, Any] = {}
+            for item in items:
+                if item in seen:
+                    pair = f"{_short(seen[item])} and {_short(item)}"
+                    problem = f"a Set whose members {pair} are one in Python"
+                    return self.refuse(problem, f"[Set: {problem}]")
+                seen[item] = item
+        return out
+
+    def object(self, obj: dict[str, Any]) -> Any:
+        if len(obj) == 1 and "\0" in obj:
+            wrapped = obj["\0"]
+            if type(wrapped) is not list or not 1 <= len(wrapped) <= 2:
+                raise TransferError("malformed value message (tag)")
+            return self.tag(wrapped[0], wrapped[1] if len(wrapped) == 2 else None)
+        if any(k.startswith("\0") for k in obj):
+            return {(k[1:] if k.startswith("\0") else k): v for k, v in obj.items()}
+        return obj
+
+    def pairs(self, pairs: list[tuple[str, Any]]) -> Any:
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            problem = "an object whose keys differ only in lone surrogates (sent as U+FFFD)"
+            return self.refuse(problem, f"[Object: {problem}]")
+        return self.object(obj)
 
 
-def _set(items: list[Any]) -> frozenset[Any]:
-    try:
-        return frozenset(items)
-    except TypeError:
-        raise TransferError("a Set member that is an object cannot be transferred") from None
+def _where(root: Any) -> tuple[str, str]:
+    """The reason and path of the first refused value in a decoded tree (linear, iterative)."""
+    # each entry: (node, parent entry index, label); labels are joined only for the hit
+    entries: list[tuple[Any, int, str]] = [(root, -1, "value")]
+    todo = [0]
+    while todo:
+        index = todo.pop()
+        node = entries[index][0]
+        found: tuple[int, str] | None = None
+        if type(node) is _Refused:
+            found = (index, "")
+        elif type(node) is dict:
+            for k, v in node.items():
+                if type(k) is _Refused:
+                    node, found = k, (index, "<key>")
+                    break
+                label = f".{k[:64]}" if type(k) is str else f"[{_short(k)}]"
+                entries.append((v, index, label))
+                todo.append(len(entries) - 1)
+        elif type(node) is list:
+            for i, v in enumerate(node):
+                entries.append((v, index, f"[{i}]"))
+                todo.append(len(entries) - 1)
+        elif type(node) is frozenset:
+            for m in node:
+                if type(m) is _Refused:
+                    node, found = m, (index, "<item>")
+                    break
+        if found is not None:
+            at, label = found
+            parts = [label]
+            while at >= 0:
+                parts.append(entries[at][2])
+                at = entries[at][1]
+            return node.reason, "".join(reversed(parts))
+    return "a value Python cannot hold", "value"
 
 
-_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf, "-0": -0.0}
-
-_TAGS: dict[str, Callable[[Any], Any]] = {
-    "u": lambda _: UNDEFINED,
-    "n": lambda hexdigits: int(hexdigits, 16),
-    "d": _date,
-    "m": _map,
-    "s": _set,
-    "f": _FLOATS.__getitem__,
-}
-
-
-def decode(buf: bytes | memoryview) -> Any:
+def decode(
+    buf: bytes | memoryview, *, budget: DecodeBudget | None = None, lenient: bool = False
+) -> Any:
     """Decode a value message written by the guest.
 
+    Work and memory are linear in the message and checked before they are spent: the
+    decoded values are charged to ``budget`` (a run's :class:`DecodeBudget`; by default one
+    of ``DECODE_FLOOR`` + ``DECODE_MESSAGE_FACTOR`` × the message's size) before parsing,
+    each blob may be used once, and Map keys and Set members are checked in linear time
+    before a dict or frozenset is built from them.
+
+    Args:
+        buf: the message.
+        budget: what decoded values may still take on the host.
+        lenient: for logs: a value Python cannot hold faithfully becomes a short text
+            saying what it was, instead of an error.
+
     Raises:
-        TransferError: the message is malformed or holds what Python cannot represent.
+        TransferError: the message is malformed, over the budget, or holds what Python
+            cannot represent faithfully (the message names the path).
     """
     try:
         flags, jlen = _HEAD.unpack_from(buf, 0)
@@ -120,6 +385,8 @@ def decode(buf: bytes | memoryview) -> Any:
         pos = 5 + jlen
         (nblobs,) = _U32.unpack_from(buf, pos)
         pos += 4
+        if nblobs > len(buf) // 4:
+            raise TransferError("malformed value message")
         view = memoryview(buf)
         blobs: list[memoryview] = []
         for _ in range(nblobs):
@@ -129,34 +396,46 @@ def decode(buf: bytes | memoryview) -> Any:
                 raise TransferError("malformed value message")
             blobs.append(view[pos : pos + n])
             pos += n
-        if not flags & MSG_TAGGED:
+        if budget is None:
+            limit = DECODE_FLOOR + DECODE_MESSAGE_FACTOR * len(buf)
+            budget = DecodeBudget(limit, "the decode budget of one message")
+        budget.charge(_estimate(text))
+        replaced = _REPLACEMENT in text  # lone surrogates may have merged object keys
+        if not flags & MSG_TAGGED and not replaced:
             return json.loads(text)
-        tags = dict(_TAGS)
-        tags["b"] = lambda i: bytes(blobs[i])
-        tags["t"] = lambda i: str(blobs[i], "utf-8", "replace")
-
-        def hook(obj: dict[str, Any]) -> Any:
-            if len(obj) == 1 and "\0" in obj:
-                tag, *rest = obj["\0"]
-                return tags[tag](rest[0] if rest else None)
-            if any(k.startswith("\0") for k in obj):
-                return {(k[1:] if k.startswith("\0") else k): v for k, v in obj.items()}
-            return obj
-
-        return json.loads(text, object_hook=hook)
+        dec = _Decoder(blobs, budget, lenient)
+        if replaced:
+            value = json.loads(text, object_pairs_hook=dec.pairs)
+        else:
+            value = json.loads(text, object_hook=dec.object)
+        if dec.refusals:
+            reason, path = _where(value)
+            raise TransferError(f"cannot transfer {reason} at {path}")
+        return value
     except TransferError:
         raise
+    except RecursionError:
+        raise TransferError("malformed value message (nested too deeply)") from None
     except (struct.error, ValueError, KeyError, IndexError, TypeError, OverflowError) as exc:
         raise TransferError(f"malformed value message ({type(exc).__name__})") from None
 
 
 class _Encoder:
-    __slots__ = ("blobs", "functions", "tagged")
+    __slots__ = ("blob_bytes", "blobs", "functions", "tagged")
 
     def __init__(self, functions: Callable[[HostFunction], int] | None):
         self.blobs: list[bytes] = []
+        self.blob_bytes = 0
         self.tagged = False
         self.functions = functions
+
+    def blob(self, nbytes: int, path: str) -> None:
+        """Make room for a blob of ``nbytes``, refusing it before copying past the cap."""
+        self.blob_bytes += nbytes
+        if self.blob_bytes > MAX_TRANSFER_BYTES:
+            raise TransferError(
+                f"cannot transfer more than {MAX_TRANSFER_BYTES} bytes (the transfer cap) at {path}"
+            )
 
     def tag(self, tag: str, payload: Any = None) -> dict[str, Any]:
         self.tagged = True
@@ -167,7 +446,10 @@ class _Encoder:
             if len(value) < TEXT_BLOB_MIN:
                 return value
             # long text travels as a raw UTF-8 blob: no JSON escaping on either side
-            self.blobs.append(value.encode("utf-8", "surrogatepass"))
+            self.blob(len(value), path)  # UTF-8 takes at least a byte a character
+            data = value.encode("utf-8", "surrogatepass")
+            self.blob(len(data) - len(value), path)
+            self.blobs.append(data)
             return self.tag("t", len(self.blobs) - 1)
         if value is None or value is True or value is False:
             return value
@@ -191,6 +473,7 @@ class _Encoder:
         if value is UNDEFINED:
             return self.tag("u")
         if isinstance(value, bytes | bytearray | memoryview):
+            self.blob(memoryview(value).nbytes, path)
             self.blobs.append(bytes(value))
             return self.tag("b", len(self.blobs) - 1)
         if isinstance(value, _dt.datetime):
@@ -288,7 +571,9 @@ def encode(
             instead of being refused.
 
     Raises:
-        TransferError: the value (or something inside it) cannot be transferred.
+        TransferError: the value (or something inside it) cannot be transferred, or the
+            message would be larger than ``MAX_TRANSFER_BYTES`` (64 MiB, the same cap the
+            guest applies to what it sends).
     """
     fast = _encode_scalar(value)
     if fast is not None:
@@ -301,6 +586,10 @@ def encode(
     except UnicodeEncodeError:
         # lone surrogates: let JSON escapes carry them exactly
         data = _dumps_ascii(tree).encode("ascii")
+    if len(data) + enc.blob_bytes > MAX_TRANSFER_BYTES:
+        raise TransferError(
+            f"cannot transfer more than {MAX_TRANSFER_BYTES} bytes (the transfer cap) at {path}"
+        )
     parts = [
         _HEAD.pack(MSG_TAGGED if enc.tagged else 0, len(data)),
         data,

@@ -2,7 +2,8 @@
 
 :func:`result_to_json` is shared with the MCP server and the agent-tool integrations, so a
 result reads the same everywhere; every value in it goes through
-:func:`quickjail.sandbox.to_json_safe`.
+:func:`quickjail.sandbox.to_json_safe`, so :func:`dumps` can write any result whatever the
+program produced (a BigInt past Python's int-digit limit is ``{"$bigint": "0x…"}``).
 """
 
 from __future__ import annotations
