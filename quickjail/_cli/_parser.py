@@ -37,8 +37,9 @@ output without --json:
 output with --json:
   one JSON object on stdout: {{"status", "result", "error", "reason", "reports", "logs",
   "duration_ms", "metrics"}}. Values are made JSON-safe: bytes become {{"$bytes": BASE64}},
-  Dates ISO-8601 strings, BigInts integers, undefined null, Sets sorted lists where their
-  items can be ordered, NaN and infinities {{"$float": "NaN"|"Infinity"|"-Infinity"}}.
+  Dates ISO-8601 strings, BigInts integers (past 4,300 digits {{"$bigint": "0x..."}}),
+  undefined null, Sets sorted lists where their items can be ordered, NaN and infinities
+  {{"$float": "NaN"|"Infinity"|"-Infinity"}}.
 
 entry:
   FILE is an ES module: its default export (or the export named by --execute) is the
