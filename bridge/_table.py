@@ -7,14 +7,13 @@ other value is data the sandbox copies in. A name that is not here cannot be cal
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from quickjail.bridge._errors import HostError
 from quickjail.bridge._quotas import Quotas, QuotaState
 from quickjail.bridge._validate import build_validator
-from quickjail.sandbox.host import HostFunction
+from quickjail.sandbox.host import HostFunction, is_async_callable
 
 __all__ = ["BridgeTable", "Capability"]
 
@@ -126,7 +125,4 @@ def _wrap(value: Any, name: str, depth: int, seen: set[int]) -> Any:
 
 
 def _host_function(fn: Callable[..., Any], name: str) -> HostFunction:
-    is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        type(fn).__call__ if not inspect.isfunction(fn) else None
-    )
-    return HostFunction(name, fn, is_async, build_validator(fn, name))
+    return HostFunction(name, fn, is_async_callable(fn), build_validator(fn, name))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
+
+from quickjail.sandbox.host import is_async_callable
 
 from ._paths import normalize_dir, normalize_path
 from ._result import AttachmentRef, ToolAttachment, ToolResult
@@ -436,9 +437,7 @@ def redacting_report(report: Any, r: Redactor) -> Any:
     """Wrap a ``report=`` callback so it sees redacted values (sync stays sync, async async)."""
     if report is None:
         return None
-    if inspect.iscoroutinefunction(report) or inspect.iscoroutinefunction(
-        getattr(type(report), "__call__", None)  # noqa: B004 - async def __call__
-    ):
+    if is_async_callable(report):
 
         async def async_report(value: Any) -> Any:
             return await report(r.value(value))

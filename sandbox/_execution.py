@@ -25,6 +25,7 @@ from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._program import Program, content_id
 from quickjail.sandbox._result import CodeResult, ErrorInfo
 from quickjail.sandbox._run import Run
+from quickjail.sandbox.host import is_async_callable
 
 __all__ = ["CodeExecution"]
 
@@ -149,7 +150,7 @@ class CodeExecution:
             return self._result
         if self._started:
             raise RuntimeError("this run is already being driven")
-        if self._has_async or _is_async_callable(self._opts.report):
+        if self._has_async or is_async_callable(self._opts.report):
             return anyio.run(self.wait)  # async callables need an event loop
         self._started = True
         done = threading.Event()
@@ -440,11 +441,3 @@ def _soon(token: anyio.lowlevel.EventLoopToken | None, fn: Callable[..., None], 
             anyio.from_thread.run_sync(fn, *args, token=token)
     except RuntimeError:
         pass  # the loop is gone, and whoever waited on it with it
-
-
-def _is_async_callable(fn: Any) -> bool:
-    if fn is None:
-        return False
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        type(fn).__call__ if callable(fn) else None
-    )

@@ -38,6 +38,7 @@ __all__ = [
     "Kind",
     "Language",
     "blocking",
+    "is_async_callable",
 ]
 
 Kind = Literal["module", "script"]
@@ -137,3 +138,16 @@ def blocking(run: Callable[P, _Runnable[R]]) -> Callable[P, R]:
         "program did).\n"
     )
     return run_sync
+
+
+def is_async_callable(fn: Any) -> bool:
+    """Whether calling ``fn`` gives an awaitable to await: an ``async def`` function or method,
+    or an object whose ``__call__`` is one. The sandbox, the bridge and the runtime ask this
+    one question the same way."""
+    if fn is None:
+        return False
+    if inspect.iscoroutinefunction(fn):
+        return True
+    if inspect.isfunction(fn) or inspect.ismethod(fn):
+        return False
+    return inspect.iscoroutinefunction(getattr(type(fn), "__call__", None))  # noqa: B004

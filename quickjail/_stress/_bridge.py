@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from quickjail import bridge, sandbox
+from quickjail.sandbox.host import is_async_callable
 
 __all__ = [
     "Bridge",
@@ -149,14 +150,6 @@ def has_callable(value: Any, depth: int = 0) -> bool:
     return False
 
 
-def _is_async(fn: Any) -> bool:
-    return inspect.iscoroutinefunction(fn) or (
-        not inspect.isfunction(fn)
-        and not inspect.ismethod(fn)
-        and inspect.iscoroutinefunction(type(fn).__call__)
-    )
-
-
 def _arity(fn: Callable[..., Any]) -> int:
     try:
         params = inspect.signature(fn).parameters.values()
@@ -167,7 +160,7 @@ def _arity(fn: Callable[..., Any]) -> int:
 
 def _wrap(fn: Callable[..., Any], label: str, probe: Probe) -> Callable[..., Any]:
     """The function, recording its calls; signature and type hints stay visible."""
-    if _is_async(fn):
+    if is_async_callable(fn):
 
         @functools.wraps(fn)
         async def call_async(*args: Any, **kwargs: Any) -> Any:
