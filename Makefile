@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 CODE   := sandbox bridge runtime quickjail tests benchmarks examples hatch_build.py
-GUEST  := $(wildcard sandbox/_guest/*.c sandbox/_guest/*.h sandbox/_guest/*.js sandbox/_patches/*.patch)
+GUEST  := $(wildcard sandbox/_guest/*.c sandbox/_guest/*.h sandbox/_guest/*.js sandbox/_guest/web/*.js sandbox/_patches/*.patch)
 # say what a long step does, once; later runs are quiet
 STEP    = @printf '\033[1m==> %s\033[0m\n'
 

@@ -8,6 +8,7 @@
  *   encode.c      JS value -> value message (and the byte buffer it writes)
  *   decode.c      value message -> JS value; host error records -> JS errors
  *   builtins.c    console, report, Math.random, the switch for eval and Function
+ *   web.c         the web-platform globals: runs _guest/web/*.js at build time, their C side
  *   hostfn.c      host functions: closures that call the host, sync or async
  *   modules.c     module names and the loader: source, bytecode and host modules
  *   rejections.c  unhandled promise rejections, told to the host at the end of a run
@@ -107,6 +108,10 @@ int install_builtins(JSContext *ctx);
 void rng_seed(uint32_t seed_lo, uint32_t seed_hi);
 void enable_dynamic_code(JSContext *ctx);
 int disable_dynamic_code(JSContext *ctx);
+
+/* ---- web.c */
+
+int install_web(JSContext *ctx);
 
 /* ---- hostfn.c */
 

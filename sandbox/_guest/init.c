@@ -43,7 +43,7 @@ int32_t qj_init(void)
     }
     JS_FreeValue(ctx, global);
 
-    if (install_builtins(ctx))
+    if (install_builtins(ctx) || install_web(ctx))
         return QJ_FAIL;
     oom_init(ctx);
     mem_hold_reserves();
