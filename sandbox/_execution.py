@@ -178,7 +178,23 @@ class CodeExecution:
             if isinstance(self._program, ErrorInfo):
                 self._result = CodeResult(status="error", error=self._program)
                 return None
-            self._run = Run(self._engine, self._opts, self._program)
+            try:
+                self._run = Run(self._engine, self._opts, self._program)
+            except MemoryError as exc:
+                # wasmtime refused a store or instance: the process already holds
+                # MAX_LIVE_SANDBOXES, or the machine is out of memory. An outcome, not a raise.
+                self._result = CodeResult(
+                    status="error",
+                    error=ErrorInfo(
+                        name="InternalError",
+                        message=(
+                            f"no sandbox could be created ({exc}); one process runs at most "
+                            f"{_engine.MAX_LIVE_SANDBOXES} at once"
+                        ),
+                    ),
+                    host_errors=[exc],
+                )
+                return None
             self._run.on_stop = self._poke
             return self._run
 
@@ -394,6 +410,11 @@ class CodeExecution:
                     run.keep_error(exc)
                 except Exception as exc:
                     run.keep_error(exc)
+                except BaseException as exc:  # SystemExit, KeyboardInterrupt: as in _host_call
+                    run.keep_error(exc)
+                    run.fatal = exc
+                    run.terminate("interrupted")
+                    break
                 self._delivered += 1
         self._delivering = False
         self._poke()
@@ -406,6 +427,8 @@ class CodeExecution:
         The backend's cancellation exception only propagates when this task is being
         cancelled (the run stops, the awaiting task is cancelled); raised by a host function
         on its own it fails the call like any exception, else the guest would wait forever.
+        ``SystemExit``/``KeyboardInterrupt`` stop the run and reach the awaiter bare, never
+        wrapped in a task group's exception group.
         """
         try:
             value = await call.fn.fn(*call.args)
@@ -415,6 +438,15 @@ class CodeExecution:
             ok, data = run.dispatch.settle(call.fn, exc, ok=False)
         except Exception as exc:
             ok, data = run.dispatch.settle(call.fn, exc, ok=False)
+        except BaseException as exc:
+            # SystemExit, KeyboardInterrupt: stop the run; the driver re-raises it bare once
+            # the run has ended, as for a sync host function
+            run.keep_error(exc)
+            run.fatal = exc
+            run.terminate("interrupted")
+            assert self._wake is not None
+            self._wake.set()
+            return
         else:
             ok, data = run.dispatch.settle(call.fn, value, ok=True)
         settled.append((call.call_id, ok, data))

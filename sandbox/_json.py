@@ -66,8 +66,40 @@ def to_json_safe(value: Any) -> Any:
         or the lower limit set with ``sys.set_int_max_str_digits``); a larger one (a BigInt
         such as ``2n ** 20000n``) becomes ``{"$bigint": "0x…"}``, its exact value in
         hexadecimal (``"-0x…"`` when negative), so ``json.dumps`` can always write the
-        result, in linear time.
+        result, in linear time. Any nesting depth works (a loop, not recursion).
+
+    Raises:
+        ValueError: ``value`` contains a reference cycle (no value from the sandbox does).
     """
+    out: list[Any] = [None]
+    todo: list[tuple[Any, Any, Any]] = [(value, out, 0)]  # (value, container, slot)
+    sets: list[list[Any]] = []  # in the order met: a set's items come after it
+    path: set[int] = set()  # the containers being converted, to refuse a cycle
+    while todo:
+        item, into, slot = todo.pop()
+        if item is _LEAVE:
+            path.discard(into)
+            continue
+        if isinstance(item, Mapping | frozenset | set | list | tuple):
+            if id(item) in path:
+                raise ValueError("to_json_safe: the value contains a reference cycle")
+            path.add(id(item))
+            todo.append((_LEAVE, id(item), None))  # popped once its items are done
+        into[slot] = _convert(item, todo, sets)
+    for items in reversed(sets):  # inner sets are sorted before the sets holding them
+        try:
+            items.sort()
+        except TypeError:
+            items.sort(key=_canonical)
+    return out[0]
+
+
+_LEAVE: Final = object()
+
+
+def _convert(value: Any, todo: list[tuple[Any, Any, Any]], sets: list[list[Any]]) -> Any:
+    """One step of :func:`to_json_safe`: a leaf converted, or an empty container whose
+    items go on ``todo`` (a loop, not recursion, so no nesting depth can exhaust the stack)."""
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):
@@ -86,15 +118,16 @@ def to_json_safe(value: Any) -> Any:
     if isinstance(value, _dt.datetime | _dt.date):
         return value.isoformat()
     if isinstance(value, Mapping):
-        return {_json_key(k): to_json_safe(v) for k, v in value.items()}
-    if isinstance(value, frozenset | set):
-        items = [to_json_safe(v) for v in value]
-        try:
-            return sorted(items)
-        except TypeError:
-            return sorted(items, key=_canonical)
-    if isinstance(value, list | tuple):
-        return [to_json_safe(v) for v in value]
+        items = {_json_key(k): v for k, v in value.items()}  # equal keys: the last one wins
+        mapping: dict[str, Any] = dict.fromkeys(items)
+        todo.extend((v, mapping, k) for k, v in items.items())
+        return mapping
+    if isinstance(value, frozenset | set | list | tuple):
+        seq: list[Any] = [None] * len(value)
+        todo.extend((v, seq, i) for i, v in enumerate(value))
+        if isinstance(value, frozenset | set):
+            sets.append(seq)
+        return seq
     return repr(value)
 
 

@@ -137,6 +137,26 @@ class DecodeBudget:
         self.used += nbytes
 
 
+_CONTAINERS: Final = (list, dict, frozenset, tuple)
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """True when containers nest more than ``limit`` levels in ``value``: the guest never
+    sends that (it refuses a value nested deeper than ``MAX_DEPTH``), so only a compromised
+    guest does, and no host code that walks values (``to_json_safe``, ``json.dumps``, a
+    caller's own recursion) should meet it. A walk level by level, linear, no recursion."""
+    level = [value] if isinstance(value, _CONTAINERS) else []
+    for _ in range(limit):
+        inner: list[Any] = []
+        for c in level:
+            items = c.values() if isinstance(c, dict) else c
+            inner.extend([x for x in items if isinstance(x, _CONTAINERS)])
+        if not inner:
+            return False
+        level = inner
+    return True
+
+
 def _estimate(text: bytes) -> int:
     """An upper estimate of the host bytes ``json.loads(text)`` allocates (C-speed counts).
 
@@ -400,17 +420,21 @@ def decode(
             limit = DECODE_FLOOR + DECODE_MESSAGE_FACTOR * len(buf)
             budget = DecodeBudget(limit, "the decode budget of one message")
         budget.charge(_estimate(text))
+        opens = text.count(b"[") + text.count(b"{")
         replaced = _REPLACEMENT in text  # lone surrogates may have merged object keys
         if not flags & MSG_TAGGED and not replaced:
-            return json.loads(text)
-        dec = _Decoder(blobs, budget, lenient)
-        if replaced:
-            value = json.loads(text, object_pairs_hook=dec.pairs)
+            value = json.loads(text)
         else:
-            value = json.loads(text, object_hook=dec.object)
-        if dec.refusals:
-            reason, path = _where(value)
-            raise TransferError(f"cannot transfer {reason} at {path}")
+            dec = _Decoder(blobs, budget, lenient)
+            if replaced:
+                value = json.loads(text, object_pairs_hook=dec.pairs)
+            else:
+                value = json.loads(text, object_hook=dec.object)
+            if dec.refusals:
+                reason, path = _where(value)
+                raise TransferError(f"cannot transfer {reason} at {path}")
+        if opens > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+            raise TransferError(f"malformed value message (nested deeper than {MAX_DEPTH})")
         return value
     except TransferError:
         raise

@@ -229,3 +229,27 @@ def test_distinct_values_still_round_trip() -> None:
     assert first == dt.datetime(1, 1, 1, tzinfo=dt.UTC)
     assert last == dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=dt.UTC)
     assert invalid is None
+
+
+@pytest.mark.parametrize("tagged", [True, False])
+def test_a_compromised_guest_cannot_send_values_nested_deeper_than_the_guests_own_cap(
+    tagged: bool,
+) -> None:
+    # json.loads alone accepts ~990 levels; host code that walks values (to_json_safe,
+    # json.dumps in the CLI and MCP, a caller's recursion) must never meet them
+    with pytest.raises(TransferError, match="nested deeper than 128"):
+        decode(message("[" * 500 + "]" * 500, tagged=tagged))
+    wide_then_deep = "[" + ",".join(["[]"] * 1000) + "," + '{"a":' * 200 + "1" + "}" * 200 + "]"
+    with pytest.raises(TransferError, match="nested deeper than 128"):
+        decode(message(wide_then_deep, tagged=tagged))
+    assert decode(message("[" * 128 + "]" * 128, tagged=tagged)) is not None
+
+
+def test_the_deepest_value_the_guest_sends_reaches_the_host() -> None:
+    src = "let v = 1; for (let i = 0; i < 128; i++) v = i % 2 ? [v] : {v}; export default v;"
+    value = run_code_sync(src).result
+    depth = 0
+    while isinstance(value, list | dict):
+        value = value[0] if isinstance(value, list) else value["v"]
+        depth += 1
+    assert (depth, value) == (128, 1)

@@ -325,3 +325,84 @@ async def test_a_host_function_raising_the_cancellation_exception_fails_only_tha
         r = await run_code(src, language="javascript", globals={"flaky": flaky, "fine": fine})
     assert (r.status, r.result) == ("success", ["rejected", 7]), r.error
     assert len(r.host_errors) == 1
+
+
+def _exit_sync() -> None:
+    raise SystemExit(3)
+
+
+async def _exit_async() -> None:
+    raise SystemExit(3)
+
+
+def _exit_report(_value: Any) -> None:
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize(
+    ("program", "kw"),
+    [
+        ("import { exit } from 'h'; export default exit();", {"h": _exit_sync}),
+        ("import { exit } from 'h'; export default await exit();", {"h": _exit_async}),
+        ("report(1); export default await new Promise(() => {});", {"report": _exit_report}),
+    ],
+    ids=["sync-host-function", "async-host-function", "report-callback"],
+)
+def test_system_exit_from_host_code_stops_the_run_and_reaches_the_caller_bare(
+    program: str, kw: dict[str, Any]
+) -> None:
+    opts: dict[str, Any] = {"timeout": GENEROUS}
+    if "h" in kw:
+        opts["imports"] = {"h": {"exit": kw["h"]}}
+    else:
+        opts["report"] = kw["report"]
+
+    async def main() -> BaseException | None:
+        try:
+            await run_code(program, **opts)
+        except BaseException as exc:  # what the caller of `await run` sees
+            return exc
+        return None
+
+    seen = anyio.run(main)
+    # bare: not wrapped in a task group's BaseExceptionGroup
+    assert type(seen) in (SystemExit, KeyboardInterrupt), repr(seen)
+    assert run_code_sync("export default 2", timeout=GENEROUS).result == 2
+    assert _eventually(lambda: _pool_threads_alive() == _pool_threads_counted())
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # 1,000 runs: one backend is enough
+async def test_a_run_beyond_the_live_sandbox_cap_is_an_error_outcome_not_a_raise() -> None:
+    cap = _engine.MAX_LIVE_SANDBOXES
+    gate = anyio.Event()
+    live = 0
+    all_live = anyio.Event()
+
+    async def hold() -> None:
+        nonlocal live
+        live += 1
+        if live == cap:
+            all_live.set()
+        await gate.wait()
+
+    holder = "import { hold } from 'h'; await hold(); export default 1;"
+    results: list[CodeResult] = []
+
+    async def one() -> None:
+        results.append(await run_code(holder, imports={"h": {"hold": hold}}, timeout=GENEROUS))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(cap):
+            tg.start_soon(one)
+        with anyio.fail_after(GENEROUS):
+            await all_live.wait()
+        extra_async = await run_code("export default 2", report=_noop_report)
+        extra_sync = await anyio.to_thread.run_sync(lambda: run_code_sync("export default 2"))
+        gate.set()
+    for extra in (extra_async, extra_sync):
+        assert extra.status == "error" and extra.error is not None
+        assert extra.error.name == "InternalError" and str(cap) in extra.error.message
+        assert any(isinstance(e, MemoryError) for e in extra.host_errors)
+    assert len(results) == cap and all(r.result == 1 for r in results)
+    assert run_code_sync("export default 3", timeout=GENEROUS).result == 3
