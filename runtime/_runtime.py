@@ -170,9 +170,11 @@ class Runtime:
         else:
             ancestors = []
             if parent_id is not None:
-                ancestors = await store.ancestry(parent_id, MAX_THREAD_DEPTH - 1)
+                ancestors = await store.ancestry(parent_id, MAX_THREAD_DEPTH)
                 if not ancestors:
                     raise ValueError(f"parent thread {parent_id!r} does not exist")
+                if len(ancestors) >= MAX_THREAD_DEPTH:
+                    raise ValueError(f"threads nest at most {MAX_THREAD_DEPTH} deep")
             turns = 0
         scoped = frozenset(v.name for t in tool_map.values() for v in t.variables if v.scoped)
         layers = (base.prompt_env, base.agent_env) if base else (self._prompt_env, self._agent_env)

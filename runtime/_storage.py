@@ -95,23 +95,59 @@ _MAIN_ONLY_ARG3: Final = frozenset(
 )
 
 
-def _authorize(
-    action: int, arg1: str | None, arg2: str | None, db: str | None, _source: str | None
-) -> int:
-    """SQLite authorizer: what a thread's own statements may do (see the module docstring)."""
+_ACTION_NAMES: Final = {
+    getattr(sqlite3, f"SQLITE_{name}"): name
+    for name in """
+    CREATE_INDEX CREATE_TABLE CREATE_TEMP_INDEX CREATE_TEMP_TABLE CREATE_TEMP_TRIGGER
+    CREATE_TEMP_VIEW CREATE_TRIGGER CREATE_VIEW DELETE DROP_INDEX DROP_TABLE DROP_TEMP_INDEX
+    DROP_TEMP_TABLE DROP_TEMP_TRIGGER DROP_TEMP_VIEW DROP_TRIGGER DROP_VIEW INSERT PRAGMA READ
+    SELECT TRANSACTION UPDATE ATTACH DETACH ALTER_TABLE REINDEX ANALYZE CREATE_VTABLE
+    DROP_VTABLE FUNCTION SAVEPOINT RECURSIVE
+    """.split()
+}
+
+
+def _allowed(action: int, arg1: str | None, arg2: str | None, db: str | None) -> bool:
+    """What a thread's own statements may do (see the module docstring)."""
     if action == sqlite3.SQLITE_SELECT or action == sqlite3.SQLITE_RECURSIVE:
-        return sqlite3.SQLITE_OK
+        return True
+    if action == sqlite3.SQLITE_READ and db is None and arg2 == "":
+        # count(*) reads no column and names no schema; only ``main`` has tables to count
+        return True
     if action in _MAIN_ONLY_ARG3:
-        return sqlite3.SQLITE_OK if db == "main" else sqlite3.SQLITE_DENY
+        return db == "main"
     if action == sqlite3.SQLITE_ALTER_TABLE:  # arguments: database, table
-        return sqlite3.SQLITE_OK if arg1 == "main" else sqlite3.SQLITE_DENY
+        return arg1 == "main"
     if action == sqlite3.SQLITE_FUNCTION:
-        name = (arg2 or "").lower()
-        return sqlite3.SQLITE_OK if name in _ALLOWED_FUNCTIONS else sqlite3.SQLITE_DENY
+        return (arg2 or "").lower() in _ALLOWED_FUNCTIONS
     if action == sqlite3.SQLITE_PRAGMA:
-        name = (arg1 or "").lower()
-        return sqlite3.SQLITE_OK if name in _ALLOWED_PRAGMAS else sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_DENY
+        return (arg1 or "").lower() in _ALLOWED_PRAGMAS
+    return False
+
+
+class _Guard:
+    """The connection's authorizer; remembers the first refusal of a statement to name it."""
+
+    __slots__ = ("refused",)
+
+    def __init__(self) -> None:
+        self.refused: str | None = None
+
+    def __call__(
+        self, action: int, arg1: str | None, arg2: str | None, db: str | None, _src: str | None
+    ) -> int:
+        if _allowed(action, arg1, arg2, db):
+            return sqlite3.SQLITE_OK
+        if self.refused is None:
+            what = _ACTION_NAMES.get(action, str(action))
+            if action == sqlite3.SQLITE_FUNCTION:
+                what = f"function {arg2}()"
+            elif action == sqlite3.SQLITE_PRAGMA:
+                what = f"PRAGMA {arg1}"
+            elif db not in (None, "main"):
+                what = f"{what} on schema {db!r}"
+            self.refused = what
+        return sqlite3.SQLITE_DENY
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +158,7 @@ class SqlResult:
         columns: Column names of the result, in order (empty for statements without rows).
         rows: One dict per row, keyed by column name.
         rows_affected: Rows inserted, updated or deleted (``-1`` for other statements).
-        last_row_id: The rowid of the last inserted row, if the statement inserted one.
+        last_row_id: SQLite's ``last_insert_rowid()`` after a statement that changed rows.
     """
 
     columns: list[str]
@@ -195,7 +231,6 @@ def _open(path: str) -> sqlite3.Connection:
         conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_CHARS * 4)
         conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, MAX_PARAMETERS)
         conn.setlimit(sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH, 1)
-        conn.set_authorizer(_authorize)
     except BaseException:
         conn.close()
         raise
@@ -203,6 +238,8 @@ def _open(path: str) -> sqlite3.Connection:
 
 
 def _execute(conn: sqlite3.Connection, query: str, params: Any) -> SqlResult:
+    guard = _Guard()
+    conn.set_authorizer(guard)
     budget = _Budget()
     conn.set_progress_handler(budget, _PROGRESS_EVERY)
     try:
@@ -226,15 +263,16 @@ def _execute(conn: sqlite3.Connection, query: str, params: Any) -> SqlResult:
     except sqlite3.Error as exc:
         if budget.exceeded:
             raise StorageError(f"statement stopped: it ran {budget.exceeded}") from None
+        if guard.refused is not None:
+            raise StorageError(
+                f"statement refused: {guard.refused} is not allowed on thread storage"
+            ) from None
         raise StorageError(f"{type(exc).__name__}: {exc}") from None
     finally:
         conn.set_progress_handler(None, 0)
+        conn.set_authorizer(None)
         if conn.in_transaction:  # a statement that failed half-way never leaves one open
-            conn.set_authorizer(None)
-            try:
-                conn.execute("ROLLBACK")
-            finally:
-                conn.set_authorizer(_authorize)
+            conn.execute("ROLLBACK")
 
 
 class StoragePool:
