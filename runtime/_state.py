@@ -305,10 +305,16 @@ class ThreadState:
         Returns:
             Why the tool cannot run (a required variable is unset, a tenv does not parse).
         """
+        model = tool.tenvs_model
         values: dict[str, str] = {}
         missing = []
         for var in tool.variables:
-            value = await self._core.lookup(var.name)
+            if model is None and not var.required:
+                continue
+            try:  # only a tenvs model needs the values; without one, presence is enough
+                value = await self._core.lookup(var.name, decrypt=model is not None)
+            except SecretKeyError as exc:
+                return f"tool {tool.name!r}: {exc}"
             if value is not None:
                 values[var.name] = value
             elif var.required:
@@ -320,7 +326,6 @@ class ThreadState:
                 f"tool {tool.name!r} requires variable{plural} {names}, which "
                 f"{'are' if plural else 'is'} not set (prompt, agent or thread)"
             )
-        model = tool.tenvs_model
         if model is None:
             return None
         parsed = parse_tenvs(tool.name, model, values)

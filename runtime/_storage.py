@@ -121,7 +121,7 @@ def _allowed(action: int, arg1: str | None, arg2: str | None, db: str | None) ->
     if action == sqlite3.SQLITE_FUNCTION:
         return (arg2 or "").lower() in _ALLOWED_FUNCTIONS
     if action == sqlite3.SQLITE_PRAGMA:
-        return (arg1 or "").lower() in _ALLOWED_PRAGMAS
+        return (arg1 or "").lower() in _ALLOWED_PRAGMAS and db in (None, "main")
     return False
 
 
@@ -275,6 +275,22 @@ def _execute(conn: sqlite3.Connection, query: str, params: Any) -> SqlResult:
             conn.execute("ROLLBACK")
 
 
+class _Database:
+    """One open thread database; ``closed`` is set under ``lock`` when the pool evicts it."""
+
+    __slots__ = ("closed", "conn", "lock")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            self.conn.close()
+
+
 class StoragePool:
     """The per-thread storage databases of one runtime, opened lazily, a few at a time."""
 
@@ -282,7 +298,7 @@ class StoragePool:
         """Place the thread databases in ``<db_path>.storage/``."""
         self._dir = Path(f"{db_path}.storage")
         self._lock = threading.Lock()
-        self._open: OrderedDict[str, tuple[sqlite3.Connection, threading.Lock]] = OrderedDict()
+        self._open: OrderedDict[str, _Database] = OrderedDict()
         self._closed = False
 
     def path(self, thread_id: str) -> Path:
@@ -290,7 +306,7 @@ class StoragePool:
         digest = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()
         return self._dir / f"{digest}.sqlite"
 
-    def _connection(self, thread_id: str) -> tuple[sqlite3.Connection, threading.Lock]:
+    def _database(self, thread_id: str) -> _Database:
         with self._lock:
             if self._closed:
                 raise RuntimeClosedError("the runtime's database is closed")
@@ -299,28 +315,31 @@ class StoragePool:
                 self._open.move_to_end(thread_id)
                 return found
             self._dir.mkdir(mode=0o700, exist_ok=True)
-            entry = (_open(os.fspath(self.path(thread_id))), threading.Lock())
-            self._open[thread_id] = entry
+            db = _Database(_open(os.fspath(self.path(thread_id))))
+            self._open[thread_id] = db
+            evicted = []
             while len(self._open) > MAX_OPEN_DATABASES:
-                _, (old, old_lock) = self._open.popitem(last=False)
-                with old_lock:
-                    old.close()
-            return entry
+                evicted.append(self._open.popitem(last=False)[1])
+        for old in evicted:  # outside the pool lock: it may wait for a running statement
+            old.close()
+        return db
 
     def run(self, thread_id: str, query: str, params: Any) -> SqlResult:
         """Run one statement on a thread's database (in a worker thread)."""
-        conn, lock = self._connection(thread_id)
-        with lock:
-            return _execute(conn, query, params)
+        while True:
+            db = self._database(thread_id)
+            with db.lock:
+                if not db.closed:  # evicted between lookup and lock: open it again
+                    return _execute(db.conn, query, params)
 
     def close(self) -> None:
         """Close every open thread database."""
         with self._lock:
             self._closed = True
-            while self._open:
-                _, (conn, lock) = self._open.popitem()
-                with lock:
-                    conn.close()
+            dbs = list(self._open.values())
+            self._open.clear()
+        for db in dbs:
+            db.close()
 
 
 class ThreadStorage:

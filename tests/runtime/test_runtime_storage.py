@@ -69,6 +69,7 @@ async def test_the_runtimes_own_tables_are_out_of_reach(rt: runtime.Runtime) -> 
         ("PRAGMA journal_mode = OFF", "PRAGMA journal_mode"),
         ("PRAGMA max_page_count = 2147483647", "PRAGMA max_page_count"),
         ("PRAGMA database_list", "PRAGMA database_list"),
+        ("PRAGMA temp.table_info(sqlite_temp_master)", "PRAGMA table_info"),
         ("SELECT load_extension('libevil')", "function load_extension()"),
         ("SELECT fts3_tokenizer('simple')", "function fts3_tokenizer()"),
         ("CREATE TEMP TABLE t (a)", "INSERT on schema 'temp'"),
@@ -190,3 +191,28 @@ async def test_storage_failures_in_a_tool_are_error_results(
         assert result.error is not None and result.error.startswith("StorageError: ")
         rows = (await thread.state.storage.sql("SELECT n FROM seen")).rows
     assert rows == [{"n": 1}]
+
+
+async def test_more_threads_than_open_databases_keep_their_data_under_concurrency(
+    rt: runtime.Runtime,
+) -> None:
+    import anyio
+
+    from quickjail.runtime._storage import MAX_OPEN_DATABASES
+
+    states = [(await rt.thread(f"t{i}")).state for i in range(MAX_OPEN_DATABASES + 4)]
+
+    async def use(i: int, state: ThreadState) -> None:
+        await state.storage.sql("CREATE TABLE IF NOT EXISTS mine (n)")
+        for _ in range(3):
+            await state.storage.sql("INSERT INTO mine VALUES (?)", [i])
+
+    async with anyio.create_task_group() as tg:
+        for i, state in enumerate(states):
+            tg.start_soon(use, i, state)
+            tg.start_soon(use, i, state)
+    for i, state in enumerate(states):
+        found = await state.storage.sql(
+            "SELECT count(*) AS n, min(n) AS lo, max(n) AS hi FROM mine"
+        )
+        assert found.rows == [{"n": 6, "lo": i, "hi": i}]
