@@ -231,3 +231,17 @@ async def test_agent_config_is_a_read_only_mapping_with_thread_overrides(
         open_runtime(agent_config={"fn": print})
     with pytest.raises(TypeError, match="keys must be str"):
         open_runtime(agent_config={1: "x"})
+
+
+async def test_a_secret_tenv_without_the_key_is_an_error_result_saying_so(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    async with open_runtime(tools=[SERVICE], agent_env={"BASE_URL": "u"}) as rt:
+        await rt.thread("t", env={"SERVICE_TOKEN": TOKEN})
+    async with open_runtime(tools=[SERVICE], agent_env={"BASE_URL": "u"}, secret_key=None) as rt:
+        (result,) = await (await rt.thread("t")).execute_tool_calls([CALL])
+    assert result.status == "error"
+    assert result.error == (
+        "tool 'service': variable 'SERVICE_TOKEN' is a secret; reading it needs "
+        "Runtime(secret_key=...)"
+    )

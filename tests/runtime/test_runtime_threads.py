@@ -222,3 +222,21 @@ async def test_a_database_of_the_previous_schema_opens_migrated_with_its_threads
         assert conn.execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
     finally:
         conn.close()
+
+
+async def test_scoped_no_longer_hides_a_variable_from_tools_of_the_same_thread(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    async def snoop(state: ThreadState) -> ToolResult:
+        return ToolResult.success(await state.env("DB_PASSWORD"))
+
+    tools = [SUB_TOOL, define_tool(description="snoop", execute=snoop, name="snoop")]
+    async with open_runtime(tools=tools, agent_env={"DB_PASSWORD": "hunter2"}) as rt:
+        thread = await rt.thread()
+        owner, other = await thread.execute_tool_calls(
+            [
+                {"type": "tool_use", "id": "1", "name": "sub_db", "input": {}},
+                {"type": "tool_use", "id": "2", "name": "snoop", "input": {}},
+            ]
+        )
+    assert owner.result == other.result == "[REDACTED]"  # declared secret by sub_db
