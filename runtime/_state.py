@@ -149,6 +149,11 @@ class ThreadCore:
     async def lookup(self, name: str, *, decrypt: bool = True) -> str | None:
         """Merge the layers for ``name``: prompt, then agent, then threads; later wins.
 
+        Args:
+            name: The variable.
+            decrypt: ``False`` only asks whether it is set (a stored secret comes back as
+                ``""``, undecrypted).
+
         Raises:
             SecretKeyError: The winning value is a stored secret and no (or a wrong) key is set.
         """
@@ -230,7 +235,8 @@ class ThreadCore:
 
 
 class ThreadState:
-    """A thread as a tool sees it: identity, progress, variables, files and ``run_code``.
+    """A thread as a tool sees it: identity, progress, variables (``env``, ``tenvs``), files,
+    ``storage``, ``agent_config`` and ``run_code``.
 
     Each tool call gets a view bound to its tool (with its ``tenvs``); all views of a thread
     share one state, reachable as :attr:`root_state`.
@@ -349,8 +355,11 @@ class ThreadState:
 
     @property
     def agent_config(self) -> Mapping[str, Any]:
-        """The agent's configuration (``Runtime(agent_config=...)`` under the thread's own),
-        read-only all the way down."""
+        """The agent's configuration, read-only all the way down.
+
+        ``Runtime(agent_config=...)`` with the thread's own ``agent_config=`` keys over it
+        (a child starts from its parent's).
+        """
         return self._core.agent_config
 
     async def env(self, name: str) -> str | None:
