@@ -216,3 +216,15 @@ async def test_more_threads_than_open_databases_keep_their_data_under_concurrenc
             "SELECT count(*) AS n, min(n) AS lo, max(n) AS hi FROM mine"
         )
         assert found.rows == [{"n": 6, "lo": i, "hi": i}]
+
+
+async def test_storage_after_the_runtime_closed_raises(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    from quickjail.runtime.errors import RuntimeClosedError
+
+    async with open_runtime() as rt:
+        state = (await rt.thread()).state
+        await state.storage.sql("CREATE TABLE t (a)")
+    with pytest.raises(RuntimeClosedError):
+        await state.storage.sql("SELECT * FROM t")
