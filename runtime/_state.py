@@ -5,21 +5,24 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Generator, Mapping
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
+from pydantic import BaseModel
 
 from quickjail.sandbox.host import is_async_callable
 
 from ._paths import normalize_dir, normalize_path
 from ._result import AttachmentRef, ToolAttachment, ToolResult
 from ._secrets import Redactor, SecretBox
-from .errors import ScopedVariableError, SecretKeyError, ThreadFileNotFoundError
+from ._storage import ThreadStorage
+from ._tenvs import parse_tenvs
+from .errors import SecretKeyError, ThreadFileNotFoundError
 
 if TYPE_CHECKING:
     from ._calls import ParsedCall
-    from ._store import Store
+    from ._store import Store, ThreadRow
     from ._tool import Tool
 
 __all__ = ["AbortSignal", "ExecutionState", "ThreadCodeExecution", "ThreadCore", "ThreadState"]
@@ -76,61 +79,128 @@ class ExecutionState:
 
 
 class ThreadCore:
-    """Shared, per-thread machinery behind every :class:`ThreadState` view. Internal."""
+    """Shared, per-thread machinery behind every :class:`ThreadState` view. Internal.
+
+    ``chain`` is the thread's ancestry as stored, nearest first: the thread itself (with the
+    scoped names its tools declare), its parent, and so on up to a root thread.
+    """
 
     def __init__(
         self,
         *,
-        thread_id: str,
-        turn_count: int,
+        chain: Sequence[ThreadRow],
         store: Store,
         box: SecretBox | None,
         tools: Mapping[str, Tool],
         prompt_env: Mapping[str, str],
         agent_env: Mapping[str, str],
+        agent_config: Mapping[str, Any],
         on_event: EventHook | None,
     ) -> None:
         """Assemble the core; :meth:`load_secrets` must run before use."""
-        self.thread_id = thread_id
-        self.turn_count = turn_count
+        self.chain = list(chain)
+        self.thread_id = self.chain[0].id
+        self.parent_id = self.chain[0].parent_id
+        self.turn_count = self.chain[0].turn_count
         self.store = store
         self.box = box
         self.tools = tools
         self.prompt_env = dict(prompt_env)
         self.agent_env = dict(agent_env)
+        self.agent_config = agent_config
         self.on_event = on_event
         self.redactor = Redactor()
         self.execution = ExecutionState()
         self.pending: deque[ParsedCall] = deque()
         self.batch_lock = anyio.Lock()
-        self.scoped: dict[str, set[str]] = {}
         self.secret_names: set[str] = set()
         for tool in tools.values():
             self.declare(tool)
         self.root = ThreadState(self)
 
     def declare(self, tool: Tool) -> None:
-        """Learn a tool's variables: scoped owners, secret names and their configured values."""
+        """Learn a tool's variables: secret names and their configured values."""
         for var in tool.variables:
-            if var.scoped:
-                self.scoped.setdefault(var.name, set()).add(tool.name)
             if var.type == "secret" and var.name not in self.secret_names:
                 self.secret_names.add(var.name)
                 for layer in (self.prompt_env, self.agent_env):
                     if var.name in layer:
                         self.redactor.add(layer[var.name])
 
-    def context(self, name: str) -> bytes:
-        """Associated data binding a secret's ciphertext to this thread and name."""
-        return json.dumps(["quickjail-secret", self.thread_id, name]).encode()
+    def sources(self, name: str) -> list[str]:
+        """The threads whose own value of ``name`` this thread sees, nearest first.
+
+        A thread inherits its parent's values, except a ``scoped`` variable at the thread that
+        declares it: the walk stops at the topmost thread of the chain whose tools declare it
+        scoped, so that thread and its descendants see only values set from there down.
+        """
+        chain, out = self.chain, []
+        for i, row in enumerate(chain):
+            out.append(row.id)
+            parent_declares = i + 1 < len(chain) and name in chain[i + 1].scoped
+            if name in row.scoped and not parent_declares:
+                break
+        return out
+
+    def context(self, owner: str, name: str) -> bytes:
+        """Associated data binding a secret's ciphertext to the thread holding it and its name."""
+        return json.dumps(["quickjail-secret", owner, name]).encode()
+
+    async def lookup(self, name: str, *, decrypt: bool = True) -> str | None:
+        """Merge the layers for ``name``: prompt, then agent, then threads; later wins.
+
+        Args:
+            name: The variable.
+            decrypt: ``False`` only asks whether it is set (a stored secret comes back as
+                ``""``, undecrypted).
+
+        Raises:
+            SecretKeyError: The winning value is a stored secret and no (or a wrong) key is set.
+        """
+        found = await self.store.find_variable(self.sources(name), name)
+        if found is not None:
+            owner, kind, value = found
+            if kind != "secret":
+                return value.decode()
+            if not decrypt:
+                return ""
+            if self.box is None:
+                raise SecretKeyError(
+                    f"variable {name!r} is a secret; reading it needs Runtime(secret_key=...)"
+                )
+            secret = self.box.decrypt(value, self.context(owner, name))
+            self.redactor.add(secret)
+            return secret
+        for layer in (self.agent_env, self.prompt_env):
+            if name in layer:
+                return layer[name]
+        return None
+
+    async def missing_required(self, pending: Iterable[str] = ()) -> list[tuple[str, str, str]]:
+        """``(variable, tool, description)`` of each required variable no layer sets.
+
+        Args:
+            pending: Names about to be set on the thread (count as set).
+        """
+        about_to_set, out = set(pending), []
+        for tool in self.tools.values():
+            if tool.execution_mode != "local":
+                continue
+            for var in tool.variables:
+                if not var.required or var.name in about_to_set:
+                    continue
+                if await self.lookup(var.name, decrypt=False) is None:
+                    out.append((var.name, tool.name, var.description))
+        return out
 
     async def load_secrets(self) -> None:
-        """Decrypt the thread's stored secrets (when a key is configured) to redact them."""
+        """Decrypt the secrets of the thread and its ancestors (with a key) to redact them."""
         if self.box is None:
             return
-        for name, kind, value in await self.store.list_variables(self.thread_id):
-            if kind == "secret":
-                self.redactor.add(self.box.decrypt(value, self.context(name)))
+        for row in self.chain:
+            for name, kind, value in await self.store.list_variables(row.id):
+                if kind == "secret":
+                    self.redactor.add(self.box.decrypt(value, self.context(row.id, name)))
 
     def redact_result(self, result: ToolResult) -> ToolResult:
         """Return the result with every secret value replaced by ``[REDACTED]``."""
@@ -165,13 +235,14 @@ class ThreadCore:
 
 
 class ThreadState:
-    """A thread as a tool sees it: identity, progress, variables, files and ``run_code``.
+    """A thread as a tool sees it: identity, progress, variables (``env``, ``tenvs``), files,
+    ``storage``, ``agent_config`` and ``run_code``.
 
-    Each tool call gets a view bound to its tool (for scoped variables); all views of a thread
+    Each tool call gets a view bound to its tool (with its ``tenvs``); all views of a thread
     share one state, reachable as :attr:`root_state`.
     """
 
-    __slots__ = ("_call_id", "_core", "_tool")
+    __slots__ = ("_call_id", "_core", "_tenvs", "_tool")
 
     def __init__(
         self, core: ThreadCore, tool: Tool | None = None, call_id: str | None = None
@@ -180,6 +251,7 @@ class ThreadState:
         self._core = core
         self._tool = tool
         self._call_id = call_id
+        self._tenvs: BaseModel | None = None
 
     def __repr__(self) -> str:
         tool = f" tool={self._tool.name!r}" if self._tool else ""
@@ -189,6 +261,16 @@ class ThreadState:
     def thread_id(self) -> str:
         """The thread's id."""
         return self._core.thread_id
+
+    @property
+    def parent_id(self) -> str | None:
+        """The parent thread's id, for a child thread."""
+        return self._core.parent_id
+
+    @property
+    def storage(self) -> ThreadStorage:
+        """SQL on tables private to this thread (``await state.storage.sql(query, params)``)."""
+        return ThreadStorage(self._core.store.storage, self._core.thread_id)
 
     @property
     def turn_count(self) -> int:
@@ -223,56 +305,78 @@ class ThreadState:
         self._core.declare(tool)
         return ThreadState(self._core, tool, call_id)
 
-    async def _missing_variables(self, variables: tuple[Any, ...]) -> list[str]:
-        core, missing = self._core, []
-        for var in variables:
-            if not var.required:
+    async def _load_tenvs(self, tool: Tool) -> str | None:
+        """Resolve the tool's variables before it runs; set :attr:`tenvs`.
+
+        Returns:
+            Why the tool cannot run (a required variable is unset, a tenv does not parse).
+        """
+        model = tool.tenvs_model
+        values: dict[str, str] = {}
+        missing = []
+        for var in tool.variables:
+            if model is None and not var.required:
                 continue
-            if core.prompt_env.get(var.name) or core.agent_env.get(var.name):
-                continue
-            if await core.store.get_variable(core.thread_id, var.name) is None:
+            try:  # only a tenvs model needs the values; without one, presence is enough
+                value = await self._core.lookup(var.name, decrypt=model is not None)
+            except SecretKeyError as exc:
+                return f"tool {tool.name!r}: {exc}"
+            if value is not None:
+                values[var.name] = value
+            elif var.required:
                 missing.append(var.name)
-        return missing
+        if missing:
+            names = ", ".join(repr(n) for n in missing)
+            plural = "s" if len(missing) > 1 else ""
+            return (
+                f"tool {tool.name!r} requires variable{plural} {names}, which "
+                f"{'are' if plural else 'is'} not set (prompt, agent or thread)"
+            )
+        if model is None:
+            return None
+        parsed = parse_tenvs(tool.name, model, values)
+        if isinstance(parsed, str):
+            return parsed
+        self._tenvs = parsed
+        return None
 
     def _redact_result(self, result: ToolResult) -> ToolResult:
         return self._core.redact_result(result)
 
     # ---------------------------------------------------------------- variables
 
+    @property
+    def tenvs(self) -> Any:
+        """The running tool's ``tenvs=`` model, parsed from the merged variables.
+
+        ``None`` outside a tool, or for a tool without ``tenvs=``.
+        """
+        return self._tenvs
+
+    @property
+    def agent_config(self) -> Mapping[str, Any]:
+        """The agent's configuration, read-only all the way down.
+
+        ``Runtime(agent_config=...)`` with the thread's own ``agent_config=`` keys over it
+        (a child starts from its parent's).
+        """
+        return self._core.agent_config
+
     async def env(self, name: str) -> str | None:
-        """Resolve a variable: prompt, then agent, then the thread's own value.
+        """Resolve a variable: prompt, then agent, then the threads; the later layer wins.
+
+        The thread layer is the thread's own value, else the nearest ancestor's (a ``scoped``
+        variable is not inherited past the thread declaring it).
 
         Returns:
             The value, or ``None`` if no layer has it.
 
         Raises:
-            ScopedVariableError: The variable is scoped and this tool did not declare it.
             SecretKeyError: It is a stored secret and no (or a wrong) ``secret_key`` is set.
         """
-        core = self._core
-        tool = self._tool
-        declared = tool is not None and any(v.name == name for v in tool.variables)
-        if tool is not None and not declared and name in core.scoped:
-            owners = ", ".join(sorted(core.scoped[name]))
-            raise ScopedVariableError(
-                f"variable {name!r} is scoped to {owners}; tool {tool.name!r} did not declare it"
-            )
-        for layer in (core.prompt_env, core.agent_env):
-            if name in layer:
-                return layer[name]
-        row = await core.store.get_variable(core.thread_id, name)
-        if row is None:
-            return None
-        kind, value = row
-        if kind != "secret":
-            return value.decode()
-        if core.box is None:
-            raise SecretKeyError(
-                f"variable {name!r} is a secret; reading it needs Runtime(secret_key=...)"
-            )
-        secret = core.box.decrypt(value, core.context(name))
-        core.redactor.add(secret)
-        return secret
+        if not isinstance(name, str):
+            raise TypeError("a variable name must be a str")
+        return await self._core.lookup(name)
 
     async def set_env(
         self, name: str, value: str, type: Literal["text", "secret"] = "text"
@@ -302,7 +406,7 @@ class ThreadState:
                     "it in plain text"
                 )
             core.redactor.add(value)
-            blob = core.box.encrypt(value, core.context(name))
+            blob = core.box.encrypt(value, core.context(core.thread_id, name))
         else:
             blob = value.encode()
         await core.store.set_variable(core.thread_id, name, type, blob)

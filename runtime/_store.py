@@ -26,11 +26,12 @@ import anyio
 import anyio.to_thread
 
 from ._message import Message, MessageKind, Role
-from ._paths import ATTACHMENTS_DIR
+from ._paths import ATTACHMENTS_DIR, normalize_path
 from ._result import AttachmentRef
-from .errors import RuntimeClosedError, StoreError
+from ._storage import StoragePool
+from .errors import RuntimeClosedError, StoreError, ThreadFileNotFoundError
 
-__all__ = ["MIGRATIONS", "FileInfo", "NewFile", "Store", "dumps"]
+__all__ = ["MIGRATIONS", "FileInfo", "NewFile", "Store", "ThreadRow", "dumps"]
 
 T = TypeVar("T")
 
@@ -85,14 +86,27 @@ _V1: Final = (
 )
 
 
+_V2: Final = (
+    "ALTER TABLE threads ADD COLUMN parent_id TEXT REFERENCES threads(id) ON DELETE CASCADE",
+    "ALTER TABLE threads ADD COLUMN scoped TEXT NOT NULL DEFAULT '[]'",
+    "CREATE INDEX threads_by_parent ON threads(parent_id)",
+)
+
+
 def _migrate_v1(conn: sqlite3.Connection) -> None:
     """Create threads, messages, files, variables and events."""
     for statement in _V1:
         conn.execute(statement)
 
 
+def _migrate_v2(conn: sqlite3.Connection) -> None:
+    """Parent and child threads: each thread's parent, and the scoped names its tools declare."""
+    for statement in _V2:
+        conn.execute(statement)
+
+
 #: Ordered migrations; the database's ``user_version`` counts those applied. Append only.
-MIGRATIONS: Final[Sequence[Callable[[sqlite3.Connection], None]]] = (_migrate_v1,)
+MIGRATIONS: Final[Sequence[Callable[[sqlite3.Connection], None]]] = (_migrate_v1, _migrate_v2)
 
 
 def dumps(value: Any) -> str:
@@ -133,13 +147,28 @@ class NewFile:
     height: int | None
 
 
-class Store:
-    """The runtime's database. Open with :meth:`open`; close with :meth:`close` (idempotent)."""
+@dataclass(frozen=True, slots=True)
+class ThreadRow:
+    """A stored thread: its id, parent, turns, and the scoped names its tools declared."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    id: str
+    parent_id: str | None
+    turn_count: int
+    scoped: frozenset[str]
+
+
+class Store:
+    """The runtime's database. Open with :meth:`open`; close with :meth:`close` (idempotent).
+
+    Each thread's ``state.storage`` lives in a database file of its own next to this one
+    (see :mod:`quickjail.runtime._storage`); :attr:`storage` owns those connections.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
         """Wrap an open, migrated connection; use :meth:`open`."""
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.Lock()
+        self.storage = StoragePool(path)
 
     @classmethod
     async def open(cls, path: str | os.PathLike[str]) -> Store:
@@ -150,7 +179,7 @@ class Store:
         """
         with anyio.CancelScope(shield=True):  # a cancelled open must not leak the connection
             conn = await anyio.to_thread.run_sync(_connect, os.fspath(path))
-        return cls(conn)
+        return cls(conn, os.fspath(path))
 
     @property
     def closed(self) -> bool:
@@ -167,6 +196,7 @@ class Store:
             conn, self._conn = self._conn, None
             if conn is not None:
                 conn.close()
+        self.storage.close()
 
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         return await anyio.to_thread.run_sync(self._transaction, fn)
@@ -187,9 +217,23 @@ class Store:
 
     # ------------------------------------------------------------------ threads
 
-    async def open_thread(self, thread_id: str | None) -> tuple[str, int]:
-        """Create the thread if needed; return ``(thread_id, turn_count)``."""
-        return await self._run(partial(_open_thread, thread_id or uuid.uuid4().hex))
+    async def open_thread(
+        self, thread_id: str, parent_id: str | None, scoped: frozenset[str]
+    ) -> ThreadRow:
+        """Create the thread if needed (under ``parent_id``) and record its scoped names.
+
+        Raises:
+            ValueError: The thread exists under another parent, or the parent does not exist.
+        """
+        return await self._run(partial(_open_thread, thread_id, parent_id, scoped))
+
+    async def ancestry(self, thread_id: str, limit: int) -> list[ThreadRow]:
+        """Return the thread and its ancestors, nearest first (empty if it does not exist).
+
+        Raises:
+            ValueError: The chain is longer than ``limit`` (or loops, in a tampered database).
+        """
+        return await self._run(partial(_ancestry, thread_id, limit))
 
     async def bump_turn(self, thread_id: str) -> int:
         """Increment and return the thread's turn count."""
@@ -244,6 +288,12 @@ class Store:
         """Return ``(type, value)`` of a thread variable, or ``None``."""
         return await self._run(partial(_select_variable, thread_id, name))
 
+    async def find_variable(
+        self, thread_ids: Sequence[str], name: str
+    ) -> tuple[str, str, bytes] | None:
+        """Return ``(thread_id, type, value)`` from the first of ``thread_ids`` that has it."""
+        return await self._run(partial(_find_variable, list(thread_ids), name))
+
     async def list_variables(self, thread_id: str) -> list[tuple[str, str, bytes]]:
         """Return ``(name, type, value)`` of every thread variable."""
         return await self._run(partial(_select_variables, thread_id))
@@ -267,6 +317,23 @@ class Store:
     async def list_files(self, thread_id: str, directory: str) -> list[FileInfo]:
         """Return every file under a normalized directory (recursively), by path."""
         return await self._run(partial(_select_files, thread_id, directory))
+
+    async def copy_attachments(
+        self,
+        source: str,
+        refs: Sequence[AttachmentRef],
+        target: str,
+        redact: Callable[[bytes], bytes],
+    ) -> list[AttachmentRef]:
+        """Copy the files ``refs`` point to from ``source`` into ``target``'s attachments.
+
+        Each copy gets a fresh id and a free path under ``/attachments/`` of the target.
+
+        Raises:
+            ThreadFileNotFoundError: A ref names no file of ``source`` or a file of another
+                size.
+        """
+        return await self._run(partial(_copy_attachments, source, list(refs), target, redact))
 
     # ------------------------------------------------------------------ events
 
@@ -319,12 +386,50 @@ def _apply_migrations(conn: sqlite3.Connection) -> None:
         conn.execute("COMMIT")
 
 
-def _open_thread(thread_id: str, conn: sqlite3.Connection) -> tuple[str, int]:
+_THREAD_COLUMNS: Final = "id, parent_id, turn_count, scoped"
+
+
+def _thread_row(row: Sequence[Any]) -> ThreadRow:
+    scoped = json.loads(row[3])
+    return ThreadRow(row[0], row[1], int(row[2]), frozenset(str(name) for name in scoped))
+
+
+def _open_thread(
+    thread_id: str, parent_id: str | None, scoped: frozenset[str], conn: sqlite3.Connection
+) -> ThreadRow:
+    found = conn.execute("SELECT parent_id FROM threads WHERE id = ?", (thread_id,)).fetchone()
+    if found is not None and parent_id is not None and found[0] != parent_id:
+        raise ValueError(f"thread {thread_id!r} exists with parent {found[0]!r}, not {parent_id!r}")
+    if found is None and parent_id is not None:
+        exists = conn.execute("SELECT 1 FROM threads WHERE id = ?", (parent_id,)).fetchone()
+        if exists is None:
+            raise ValueError(f"parent thread {parent_id!r} does not exist")
+    names = dumps(sorted(scoped))
     conn.execute(
-        "INSERT OR IGNORE INTO threads (id, created_at) VALUES (?, ?)", (thread_id, time.time())
+        "INSERT INTO threads (id, created_at, parent_id, scoped) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (id) DO UPDATE SET scoped = excluded.scoped",
+        (thread_id, time.time(), parent_id, names),
     )
-    row = conn.execute("SELECT turn_count FROM threads WHERE id = ?", (thread_id,)).fetchone()
-    return thread_id, int(row[0])
+    row = conn.execute(
+        f"SELECT {_THREAD_COLUMNS} FROM threads WHERE id = ?", (thread_id,)
+    ).fetchone()
+    return _thread_row(row)
+
+
+def _ancestry(thread_id: str, limit: int, conn: sqlite3.Connection) -> list[ThreadRow]:
+    chain: list[ThreadRow] = []
+    current: str | None = thread_id
+    while current is not None:
+        if len(chain) >= limit or any(row.id == current for row in chain):
+            raise ValueError(f"threads nest at most {limit} deep")
+        row = conn.execute(
+            f"SELECT {_THREAD_COLUMNS} FROM threads WHERE id = ?", (current,)
+        ).fetchone()
+        if row is None:
+            break
+        chain.append(_thread_row(row))
+        current = chain[-1].parent_id
+    return chain
 
 
 def _bump_turn(thread_id: str, conn: sqlite3.Connection) -> int:
@@ -457,6 +562,16 @@ def _select_variable(
     return None if row is None else (row[0], bytes(row[1]))
 
 
+def _find_variable(
+    thread_ids: list[str], name: str, conn: sqlite3.Connection
+) -> tuple[str, str, bytes] | None:
+    for thread_id in thread_ids:
+        found = _select_variable(thread_id, name, conn)
+        if found is not None:
+            return thread_id, found[0], found[1]
+    return None
+
+
 def _select_variables(thread_id: str, conn: sqlite3.Connection) -> list[tuple[str, str, bytes]]:
     rows = conn.execute(
         "SELECT name, type, value FROM variables WHERE thread_id = ? ORDER BY name", (thread_id,)
@@ -520,6 +635,59 @@ def _select_files(thread_id: str, directory: str, conn: sqlite3.Connection) -> l
         (thread_id, *_under(directory)),
     ).fetchall()
     return [FileInfo(path=r[0], size=r[1], mime_type=r[2], updated_at=r[3]) for r in rows]
+
+
+def _copy_attachments(
+    source: str,
+    refs: list[AttachmentRef],
+    target: str,
+    redact: Callable[[bytes], bytes],
+    conn: sqlite3.Connection,
+) -> list[AttachmentRef]:
+    copies: list[AttachmentRef] = []
+    now = time.time()
+    for ref in refs:
+        path = normalize_path(ref.path)
+        row = conn.execute(
+            "SELECT data, mime_type, width, height, description FROM files "
+            "WHERE thread_id = ? AND path = ?",
+            (source, path),
+        ).fetchone()
+        if row is None or len(row[0]) != ref.size:
+            raise ThreadFileNotFoundError(
+                f"attachment {path!r} is not a file of thread {source!r} of {ref.size} bytes"
+            )
+        data = redact(bytes(row[0]))
+        new_path = _free_attachment_path(conn, target, path.rsplit("/", 1)[-1])
+        copy = AttachmentRef(
+            id=f"att_{uuid.uuid4().hex}",
+            path=new_path,
+            name=new_path.rsplit("/", 1)[-1],
+            mime_type=row[1] or ref.mime_type,
+            size=len(data),
+            width=row[2],
+            height=row[3],
+            description=ref.description if ref.description is not None else row[4],
+        )
+        conn.execute(
+            "INSERT INTO files (thread_id, path, id, data, mime_type, size, width, height, "
+            "description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                target,
+                new_path,
+                copy.id,
+                data,
+                copy.mime_type,
+                copy.size,
+                copy.width,
+                copy.height,
+                copy.description,
+                now,
+                now,
+            ),
+        )
+        copies.append(copy)
+    return copies
 
 
 def _insert_event(thread_id: str, kind: str, data: str, conn: sqlite3.Connection) -> None:

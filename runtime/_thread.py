@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Final
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
@@ -14,6 +14,7 @@ from ._state import AbortSignal, ThreadCore, ThreadState
 from ._store import NewFile
 
 if TYPE_CHECKING:
+    from ._runtime import Runtime
     from ._tool import Tool
 
 __all__ = ["Thread", "run_call"]
@@ -27,11 +28,12 @@ class Thread:
     Obtained from ``await runtime.thread(...)``; lives as long as its runtime is open.
     """
 
-    __slots__ = ("_core",)
+    __slots__ = ("_core", "_runtime")
 
-    def __init__(self, core: ThreadCore) -> None:
+    def __init__(self, core: ThreadCore, runtime: Runtime) -> None:
         """Wrap a thread core; use ``Runtime.thread``."""
         self._core = core
+        self._runtime = runtime
 
     def __repr__(self) -> str:
         return f"<Thread {self._core.thread_id!r}>"
@@ -42,9 +44,58 @@ class Thread:
         return self._core.thread_id
 
     @property
+    def parent_id(self) -> str | None:
+        """The parent thread's id, for a child thread."""
+        return self._core.parent_id
+
+    @property
     def state(self) -> ThreadState:
         """The thread's top-level state."""
         return self._core.root
+
+    async def child(
+        self,
+        thread_id: str | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        agent_config: Mapping[str, Any] | None = None,
+        tools: Iterable[Tool] | None = None,
+    ) -> Thread:
+        """Create (or reopen) a child thread: ``runtime.thread(thread_id, parent=self, ...)``.
+
+        The child inherits this thread's variables, layers, ``agent_config`` and (unless
+        ``tools`` is given) tools; see :meth:`Runtime.thread`.
+        """
+        return await self._runtime.thread(
+            thread_id, env=env, agent_config=agent_config, tools=tools, parent=self
+        )
+
+    async def copy_attachments(
+        self, refs: Sequence[AttachmentRef], *, to: Thread
+    ) -> list[AttachmentRef]:
+        """Copy attachments of this thread into another thread's ``/attachments/``.
+
+        Each file is copied (secrets of either thread redacted) under a free name of the
+        receiving thread; the returned refs carry its new ids and paths, in order.
+
+        Raises:
+            ThreadPathError: A ref's path is malformed.
+            ThreadFileNotFoundError: A ref names no file of this thread, or one of another size.
+            ValueError: ``to`` belongs to another runtime.
+        """
+        if not isinstance(to, Thread) or to._core.store is not self._core.store:
+            raise ValueError("attachments are copied between threads of one runtime")
+        items = list(refs)
+        if any(not isinstance(r, AttachmentRef) for r in items):
+            raise TypeError("refs must be AttachmentRef objects")
+        source, target = self._core.redactor, to._core.redactor
+
+        def redact(data: bytes) -> bytes:
+            return target.data(source.data(data))
+
+        return await self._core.store.copy_attachments(
+            self._core.thread_id, items, to._core.thread_id, redact
+        )
 
     async def execute_tool_calls(self, calls: Iterable[object]) -> list[ToolResult]:
         """Run a model's tool calls in order, then any queued ones, persisting each result.

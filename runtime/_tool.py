@@ -22,6 +22,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from ._argtypes import check_model
 from ._result import ToolResult
 from ._schema import JsonSchema, build_schema
+from ._tenvs import tenv_variables
 from ._typescript_decl import ts_declaration
 from .errors import ToolDefinitionError, ToolNameWarning
 
@@ -38,14 +39,16 @@ Execute = Callable[..., Awaitable[Any]]
 
 @dataclass(frozen=True, slots=True)
 class Variable:
-    """A variable a tool needs, resolved prompt → agent → thread (the first that has it wins).
+    """A variable (tenv) a tool needs, merged prompt → agent → thread (later layers win).
 
     Attributes:
         name: Variable name, as passed to ``state.env(name)``.
         type: ``"text"`` or ``"secret"``; secret values are redacted from everything stored or
             returned, wherever they come from.
-        required: When true, a call fails before the tool runs if the variable has no value.
-        scoped: When true, only tools that declare the variable may read it via ``state.env``.
+        required: When true, creating or opening a thread whose layers lack it fails (listing
+            every missing one), and so does a call, before the tool runs.
+        scoped: When true, a thread whose tools declare it does not inherit it from its parent
+            thread; its own value still flows down to its descendants.
         description: What the variable is for (for people configuring the agent).
     """
 
@@ -79,6 +82,7 @@ class Tool:
         "_name",
         "_output_schema",
         "_returns",
+        "_tenvs",
         "_variables",
     )
 
@@ -93,8 +97,10 @@ class Tool:
         returns: type[BaseModel] | None,
         execution_mode: Literal["local", "provider"],
         execution_provider: str | None,
+        tenvs: type[BaseModel] | None = None,
     ) -> None:
         """Store an already validated definition; use :func:`define_tool` instead."""
+        self._tenvs = tenvs
         self._name = name
         self._description = description
         self._args = args
@@ -128,8 +134,13 @@ class Tool:
 
     @property
     def variables(self) -> tuple[Variable, ...]:
-        """Variables the tool declares."""
+        """Variables the tool declares (``variables=`` then the fields of ``tenvs=``)."""
         return self._variables
+
+    @property
+    def tenvs_model(self) -> type[BaseModel] | None:
+        """The pydantic model of ``tenvs=``, parsed into ``state.tenvs`` when the tool runs."""
+        return self._tenvs
 
     @property
     def execution_mode(self) -> Literal["local", "provider"]:
@@ -192,14 +203,9 @@ class Tool:
             )
         except TypeError as exc:
             return ToolResult.failure(f"invalid arguments for tool {self._name!r}: {exc}")
-        missing = await state._missing_variables(self._variables)
-        if missing:
-            names = ", ".join(repr(n) for n in missing)
-            plural = "s" if len(missing) > 1 else ""
-            return ToolResult.failure(
-                f"tool {self._name!r} requires variable{plural} {names}, which "
-                f"{'are' if plural else 'is'} not set (prompt, agent or thread)"
-            )
+        problem = await state._load_tenvs(self)
+        if problem is not None:
+            return ToolResult.failure(problem)
         try:
             if self._args is None:
                 raw = await self._execute(state)
@@ -270,6 +276,7 @@ def define_tool(
     args: type[BaseModel] | None = None,
     returns: type[BaseModel] | None = None,
     variables: Sequence[Variable] = (),
+    tenvs: type[BaseModel] | None = None,
     name: str | None = None,
     execution_mode: Literal["local", "provider"] = "local",
     execution_provider: str | None = None,
@@ -282,7 +289,9 @@ def define_tool(
             returning a :class:`ToolResult`. Optional for provider-executed tools.
         args: Pydantic model of the arguments; ``None`` for a tool without arguments.
         returns: Pydantic model the successful result must match.
-        variables: Variables the tool reads through ``state.env``.
+        variables: Variables the tool reads through ``await state.env(name)``.
+        tenvs: Pydantic model of the tool's variables (see :mod:`quickjail.runtime._tenvs`):
+            each field is a variable; the tool reads the parsed instance as ``state.tenvs``.
         name: The tool's name; by default the stem of the file that defines it.
         execution_mode: ``"provider"`` for tools the model provider runs; they are described
             in exports but never executed locally.
@@ -324,6 +333,8 @@ def define_tool(
     declared = tuple(variables)
     if any(not isinstance(v, Variable) for v in declared):
         raise ToolDefinitionError(f"tool {name!r}: variables must be Variable instances")
+    if tenvs is not None:
+        declared += tenv_variables(name, tenvs)
     names = [v.name for v in declared]
     if len(set(names)) != len(names):
         raise ToolDefinitionError(f"tool {name!r}: duplicate variable names in {names}")
@@ -336,6 +347,7 @@ def define_tool(
         returns=returns,
         execution_mode=execution_mode,
         execution_provider=execution_provider,
+        tenvs=tenvs,
     )
 
 

@@ -10,7 +10,9 @@ too (``except ValueError`` still works):
     ├── SecretKeyError                         a secret is set or read without a usable secret_key
     ├── ThreadPathError(ValueError)            a thread file path fails validation
     ├── ThreadFileNotFoundError(FileNotFoundError)
-    ├── ScopedVariableError(PermissionError)   a tool reads a scoped variable it did not declare
+    ├── MissingVariablesError(ValueError)      a thread lacks variables its tools require
+    ├── ScopedVariableError(PermissionError)   (no longer raised; see below)
+    ├── StorageError                           a ``state.storage`` statement failed or was refused
     ├── StoreError                             the database cannot be opened or migrated
     └── RuntimeClosedError(RuntimeError)       the runtime was used after it was closed
 
@@ -23,10 +25,12 @@ variable) are never raised: they become ``ToolResult(status="error")`` so a batc
 from __future__ import annotations
 
 __all__ = [
+    "MissingVariablesError",
     "ProviderFormatError",
     "RuntimeClosedError",
     "ScopedVariableError",
     "SecretKeyError",
+    "StorageError",
     "StoreError",
     "ThreadFileNotFoundError",
     "ThreadPathError",
@@ -60,8 +64,36 @@ class ThreadFileNotFoundError(ToolRuntimeError, FileNotFoundError):
     """A thread file does not exist."""
 
 
+class MissingVariablesError(ToolRuntimeError, ValueError):
+    """Creating or opening a thread found required variables (tenvs) without a value.
+
+    Attributes:
+        missing: ``(variable, tool, description)`` for each, in tool order.
+    """
+
+    def __init__(self, missing: list[tuple[str, str, str]]) -> None:
+        """List every missing variable in one message."""
+        self.missing = missing
+        lines = [
+            f"  {name} (required by tool {tool!r})" + (f": {desc}" if desc else "")
+            for name, tool, desc in missing
+        ]
+        plural = "s" if len(missing) != 1 else ""
+        super().__init__(
+            f"the thread is missing {len(missing)} required variable{plural} "
+            "(set them on the prompt, the agent or the thread):\n" + "\n".join(lines)
+        )
+
+
 class ScopedVariableError(ToolRuntimeError, PermissionError):
-    """A tool read a scoped variable that only the tools declaring it may read."""
+    """No longer raised: ``scoped`` now blocks inheritance from a parent thread instead.
+
+    Kept so code catching it still imports.
+    """
+
+
+class StorageError(ToolRuntimeError):
+    """A ``state.storage.sql`` statement failed, was refused, or went past a limit."""
 
 
 class StoreError(ToolRuntimeError):

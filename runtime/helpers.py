@@ -2,7 +2,8 @@
 
 Functions over a :class:`~quickjail.runtime.ThreadState`: queue a call, inject or read
 messages, emit thread events; :func:`render_results` for provider messages; and the types of
-``state.execution`` (:class:`ExecutionState`, :class:`AbortSignal`).
+``state.execution`` (:class:`ExecutionState`, :class:`AbortSignal`) and ``state.storage``
+(:class:`ThreadStorage`, :class:`SqlResult`).
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ from typing import Any
 from ._calls import ParsedCall, render_results
 from ._message import Message, Role
 from ._state import AbortSignal, ExecutionState, ThreadState
+from ._storage import SqlResult, ThreadStorage
 
 __all__ = [
     "AbortSignal",
     "ExecutionState",
+    "SqlResult",
+    "ThreadStorage",
     "emit_thread_event",
     "get_messages",
     "inject_message",

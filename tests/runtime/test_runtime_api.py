@@ -28,6 +28,8 @@ EXPECTED_ALL = [
 HELPERS = [
     "AbortSignal",
     "ExecutionState",
+    "SqlResult",
+    "ThreadStorage",
     "emit_thread_event",
     "get_messages",
     "inject_message",
@@ -56,7 +58,7 @@ def test_every_runtime_error_derives_from_the_single_root() -> None:
         for obj in vars(_errors).values()
         if inspect.isclass(obj) and issubclass(obj, BaseException) and not issubclass(obj, Warning)
     ]
-    assert len(errors) == 9
+    assert len(errors) == 11
     for error in errors:
         assert issubclass(error, runtime.ToolRuntimeError)
 
@@ -67,6 +69,7 @@ def test_errors_subclass_the_builtin_with_the_same_meaning() -> None:
     assert issubclass(_errors.ThreadPathError, ValueError)
     assert issubclass(_errors.ThreadFileNotFoundError, FileNotFoundError)
     assert issubclass(_errors.ScopedVariableError, PermissionError)
+    assert issubclass(_errors.MissingVariablesError, ValueError)
     assert issubclass(_errors.RuntimeClosedError, RuntimeError)
 
 

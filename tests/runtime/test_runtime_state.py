@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from quickjail import runtime
 from quickjail.runtime import ThreadState, ToolResult, Variable, define_tool
 from quickjail.runtime.errors import (
-    ScopedVariableError,
+    MissingVariablesError,
     SecretKeyError,
     ThreadFileNotFoundError,
     ThreadPathError,
@@ -32,7 +32,7 @@ NEEDS_URL = define_tool(
 )
 
 
-async def test_missing_required_variable_fails_before_the_tool_runs_naming_it(
+async def test_missing_required_variable_refuses_the_thread_before_any_tool_runs(
     open_runtime: Callable[..., runtime.Runtime],
 ) -> None:
     ran = []
@@ -48,10 +48,11 @@ async def test_missing_required_variable_fails_before_the_tool_runs_naming_it(
         variables=[Variable("REGION", required=True), Variable("OPTIONAL_ONE")],
     )
     async with open_runtime(tools=[tool]) as rt:
-        thread = await rt.thread()
-        (result,) = await thread.execute_tool_calls(
-            [{"type": "tool_use", "id": "t1", "name": "needs_two", "input": {}}]
-        )
+        with pytest.raises(MissingVariablesError) as caught:
+            await rt.thread("t-missing")
+        assert caught.value.missing == [("REGION", "needs_two", "")]
+        other = await rt.thread(tools=[])
+        (result,) = [await tool.call({}, other.state)]  # a tool the thread does not have
     assert ran == []
     assert result.status == "error"
     assert result.error == (
@@ -70,18 +71,20 @@ async def test_required_variable_is_satisfied_by_any_layer(
         assert (await NEEDS_URL.call({}, state)).result == "thread"
 
 
-async def test_variables_resolve_prompt_then_agent_then_thread(
+async def test_variables_merge_prompt_then_agent_then_thread_later_layers_winning(
     open_runtime: Callable[..., runtime.Runtime],
 ) -> None:
     async with open_runtime(
-        prompt_env={"A": "prompt"}, agent_env={"A": "agent", "B": "agent"}
+        prompt_env={"A": "prompt", "B": "prompt", "C": "prompt"},
+        agent_env={"A": "agent", "B": "agent"},
     ) as rt:
-        thread = await rt.thread(env={"A": "thread", "B": "thread", "C": "thread"})
+        thread = await rt.thread(env={"A": "thread"})
         state = thread.state
-        assert [await state.env(n) for n in "ABCD"] == ["prompt", "agent", "thread", None]
-        other = await rt.thread(prompt_env={"C": "per-thread prompt"}, env={"C": "own"})
-        assert await other.state.env("C") == "per-thread prompt"
-        assert await other.state.env("A") == "prompt"
+        assert [await state.env(n) for n in "ABCD"] == ["thread", "agent", "prompt", None]
+        other = await rt.thread(prompt_env={"D": "per-thread prompt"}, agent_env={"B": "own"})
+        assert await other.state.env("D") == "per-thread prompt"
+        assert await other.state.env("B") == "own"
+        assert await other.state.env("A") == "agent"
 
 
 async def test_thread_variables_persist_across_runtimes(
@@ -95,41 +98,6 @@ async def test_thread_variables_persist_across_runtimes(
         state = (await rt.thread("t-persist")).state
         assert await state.env("MODE") == "fast"
         assert await state.env("TOKEN") == "s3cr3t-token-value"
-
-
-async def test_scoped_variable_is_readable_only_by_tools_declaring_it(
-    open_runtime: Callable[..., runtime.Runtime],
-) -> None:
-    async def owner(state: ThreadState) -> ToolResult:
-        return ToolResult.success(await state.env("DB_PASSWORD"))
-
-    async def snoop(state: ThreadState) -> ToolResult:
-        return ToolResult.success(await state.env("DB_PASSWORD"))
-
-    tools = [
-        define_tool(
-            description="owner",
-            execute=owner,
-            name="owner",
-            variables=[Variable("DB_PASSWORD", scoped=True)],
-        ),
-        define_tool(description="snoop", execute=snoop, name="snoop"),
-    ]
-    async with open_runtime(tools=tools, agent_env={"DB_PASSWORD": "hunter2"}) as rt:
-        thread = await rt.thread()
-        ok, refused = await thread.execute_tool_calls(
-            [
-                {"type": "tool_use", "id": "1", "name": "owner", "input": {}},
-                {"type": "tool_use", "id": "2", "name": "snoop", "input": {}},
-            ]
-        )
-        assert ok.result == "hunter2"
-        assert refused.status == "error"
-        assert refused.error is not None and "ScopedVariableError" in refused.error
-        assert "scoped to owner" in refused.error
-        with pytest.raises(ScopedVariableError):
-            await thread.state._bind(tools[1]).env("DB_PASSWORD")
-        assert await thread.state.env("DB_PASSWORD") == "hunter2"  # the host is trusted
 
 
 async def test_setting_a_secret_without_a_key_is_a_clear_error(
