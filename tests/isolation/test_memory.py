@@ -193,10 +193,14 @@ CASES = [
         "join-of-sparse-array",
         "export default new Array(1e8).join('abc').length",
         "memory",
-        exact_deadline=True,  # a slower machine only makes the gap wider
-        bug="BUG: (QuickJS-ng engine gap) Array.prototype.join keeps walking 1e8 holes after "
-        "its string buffer failed to grow: status 'memory' arrives only after ~4 s, so "
-        "the 2 s deadline ends it as 'terminated' (DESIGN §4 wants memory within 200 ms)",
+        # join walked every remaining hole after its string failed to grow (our patch 0004)
+        exact_deadline=True,
+    ),
+    Case(
+        "join-of-sparse-array-max-length",
+        "export default new Array(2 ** 32 - 1).join('abc').length",
+        "memory",
+        exact_deadline=True,
     ),
 ]
 
