@@ -30,9 +30,11 @@ SOFT_CAP_BUG = (
     "then malloc(16) and malloc(4080) fail even right after the 1 MiB emergency block is "
     "freed (a 100 KB malloc still succeeds from a freed array buffer), so neither the error "
     "object nor the catch block can allocate. Counting the rounded size would not be enough "
-    "(memory freed in one class never serves another); the fix is a coalescing allocator in "
-    "the guest. Arrays, strings and typed arrays are catchable; the host is unaffected and "
-    "the status is right"
+    "(memory freed in one class never serves another), and failing soft every malloc that "
+    "grows linear memory past the soft cap makes this case catchable but takes ~2 MiB of "
+    "usable heap from every program at a 32 MiB cap (the floods suite's microtask storm then "
+    "runs out); the fix is a coalescing allocator in the guest. Arrays, strings and typed "
+    "arrays are catchable; the host is unaffected and the status is right"
 )
 
 CASES = [
