@@ -33,6 +33,12 @@ OP_BYTECODE: Final = 9
 E_HOST: Final = -1
 E_REFUSED: Final = -2
 E_PENDING: Final = -3
+# refusals of OP_REPORT / OP_LOG that say why, with a detail in the scratch buffer: the limit as
+# a little-endian u64, or (E_UNTRANSFERABLE) a u32 length and that many bytes of UTF-8 reason
+E_REPORT_COUNT: Final = -4
+E_REPORT_BYTES: Final = -5
+E_UNTRANSFERABLE: Final = -6
+REFUSAL_TEXT_MAX: Final = 192
 
 # outcome kinds of OP_RESULT
 OUT_VALUE: Final = 0

@@ -63,12 +63,25 @@ PATCHES_DIR = PACKAGE_DIR / "_patches"
 #   0002  JSON.stringify refuses values nested deeper than 4096 levels with a RangeError, checked
 #         before its cycle check (linear in the depth): a deep value took quadratic time and
 #         ended in a native-stack trap
+#   0003  a Proxy's methods and a bound function's call reserve 128 bytes of shadow stack per
+#         level, so QuickJS's stack checks (which see only the shadow stack on wasm) see the
+#         depth of a Proxy or bound-function chain: a 1e5-deep one trapped on the native stack
+#         instead of throwing a catchable RangeError
+#   0004  Array.prototype.join stops at the first failure to grow its string, as the typed
+#         array join does: it walked every remaining hole of a sparse array after running out
+#         of memory (seconds for 1e8 holes, hours for 2**32 - 1)
 PATCHES = {
     "0001-out-of-memory-error.patch": (
         "48d3f7895824519300ad82b4e78063941f935ad4505e24fce847475b07842ba4"
     ),
     "0002-json-stringify-depth.patch": (
         "8756e5c3d051ea9762634cd9b0821deb2c03b95eed3c296a601f220f8da9c23e"
+    ),
+    "0003-shadow-stack-frames.patch": (
+        "edaaec60fadc0bd70a2747aa1110d297a9cea7dc4d09aca236185e98265f5d02"
+    ),
+    "0004-array-join-stops-at-failure.patch": (
+        "3be841df5d4cd33ac5467fc369816c328f4aa4be4f3c0b422198cba31437519a"
     ),
 }
 WASM_PATH = GUEST_DIR / "quickjail.wasm"

@@ -22,6 +22,9 @@ from quickjail.sandbox._abi import (
     E_HOST,
     E_PENDING,
     E_REFUSED,
+    E_REPORT_BYTES,
+    E_REPORT_COUNT,
+    E_UNTRANSFERABLE,
     FLAG_ARGS,
     FLAG_BYTECODE,
     FLAG_DYNAMIC,
@@ -45,6 +48,7 @@ from quickjail.sandbox._abi import (
     QJ_DONE,
     QJ_FAIL,
     QJ_PENDING,
+    REFUSAL_TEXT_MAX,
     RUN_HEADER,
 )
 from quickjail.sandbox._bytecode import compile_missing, module_key
@@ -65,6 +69,7 @@ _OUTCOME_KINDS = frozenset({OUT_VALUE, OUT_ERROR, OUT_LINK_ERROR})
 NUDGE_INTERVAL = 0.005  # seconds between epoch advances while a stopped run winds down
 DETERMINISTIC_EPOCH_NS = 1_735_689_600_000_000_000  # 2025-01-01T00:00:00Z
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_U64_MAX = 2**64 - 1
 
 
 class _Stopped(Exception):
@@ -282,7 +287,11 @@ class Run:
                 note = "[quickjail] log limit reached; later logs were dropped"
                 self.logs.append(LogEntry("warn", [note], time.time()))
             return 0
-        args = _values.decode(self._instance.read(ptr, length), budget=self._decoded, lenient=True)
+        try:
+            data = self._instance.read(ptr, length)
+            args = _values.decode(data, budget=self._decoded, lenient=True)
+        except TransferError as exc:
+            return self._untransferable(exc)
         self._log_bytes += length
         self._bytes_out += length
         lvl = LOG_LEVELS[level] if 0 <= level < len(LOG_LEVELS) else "log"
@@ -306,12 +315,14 @@ class Run:
 
     def _on_report(self, ptr: int, length: int) -> int:
         limits = self.opts.output_limits
-        if (
-            len(self.reports) >= limits.max_reports
-            or self._report_bytes + length > limits.max_report_bytes
-        ):
-            return E_REFUSED
-        value = _values.decode(self._instance.read(ptr, length), budget=self._decoded)
+        if len(self.reports) >= limits.max_reports:
+            return self._refuse(E_REPORT_COUNT, limits.max_reports)
+        if self._report_bytes + length > limits.max_report_bytes:
+            return self._refuse(E_REPORT_BYTES, limits.max_report_bytes)
+        try:
+            value = _values.decode(self._instance.read(ptr, length), budget=self._decoded)
+        except TransferError as exc:
+            return self._untransferable(exc)
         self._report_bytes += length
         self._bytes_out += length
         self.reports.append(value)
@@ -319,6 +330,19 @@ class Run:
         if notify is not None:
             notify(value)
         return 0
+
+    def _refuse(self, code: int, limit: int) -> int:
+        """Refuse a report over ``limit``: the guest reads the limit from scratch to name it."""
+        self._instance.write(self.engine.scratch_addr, min(limit, _U64_MAX).to_bytes(8, "little"))
+        return code
+
+    def _untransferable(self, exc: TransferError) -> int:
+        """Refuse a report or log the host cannot take, telling the guest why (cut short)."""
+        self.keep_error(exc)
+        reason = str(exc).encode("utf-8", "replace")[:REFUSAL_TEXT_MAX]
+        reason = reason.decode("utf-8", "ignore").encode("utf-8")  # no split character
+        self._instance.write(self.engine.scratch_addr, len(reason).to_bytes(4, "little") + reason)
+        return E_UNTRANSFERABLE
 
     def _on_module(self, ptr: int, length: int) -> int:
         if length > self._longest_module_name():

@@ -2,12 +2,72 @@
  * The builtins every run gets: console, report, a seeded Math.random; and the switch that
  * keeps eval and Function off unless a run asks for them.
  */
+#include <stdio.h>
+#include <string.h>
 #include "guest.h"
 
 static const char *const console_levels[QJ_LOG_LEVELS] = {
     [QJ_LOG_LOG] = "log",     [QJ_LOG_INFO] = "info",   [QJ_LOG_WARN] = "warn",
     [QJ_LOG_ERROR] = "error", [QJ_LOG_DEBUG] = "debug",
 };
+
+/* The message of the last refusal over a limit, shared by every error that reports it: a
+ * program that keeps a flood of them (10 000 rejected promises) holds one string, not one per
+ * error. Keyed by the code and the limit. */
+static struct {
+    int64_t code;
+    uint64_t limit;
+    JSValue message;
+} refusal;
+
+/* Throw a RangeError for a refusal over the limit output_limits.<field> (its value is in
+ * scratch): "<what> refused: more than <limit> <unit> (output_limits.<field>)" */
+static JSValue throw_over_limit(JSContext *ctx, const char *what, int64_t code, const char *unit,
+                                const char *field)
+{
+    uint64_t limit;
+    memcpy(&limit, scratch, sizeof(limit));
+    if (refusal.code != code || refusal.limit != limit) {
+        char text[256];
+        snprintf(text, sizeof(text), "%s refused: more than %llu %s (output_limits.%s)", what,
+                 (unsigned long long)limit, unit, field);
+        JSValue message = JS_NewString(ctx, text);
+        if (JS_IsException(message))
+            return JS_EXCEPTION;
+        if (refusal.code)
+            JS_FreeValue(ctx, refusal.message);
+        refusal.code = code;
+        refusal.limit = limit;
+        refusal.message = message;
+    }
+    JSValue err = JS_NewRangeError(ctx, "%s", "");
+    if (JS_IsException(err))
+        return JS_EXCEPTION;
+    JS_DefinePropertyValueStr(ctx, err, "message", JS_DupValue(ctx, refusal.message),
+                              JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
+    return JS_Throw(ctx, err);
+}
+
+/* A report or log the host refused (r < 0): the error saying why, from the code and the
+ * detail the host left in scratch (quickjail.h, QJ_E_REPORT_COUNT and after) */
+static JSValue throw_refused(JSContext *ctx, const char *what, int64_t r)
+{
+    uint32_t n;
+    switch (r) {
+    case QJ_E_REPORT_COUNT:
+        return throw_over_limit(ctx, what, r, "reports", "max_reports");
+    case QJ_E_REPORT_BYTES:
+        return throw_over_limit(ctx, what, r, "bytes of reports in all", "max_report_bytes");
+    case QJ_E_UNTRANSFERABLE:
+        memcpy(&n, scratch, sizeof(n));
+        if (n > QJ_REFUSAL_TEXT_MAX)
+            n = QJ_REFUSAL_TEXT_MAX;
+        return JS_ThrowTypeError(ctx, "%s refused: %.*s", what, (int)n,
+                                 (const char *)scratch + sizeof(n));
+    default:
+        return JS_ThrowInternalError(ctx, "%s failed: the host could not take it", what);
+    }
+}
 
 /* console.<level>(...args): magic is the level */
 static JSValue js_console(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv,
@@ -26,8 +86,11 @@ static JSValue js_console(JSContext *ctx, JSValueConst this_val, int argc, JSVal
     }
     int64_t r = qj_host(QJ_OP_LOG, magic, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
     buf_free(&m);
-    if (r < 0)
-        return JS_ThrowRangeError(ctx, "log limit reached");
+    if (r < 0) {
+        char what[16];
+        snprintf(what, sizeof(what), "console.%s", console_levels[magic]);
+        return throw_refused(ctx, what, r);
+    }
     return JS_UNDEFINED;
 }
 
@@ -41,7 +104,7 @@ static JSValue js_report(JSContext *ctx, JSValueConst this_val, int argc, JSValu
     int64_t r = qj_host(QJ_OP_REPORT, 0, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
     buf_free(&m);
     if (r < 0)
-        return JS_ThrowRangeError(ctx, "report limit reached");
+        return throw_refused(ctx, "report", r);
     return JS_UNDEFINED;
 }
 

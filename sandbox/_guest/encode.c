@@ -146,6 +146,42 @@ static int enc_describe(Enc *e, const char *text)
     return 0;
 }
 
+/* Lenient mode: reading a value threw (a getter, say). Describe that instead of failing the
+ * log, as "[<how>: <the Error's name>]", unless what was thrown must go on: an uncatchable
+ * error (the run is being stopped) or the value an allocation failure threw. */
+static int enc_describe_thrown(Enc *e, const char *how)
+{
+    JSContext *ctx = e->ctx;
+    JSValue ex = JS_GetException(ctx);
+    if (JS_IsUncatchableError(ex) || oom_is_last_failure(ex)) {
+        JS_Throw(ctx, ex);
+        return -1;
+    }
+    char text[96];
+    const char *name = NULL;
+    JSValue n = JS_IsError(ex) ? JS_GetPropertyStr(ctx, ex, "name") : JS_UNDEFINED;
+    JS_FreeValue(ctx, ex);
+    if (JS_IsException(n)) {
+        /* the name itself threw: the same rules for that */
+        JSValue ex2 = JS_GetException(ctx);
+        if (JS_IsUncatchableError(ex2) || oom_is_last_failure(ex2)) {
+            JS_Throw(ctx, ex2);
+            return -1;
+        }
+        JS_FreeValue(ctx, ex2);
+    } else if (JS_IsString(n)) {
+        name = JS_ToCString(ctx, n);
+    }
+    if (name && name[0] && strlen(name) <= 40)
+        snprintf(text, sizeof(text), "[%s: %s]", how, name);
+    else
+        snprintf(text, sizeof(text), "[%s]", how);
+    if (name)
+        JS_FreeCString(ctx, name);
+    JS_FreeValue(ctx, n);
+    return enc_describe(e, text);
+}
+
 static void enc_tag_open(Enc *e, const char *tag)
 {
     e->tagged = 1;
@@ -249,7 +285,11 @@ static int enc_array_items(Enc *e, JSValueConst arr)
         size_t saved;
         path_push(e, seg, (size_t)sn, &saved);
         JSValue item = JS_GetPropertyInt64(e->ctx, arr, i);
-        int r = JS_IsException(item) ? -1 : enc_value(e, item);
+        int r;
+        if (!JS_IsException(item))
+            r = enc_value(e, item);
+        else
+            r = e->lenient ? enc_describe_thrown(e, "getter threw") : -1;
         JS_FreeValue(e->ctx, item);
         path_pop(e, saved);
         if (r || enc_check_size(e))
@@ -269,7 +309,8 @@ static int enc_object(Enc *e, JSValueConst obj)
     buf_putc(&e->json, '{');
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         JSValue val = JS_GetProperty(e->ctx, obj, tab[i].atom);
-        if (JS_IsException(val)) { rc = -1; break; }
+        int threw = JS_IsException(val);
+        if (threw && !e->lenient) { rc = -1; break; }
         size_t klen;
         const char *k = JS_AtomToCStringLen(e->ctx, &klen, tab[i].atom);
         if (!k) { JS_FreeValue(e->ctx, val); rc = -1; break; }
@@ -285,7 +326,7 @@ static int enc_object(Enc *e, JSValueConst obj)
         size_t s2;
         path_push(e, k, klen, &s2);
         JS_FreeCString(e->ctx, k);
-        rc = enc_value(e, val);
+        rc = threw ? enc_describe_thrown(e, "getter threw") : enc_value(e, val);
         path_pop(e, saved);
         JS_FreeValue(e->ctx, val);
         if (rc == 0)
@@ -495,6 +536,8 @@ static int enc_value(Enc *e, JSValueConst v)
         if (cs) {
             enc_json_string(&e->json, cs, len, 0);
             JS_FreeCString(ctx, cs);
+        } else if (JS_IsException(s)) {
+            rc = enc_describe_thrown(e, "Error whose toString threw");
         } else {
             rc = -1;
         }
@@ -504,12 +547,8 @@ static int enc_value(Enc *e, JSValueConst v)
     }
     JS_FreeValue(ctx, tmp);
     e->depth--;
-    if (rc && e->lenient && !e->json.failed) {
-        /* never let a log fail: drop the pending exception and describe instead */
-        JSValue ex = JS_GetException(ctx);
-        JS_FreeValue(ctx, ex);
-        return -1;
-    }
+    /* a lenient encoding describes what threw where it was read (enc_describe_thrown); what
+     * still fails (the size cap, memory, a stopped run) fails with its own pending error */
     return rc;
 }
 

@@ -86,8 +86,11 @@ enum { QJ_DONE = 0, QJ_PENDING = 1, QJ_FAIL = 2 };
 
 /* operations of the import; (ptr, len) pairs are guest memory, valid during the call */
 enum {
-    QJ_OP_LOG = 1,        /* a=level (QJ_LOG_*), (b,c)=value message of the args array */
-    QJ_OP_REPORT = 2,     /* (b,c)=value message; <0 when refused (over the report limits) */
+    QJ_OP_LOG = 1,        /* a=level (QJ_LOG_*), (b,c)=value message of the args array;
+                           * over the log limits the host drops it and replies 0;
+                           * QJ_E_UNTRANSFERABLE when it cannot take the value */
+    QJ_OP_REPORT = 2,     /* (b,c)=value message; <0 when refused: QJ_E_REPORT_COUNT,
+                           * QJ_E_REPORT_BYTES or QJ_E_UNTRANSFERABLE */
     QJ_OP_RESULT = 3,     /* a=outcome (QJ_OUT_*), (b,c)=value or error message */
     QJ_OP_OOM = 4,        /* a=bytes requested; the allocator failed */
     QJ_OP_MODULE = 5,     /* (b,c)=module name; reply: a QJ_MODULE_* byte then the module,
@@ -104,7 +107,18 @@ enum {
     QJ_E_HOST = -1,       /* the host could not serve the request */
     QJ_E_REFUSED = -2,    /* over a limit, or no such module */
     QJ_E_PENDING = -3,    /* an async QJ_OP_CALL was accepted: qj_resume settles it later */
+    /* Refusals of QJ_OP_REPORT / QJ_OP_LOG that say why, with a detail in the scratch buffer
+     * (copy it out before the next crossing): */
+    QJ_E_REPORT_COUNT = -4,   /* max_reports reports were taken; scratch: the limit, u64 LE */
+    QJ_E_REPORT_BYTES = -5,   /* over max_report_bytes in all; scratch: the limit, u64 LE */
+    QJ_E_UNTRANSFERABLE = -6, /* the host cannot take the value; scratch: u32 LE length, then
+                               * that many bytes (at most QJ_REFUSAL_TEXT_MAX) of UTF-8
+                               * saying why */
 };
+
+/* the longest reason the host puts in the scratch buffer with QJ_E_UNTRANSFERABLE (it and
+ * the guest's prefix fit the 256 bytes QuickJS formats an error message into) */
+#define QJ_REFUSAL_TEXT_MAX 192
 
 /* the outcome of a run (QJ_OP_RESULT's a) */
 enum { QJ_OUT_VALUE = 0, QJ_OUT_ERROR = 1, QJ_OUT_LINK_ERROR = 2 };

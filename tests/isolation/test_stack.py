@@ -30,15 +30,6 @@ BOUND = (
 )
 
 
-def _trap_bug(what: str) -> str:
-    return (
-        f"BUG: {what} recurses on the native wasm stack without a JS stack check: after "
-        "~60 ms the guest traps (host_errors: GuestStopped('wasm trap (code 0)')) and the "
-        "run ends as status 'error' with InternalError 'Maximum call stack size exceeded "
-        "(native stack)'; the try/catch in JS never sees a RangeError (QuickJS-ng gap)"
-    )
-
-
 def _src(nest: str, close: str, n: int, pre: str = "export default ", post: str = "") -> str:
     return pre + nest * n + "1" + close * n + post
 
@@ -124,26 +115,14 @@ CASES = [
         "json-stringify-deep-object-1e5",
         "let o = {}; for (let i = 0; i < 1e5; i++) o = { o }; JSON.stringify(o)",
     ),
-    _caught(
-        "proxy-chain-object-keys-1e5",
-        PROXIES + "Object.keys(o)",
-        bug=_trap_bug("Object.keys on a 1e5-deep Proxy chain (ownKeys)"),
-    ),
-    _caught(
-        "proxy-chain-getprototypeof-1e5",
-        PROXIES + "Object.getPrototypeOf(o)",
-        bug=_trap_bug("Object.getPrototypeOf on a 1e5-deep Proxy chain"),
-    ),
-    _caught(
-        "proxy-chain-for-in-1e5",
-        PROXIES + "for (const k in o) {}",
-        bug=_trap_bug("for-in over a 1e5-deep Proxy chain"),
-    ),
-    _caught(
-        "bound-chain-construct-1e5",
-        BOUND + "new f()",
-        bug=_trap_bug("`new` on a 1e5-deep chain of bound functions"),
-    ),
+    # a Proxy forwarding to its target and a bound function calling its target took almost no
+    # shadow stack, so these trapped on wasmtime's native stack (our patch 0003)
+    _caught("proxy-chain-object-keys-1e5", PROXIES + "Object.keys(o)"),
+    _caught("proxy-chain-getprototypeof-1e5", PROXIES + "Object.getPrototypeOf(o)"),
+    _caught("proxy-chain-setprototypeof-1e5", PROXIES + "Object.setPrototypeOf(o, null)"),
+    _caught("proxy-chain-for-in-1e5", PROXIES + "for (const k in o) {}"),
+    _caught("proxy-chain-spread-1e5", PROXIES + "({ ...o })"),
+    _caught("bound-chain-construct-1e5", BOUND + "new f()"),
     # ---- the transfer's depth cap
     Case(
         "result-nested-1e5",
