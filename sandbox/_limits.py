@@ -19,7 +19,9 @@ class OutputLimits:
 
     - logs (``max_logs`` entries, ``max_log_bytes`` in total): later logs are dropped and one
       ``warn`` entry says so; the program is not interrupted.
-    - reports (``max_reports``, ``max_report_bytes``): ``report()`` throws a ``RangeError``.
+    - reports (``max_reports``, ``max_report_bytes``): ``report()`` throws a ``RangeError``
+      naming the limit and its value (``report refused: more than 10000 reports
+      (output_limits.max_reports)``).
     - unhandled promise rejections (``max_rejections``): recorded as ``error`` log entries,
       later ones dropped.
     - the result (``max_result_bytes`` as transferred): the run ends with status ``error``.

@@ -152,25 +152,6 @@ def _js_type_error(v: Any) -> bool:
     return isinstance(v, list) and v[:1] == ["TypeError"]
 
 
-RETURN_BUG = (
-    "BUG: a host function whose result cannot be transferred surfaces in JS as a plain Error "
-    "'host function globals.{name} failed (TransferError)' instead of a TypeError naming what "
-    "could not be transferred (DESIGN §1 'Values that cross'; the brief: non-transferable "
-    "Python objects -> JS TypeError)"
-)
-OBJECT_KEY_BUG = (
-    "BUG: a Map with an object key (or a Set of arrays) passes the guest encoder and fails in "
-    "the host decoder: as a host-call argument JS sees InternalError 'host call failed', "
-    "as a report a misleading RangeError 'report limit reached'; DESIGN §1 wants a TypeError "
-    "naming what could not be transferred (only the result path gets one)"
-)
-BIGINT_BUG = (
-    "BUG: a BigInt of more than 4300 decimal digits cannot cross (DESIGN §1: BigInt <-> int): "
-    "the host's int() hits CPython's int_max_str_digits, so a result fails with TypeError "
-    "'malformed value message (ValueError)', a report with RangeError 'report limit reached' "
-    "and a host-call argument with InternalError 'host call failed'. Send hex (int(s, 16) is "
-    "linear and unlimited) rather than raising the digit limit (decimal parsing is quadratic)"
-)
 CASES = [
     # ---- proxies
     Case(
