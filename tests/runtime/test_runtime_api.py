@@ -9,8 +9,10 @@ from quickjail.runtime import errors as _errors
 
 EXPECTED_ALL = [
     "AttachmentRef",
+    "ImageContent",
     "Message",
     "Runtime",
+    "TextContent",
     "Thread",
     "ThreadState",
     "Tool",
@@ -24,6 +26,8 @@ EXPECTED_ALL = [
     "errors",
     "export_tools",
     "helpers",
+    "render_content",
+    "tool_from_function",
 ]
 HELPERS = [
     "AbortSignal",
@@ -56,7 +60,7 @@ def test_every_runtime_error_derives_from_the_single_root() -> None:
         for obj in vars(_errors).values()
         if inspect.isclass(obj) and issubclass(obj, BaseException) and not issubclass(obj, Warning)
     ]
-    assert len(errors) == 9
+    assert len(errors) == 11
     for error in errors:
         assert issubclass(error, runtime.ToolRuntimeError)
 
@@ -64,6 +68,7 @@ def test_every_runtime_error_derives_from_the_single_root() -> None:
 def test_errors_subclass_the_builtin_with_the_same_meaning() -> None:
     assert issubclass(_errors.ToolDefinitionError, ValueError)
     assert issubclass(_errors.ProviderFormatError, ValueError)
+    assert issubclass(_errors.ToolValidationError, ValueError)
     assert issubclass(_errors.ThreadPathError, ValueError)
     assert issubclass(_errors.ThreadFileNotFoundError, FileNotFoundError)
     assert issubclass(_errors.ScopedVariableError, PermissionError)
