@@ -351,7 +351,7 @@ class _RuntimeTools:
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        from quickjail.runtime import render_content
+        from quickjail.runtime.helpers import render_content
 
         if params.name not in self._tools:
             shown = ", ".join(sorted(self._tools))

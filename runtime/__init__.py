@@ -8,9 +8,7 @@ purpose derives from :class:`ToolRuntimeError`; the tree is drawn in
 """
 
 from . import errors, helpers
-from ._adapters import tool_from_function
 from ._codemode import code_mode_tool
-from ._content import ImageContent, TextContent, render_content
 from ._export import export_tools
 from ._message import Message
 from ._result import AttachmentRef, ToolAttachment, ToolResult
@@ -22,10 +20,8 @@ from .errors import ToolRuntimeError
 
 __all__ = [
     "AttachmentRef",
-    "ImageContent",
     "Message",
     "Runtime",
-    "TextContent",
     "Thread",
     "ThreadState",
     "Tool",
@@ -39,8 +35,6 @@ __all__ = [
     "errors",
     "export_tools",
     "helpers",
-    "render_content",
-    "tool_from_function",
 ]
 
 for _name in __all__:

@@ -1,6 +1,6 @@
-"""Tools from plain callables: :func:`tool_from_function`.
+"""Tools from plain callables: :func:`tool_from_function`, public as ``Tool.from_function``.
 
-The other directions live on :class:`Tool` itself (``tool.as_function()``, ``tool.to_mcp()``).
+The other directions live on :class:`Tool` too (``tool.as_function()``, ``tool.to_mcp()``).
 A function's parameters become the argument model (closed: unknown keys are refused, and
 validated as strictly as every tool's arguments), its docstring the description, and a return
 annotation that is a pydantic model the output schema. A parameter annotated

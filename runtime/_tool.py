@@ -274,6 +274,29 @@ class Tool:
         tool._format = fmt if fmt is not None else default_format
         return tool
 
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+    ) -> Tool:
+        """A tool of a plain typed function (sync or async); see :mod:`._adapters`.
+
+        Its parameters become the (closed) argument model, its docstring the description, a
+        pydantic return annotation the output schema; a parameter annotated ``ThreadState``
+        gets the state. It returns the value or a :class:`ToolResult`.
+
+        Raises:
+            ToolDefinitionError: A parameter without annotation, ``*args``/``**kwargs``, an
+                unsupported type (naming it), or no description.
+        """
+        from ._adapters import tool_from_function
+
+        return tool_from_function(fn, name=name, title=title, description=description)
+
     def as_function(self) -> Callable[..., Awaitable[Any]]:
         """An async plain callable: ``await fn(**kwargs)`` is ``await tool.execute(kwargs)``."""
         tool = self

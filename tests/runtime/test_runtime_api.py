@@ -9,10 +9,8 @@ from quickjail.runtime import errors as _errors
 
 EXPECTED_ALL = [
     "AttachmentRef",
-    "ImageContent",
     "Message",
     "Runtime",
-    "TextContent",
     "Thread",
     "ThreadState",
     "Tool",
@@ -26,16 +24,17 @@ EXPECTED_ALL = [
     "errors",
     "export_tools",
     "helpers",
-    "render_content",
-    "tool_from_function",
 ]
 HELPERS = [
     "AbortSignal",
     "ExecutionState",
+    "ImageContent",
+    "TextContent",
     "emit_thread_event",
     "get_messages",
     "inject_message",
     "queue_tool",
+    "render_content",
     "render_results",
 ]
 

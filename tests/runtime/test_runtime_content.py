@@ -16,16 +16,8 @@ import pytest
 from pydantic import TypeAdapter
 
 from quickjail import runtime
-from quickjail.runtime import (
-    AttachmentRef,
-    ImageContent,
-    TextContent,
-    ThreadState,
-    ToolAttachment,
-    ToolResult,
-    define_tool,
-    render_content,
-)
+from quickjail.runtime import AttachmentRef, ThreadState, ToolAttachment, ToolResult, define_tool
+from quickjail.runtime.helpers import ImageContent, TextContent, render_content
 
 pytestmark = pytest.mark.anyio
 

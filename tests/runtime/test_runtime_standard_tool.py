@@ -16,7 +16,6 @@ from quickjail.runtime import (
     Variable,
     define_tool,
     export_tools,
-    tool_from_function,
 )
 from quickjail.runtime.errors import ToolExecutionError, ToolValidationError
 
@@ -174,7 +173,7 @@ async def test_tool_from_function_and_back() -> None:
         """Upper-case a text."""
         return text.upper()
 
-    tool = tool_from_function(scale, title="Scale")
+    tool = Tool.from_function(scale, title="Scale")
     assert isinstance(tool, Tool) and tool.name == "scale" and tool.title == "Scale"
     assert tool.description == "Multiply every value by factor."
     assert tool.input_schema == {
@@ -189,7 +188,7 @@ async def test_tool_from_function_and_back() -> None:
     assert await tool.execute({"values": [1, 2]}) == [2.0, 4.0]
     with pytest.raises(ToolValidationError):
         await tool.execute({"values": ["1"]})
-    sync_tool = tool_from_function(shout)
+    sync_tool = Tool.from_function(shout)
     assert await sync_tool.execute({"text": "hi"}) == "HI"
     fn = tool.as_function()
     assert fn.__name__ == "scale" and await fn(values=[3], factor=3) == [9.0]
@@ -204,7 +203,7 @@ async def test_tool_from_function_passes_the_thread_state(
         """Say which thread."""
         return f"{label}:{state.thread_id}"
 
-    tool = tool_from_function(where)
+    tool = Tool.from_function(where)
     assert "state" not in tool.input_schema["properties"]
     async with open_runtime(tools=[tool]) as rt:
         thread = await rt.thread("t-1")
@@ -230,7 +229,7 @@ def test_tool_from_function_refuses_what_it_cannot_describe() -> None:
         (undocumented, "docstring"),
     ):
         with pytest.raises(runtime.errors.ToolDefinitionError, match=message):
-            tool_from_function(fn)
+            Tool.from_function(fn)
 
 
 def test_to_mcp_is_a_valid_mcp_tool_descriptor() -> None:
