@@ -285,7 +285,8 @@ def load_tools(module: str, options: ServerOptions) -> list[Tool]:
         options: ``timeout`` and ``memory_limit_bytes`` apply to the code-mode tool's runs.
 
     Raises:
-        ValueError: The module defines no local tool, or one named ``run_code``.
+        ValueError: The module defines no local tool, one named ``run_code``, or one MCP
+            cannot describe (``ProviderFormatError``).
     """
     import importlib
     import importlib.util
@@ -310,6 +311,8 @@ def load_tools(module: str, options: ServerOptions) -> list[Tool]:
             found.append(value)
     if not found:
         raise ValueError(f"module {module!r} defines no local tool (define_tool(...) values)")
+    for tool in found:
+        tool.to_mcp()  # a name or description MCP cannot carry is refused here, naming it
     if any(t.name == TOOL_NAME for t in found):
         raise ValueError(
             f"module {module!r} defines a tool named {TOOL_NAME!r}, the code-mode tool"

@@ -101,6 +101,20 @@ async def test_a_valid_ref_is_accepted_with_its_canonical_path(
     assert isinstance(ref, AttachmentRef) and ref.path == "/notes/a.txt"
 
 
+async def test_execute_reports_a_bad_ref_as_an_output_validation_error(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    tool = _returning(_ref("/notes/a.txt", 99))
+    async with open_runtime(tools=[tool]) as rt:
+        thread = await rt.thread()
+        with pytest.raises(runtime.errors.ToolValidationError) as caught:
+            await tool.execute({}, thread.state)
+    assert caught.value.target == "output"
+    assert caught.value.issues == [
+        {"path": "attachments[0]", "message": "'/notes/a.txt' has 5 bytes, the reference says 99"}
+    ]
+
+
 async def test_a_ref_without_a_thread_is_refused() -> None:
     tool = _returning(_ref("/notes/a.txt", 5), write=False)
     result = await tool.call({}, None)
