@@ -152,3 +152,31 @@ def test_error_text_names_the_field_and_what_was_expected() -> None:
     assert caught.value.issues == [
         {"path": "x.k.0.w", "message": "unexpected key (allowed keys: v)"}
     ]
+
+
+class _A(BaseModel):
+    p: int
+
+
+class _B(BaseModel):
+    q: int
+
+
+class _ManyArgs(BaseModel):
+    items: list[_A | _B]
+
+
+def test_a_huge_hostile_value_gets_a_bounded_list_of_issues() -> None:
+    async def execute(state: Any, parsed: BaseModel) -> ToolResult:
+        return ToolResult.success(len(getattr(parsed, "items", [])))
+
+    tool = define_tool(description="many", args=_ManyArgs, execute=execute, name="many")
+    hostile = {"items": [{"p": 1, "q": 2, f"k{i}": i} for i in range(100_000)]}
+    with pytest.raises(ToolValidationError) as caught:
+        anyio.run(tool.execute, hostile)
+    assert len(caught.value.issues) == 5
+    assert caught.value.issues[0] == {
+        "path": "items.0.q",
+        "message": "unexpected key (allowed keys: p)",
+    }
+    assert anyio.run(tool.execute, {"items": [{"p": 1}, {"q": 2}] * 50_000}) == 100_000
