@@ -1,9 +1,11 @@
-"""``quickjail mcp``: a Model Context Protocol server exposing ``run_code`` over stdio.
+"""``quickjail mcp``: a Model Context Protocol server over stdio.
 
-Built on the low-level server of the official ``mcp`` SDK (2.x): the tool's input schema is
-written out here, arguments are checked here, and every call runs in a fresh sandbox with the
-server's limits. A program's failure is a tool result with ``isError`` set (so the model can
-read it and retry), never a protocol error; only an unknown tool name is one.
+By default it exposes ``run_code``; with ``--tools MODULE`` it serves the runtime tools a module
+defines instead (see :func:`build_tools_server`). Built on the low-level server of the official
+``mcp`` SDK (2.x): the ``run_code`` input schema is written out here, arguments are checked here,
+and every call runs in a fresh sandbox with the server's limits. A program's failure is a tool
+result with ``isError`` set (so the model can read it and retry), never a protocol error; only
+an unknown tool name is one.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from collections.abc import Mapping
+import os
+import uuid
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import mcp.types as types
@@ -26,7 +30,21 @@ from quickjail import bridge
 from quickjail._cli._json import result_to_json
 from quickjail._cli._parser import quickjail_version
 
-__all__ = ["TOOL_NAME", "ServerOptions", "build_server", "input_schema", "serve"]
+if TYPE_CHECKING:
+    from quickjail.runtime import Runtime, Thread, Tool
+
+__all__ = [
+    "SECRET_KEY_ENV",
+    "TOOL_NAME",
+    "ServerOptions",
+    "build_server",
+    "build_tools_server",
+    "input_schema",
+    "load_tools",
+    "serve",
+]
+
+SECRET_KEY_ENV: Final = "QUICKJAIL_SECRET_KEY"
 
 TOOL_NAME: Final = "run_code"
 _LANGUAGES: Final = ("typescript", "javascript")
@@ -42,12 +60,17 @@ class ServerOptions:
         timeout: Seconds a call may run when it does not choose a timeout.
         max_timeout: Largest timeout a call may ask for; larger requests are lowered to it.
         memory_limit_bytes: Memory limit of every call.
+        tools_module: Serve this module's runtime tools (a dotted name or a ``.py`` file)
+            instead of ``run_code``.
+        tools_db: The runtime database of ``tools_module`` (one thread per MCP session).
     """
 
     allow_read: Path | None = None
     timeout: float = 10.0
     max_timeout: float = 60.0
     memory_limit_bytes: int = 64 * 2**20
+    tools_module: str | None = None
+    tools_db: Path | None = None
 
 
 def input_schema() -> dict[str, Any]:
@@ -254,7 +277,137 @@ def build_server(options: ServerOptions, fs: bridge.ReadOnlyDir | None = None) -
     )
 
 
-async def _serve(options: ServerOptions) -> None:
+def load_tools(module: str, options: ServerOptions) -> list[Tool]:
+    """The local tools ``module`` defines, then the code-mode tool ``run_code`` over them.
+
+    Args:
+        module: A dotted module name, or the path of a ``.py`` file.
+        options: ``timeout`` and ``memory_limit_bytes`` apply to the code-mode tool's runs.
+
+    Raises:
+        ValueError: The module defines no local tool, one named ``run_code``, or one MCP
+            cannot describe (``ProviderFormatError``).
+    """
+    import importlib
+    import importlib.util
+    import sys
+
+    from quickjail.runtime import Tool, code_mode_tool
+
+    if module.endswith(".py") or os.sep in module or "/" in module:
+        path = Path(module)
+        name = f"_quickjail_mcp_tools_{path.stem}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ValueError(f"cannot load {module!r} as a Python file")
+        loaded = importlib.util.module_from_spec(spec)
+        sys.modules[name] = loaded
+        spec.loader.exec_module(loaded)
+    else:
+        loaded = importlib.import_module(module)
+    found: list[Tool] = []
+    for value in vars(loaded).values():
+        if isinstance(value, Tool) and value.execution_mode == "local" and value not in found:
+            found.append(value)
+    if not found:
+        raise ValueError(f"module {module!r} defines no local tool (define_tool(...) values)")
+    for tool in found:
+        tool.to_mcp()  # a name or description MCP cannot carry is refused here, naming it
+    if any(t.name == TOOL_NAME for t in found):
+        raise ValueError(
+            f"module {module!r} defines a tool named {TOOL_NAME!r}, the code-mode tool"
+        )
+    code = code_mode_tool(
+        found, timeout=options.timeout, memory_limit_bytes=options.memory_limit_bytes
+    )
+    return [*found, code]
+
+
+class _RuntimeTools:
+    """The request handlers of a tools server: one persisted thread per MCP session.
+
+    The thread lives in the server's lifespan state, which the SDK creates for every run of
+    the server, and one stdio run is one MCP session.
+    """
+
+    def __init__(self, rt: Runtime) -> None:
+        self._rt = rt
+        self._tools = {tool.name: tool for tool in rt.tools}
+        self._listed = [types.Tool.model_validate(tool.to_mcp()) for tool in rt.tools]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        yield {"thread": None, "lock": anyio.Lock()}
+
+    async def _thread(self, session_state: dict[str, Any]) -> Thread:
+        async with session_state["lock"]:
+            if session_state["thread"] is None:
+                session_state["thread"] = await self._rt.thread(f"mcp-{uuid.uuid4().hex}")
+            thread: Thread = session_state["thread"]
+            return thread
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self._listed)
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        from quickjail.runtime.helpers import render_content
+
+        if params.name not in self._tools:
+            shown = ", ".join(sorted(self._tools))
+            raise MCPError(
+                types.INVALID_PARAMS, f"unknown tool {params.name!r}; this server has {shown}"
+            )
+        thread = await self._thread(ctx.lifespan_context)
+        call = {
+            "id": f"mcp_{uuid.uuid4().hex[:24]}",
+            "name": params.name,
+            "arguments": params.arguments or {},
+        }
+        (result,) = await thread.execute_tool_calls([call])
+        (rendered,) = await render_content([result], "mcp", thread.state)
+        return types.CallToolResult.model_validate(rendered)
+
+
+def build_tools_server(rt: Runtime) -> Server[Any]:
+    """Build the MCP server of an open runtime's tools (not started).
+
+    Every MCP session (every run of the server over stdio) gets its own thread (``mcp-<hex>``)
+    in the runtime's database; calls run as ``Thread.execute_tool_calls`` runs them: strictly
+    validated, secrets redacted, and a failure is a result with ``isError`` set. Image
+    attachments come back as MCP images.
+    """
+    handlers = _RuntimeTools(rt)
+    return Server(
+        "quickjail-tools",
+        version=quickjail_version(),
+        instructions="Call the tools directly, or compose them in code with run_code.",
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+        lifespan=handlers.lifespan,
+    )
+
+
+async def _serve_tools(options: ServerOptions, tools: list[Tool]) -> None:
+    from quickjail.runtime import Runtime
+
+    db = options.tools_db if options.tools_db is not None else Path("quickjail-tools.db")
+    key = os.environ.get(SECRET_KEY_ENV) or None
+    async with Runtime(db, tools=tools, secret_key=key) as rt:
+        server = build_tools_server(rt)
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def _serve(options: ServerOptions, tools: list[Tool] | None) -> None:
+    if options.tools_module is not None:
+        await _serve_tools(
+            options, tools if tools is not None else load_tools(options.tools_module, options)
+        )
+        return
     with contextlib.ExitStack() as stack:
         fs = (
             stack.enter_context(bridge.ReadOnlyDir(options.allow_read))
@@ -266,10 +419,11 @@ async def _serve(options: ServerOptions) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def serve(options: ServerOptions) -> None:
+def serve(options: ServerOptions, tools: list[Tool] | None = None) -> None:
     """Serve MCP on this process's stdin/stdout until the client closes stdin.
 
     Args:
         options: Limits and capabilities of every call.
+        tools: With ``options.tools_module``, the tools :func:`load_tools` already loaded.
     """
-    anyio.run(_serve, options)
+    anyio.run(_serve, options, tools)

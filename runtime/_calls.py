@@ -39,7 +39,10 @@ def _new_id(prefix: str) -> str:
 
 
 def parse_call(call: object) -> ParsedCall:
-    """Read one call in OpenAI Responses, OpenAI Chat or Anthropic shape.
+    """Read one call in OpenAI Responses, OpenAI Chat, Anthropic or the neutral shape.
+
+    The neutral shape is ``{"id", "name", "arguments"}`` with no ``type`` key, ``arguments``
+    being an object or its JSON text.
 
     Accepts mappings and SDK objects (anything with ``model_dump``). Never raises: a call that
     cannot be read, names nothing or carries arguments that are not plain JSON (invalid text,
@@ -66,13 +69,17 @@ def parse_call(call: object) -> ParsedCall:
         call_id, name, raw = call.get("id"), call.get("name"), call.get("input")
     elif isinstance(function, Mapping):
         call_id, name, raw = call.get("id"), function.get("name"), function.get("arguments")
+    elif "type" not in call and "name" in call and "arguments" in call:
+        # the neutral shape other frameworks emit: {id, name, arguments (object or JSON text)}
+        call_id, name, raw = call.get("id"), call.get("name"), call.get("arguments")
     else:
         name = call.get("name")
         return ParsedCall(
             _text(call.get("id") or call.get("call_id")) or _new_id("call"),
             _storable(name) if isinstance(name, str) else "",
             None,
-            error="unrecognized tool call shape (expected OpenAI Responses/Chat or Anthropic)",
+            error="unrecognized tool call shape (expected OpenAI Responses/Chat, Anthropic or "
+            "{id, name, arguments})",
         )
     call_id = _text(call_id) or _new_id("call")
     if not isinstance(name, str) or not name:

@@ -86,11 +86,11 @@ def _export_one(tool: Tool, format: str) -> dict[str, Any]:
             declaration["parameters"] = to_gemini(params)
         return declaration
     if format == "mcp":
-        descriptor: dict[str, Any] = {
-            "name": tool.name,
-            "description": tool.description,
-            "inputSchema": params,
-        }
+        descriptor: dict[str, Any] = {"name": tool.name}
+        if tool.title is not None:
+            descriptor["title"] = tool.title
+        descriptor["description"] = tool.description
+        descriptor["inputSchema"] = params
         if tool.output_schema is not None and tool.output_schema.get("type") == "object":
             descriptor["outputSchema"] = json.loads(json.dumps(tool.output_schema))
         return descriptor

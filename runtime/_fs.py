@@ -1,27 +1,77 @@
-"""The thread's files as a read-only ``fs`` capability for sandboxed code.
+"""The thread's files: a read-only ``fs`` capability for sandboxed code, and ref checks.
 
-Same shape as ``bridge.ReadOnlyDir``: ``readFile(path, encoding?)``, ``readdir(path?)`` and
-``stat(path)``, over the files stored in the database instead of a host directory. Refusals
-are ``bridge.FsError`` (a ``HostError``): their messages name only the virtual path, so the
-program sees them.
+:func:`check_attachment_refs` accepts an :class:`AttachmentRef` a tool returns only when its
+path resolves inside the thread's files to an existing file of the stated size (and MIME type,
+when the file has one recorded): a reference to ``../../etc/passwd`` or to nothing is refused.
+
+The capability has the same shape as ``bridge.ReadOnlyDir``: ``readFile(path, encoding?)``,
+``readdir(path?)`` and ``stat(path)``, over the files stored in the database instead of a host
+directory. Refusals are ``bridge.FsError`` (a ``HostError``): their messages name only the
+virtual path, so the program sees them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from quickjail.bridge import FsError
 
-from ._paths import normalize_dir
+from ._paths import normalize_dir, normalize_path
+from ._result import AttachmentRef
 from .errors import ThreadFileNotFoundError, ThreadPathError
 
 if TYPE_CHECKING:
     from ._state import ThreadState
 
-__all__ = ["ThreadFiles"]
+__all__ = ["MAX_ATTACHMENTS", "ThreadFiles", "check_attachment_refs"]
 
+MAX_ATTACHMENTS: Final = 256
 _TEXT_ENCODINGS: Final = frozenset({"utf8", "utf-8"})
+
+
+async def check_attachment_refs(
+    state: ThreadState | None, refs: Sequence[AttachmentRef]
+) -> tuple[list[AttachmentRef], list[dict[str, str]]]:
+    """Check references against the thread's files; return them canonical, or the issues.
+
+    Args:
+        state: The thread the references must point into (``None``: no thread, so every
+            reference is refused).
+        refs: The references a tool returned.
+
+    Returns:
+        ``(refs with canonical paths, [])`` when all are valid, else ``([], issues)`` with
+        one ``{"path": "attachments[i]", "message": ...}`` per bad reference.
+    """
+    issues: list[dict[str, str]] = []
+    out: list[AttachmentRef] = []
+    if len(refs) > MAX_ATTACHMENTS:
+        message = f"{len(refs)} attachments; at most MAX_ATTACHMENTS={MAX_ATTACHMENTS}"
+        return [], [{"path": "attachments", "message": message}]
+    for index, ref in enumerate(refs):
+        where = f"attachments[{index}]"
+        if state is None:
+            issues.append({"path": where, "message": "an AttachmentRef needs a thread"})
+            continue
+        try:
+            canonical = normalize_path(ref.path)
+        except ThreadPathError as exc:
+            issues.append({"path": where, "message": f"not a thread file path: {exc}"})
+            continue
+        core = state._core
+        info = await core.store.stat(core.thread_id, canonical)
+        if info is None or info.is_dir:
+            issues.append({"path": where, "message": f"no such thread file: {canonical!r}"})
+        elif info.size != ref.size:
+            message = f"{canonical!r} has {info.size} bytes, the reference says {ref.size}"
+            issues.append({"path": where, "message": message})
+        elif info.mime_type is not None and info.mime_type != ref.mime_type:
+            message = f"{canonical!r} is {info.mime_type}, the reference says {ref.mime_type}"
+            issues.append({"path": where, "message": message})
+        else:
+            out.append(ref if canonical == ref.path else ref.model_copy(update={"path": canonical}))
+    return ([], issues) if issues else (out, [])
 
 
 def _refusal(code: str, exc: Exception) -> FsError:

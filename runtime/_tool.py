@@ -14,17 +14,24 @@ import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ._argtypes import check_model
-from ._result import ToolResult
+from ._fs import check_attachment_refs
+from ._result import AttachmentRef, ToolResult
 from ._schema import JsonSchema, build_schema
 from ._tenvs import tenv_variables
 from ._typescript_decl import ts_declaration
-from .errors import ToolDefinitionError, ToolNameWarning
+from ._validation import issues_of, summarize, validate_input
+from .errors import (
+    ToolDefinitionError,
+    ToolExecutionError,
+    ToolNameWarning,
+    ToolValidationError,
+)
 
 if TYPE_CHECKING:
     from ._state import ThreadState
@@ -32,7 +39,6 @@ if TYPE_CHECKING:
 __all__ = ["Tool", "Variable", "define_tool", "discover_tools", "unique_tools"]
 
 _SNAKE_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-_MAX_ERRORS_SHOWN: Final = 5
 
 Execute = Callable[..., Awaitable[Any]]
 
@@ -65,24 +71,45 @@ class Variable:
             raise ToolDefinitionError(f"variable {self.name!r}: type must be 'text' or 'secret'")
 
 
-class Tool:
-    """A tool the model can call: its name, description, JSON Schema and implementation.
+Formatter = Callable[[Exception], Any]
 
-    Built by :func:`define_tool`; immutable. ``await tool.call(args, state)`` runs it standalone
-    with full validation and never raises for a tool failure (it returns an error result).
+
+def default_format(exc: Exception) -> dict[str, Any]:
+    """The default failure data of a formatted tool: ``{"error": message}``."""
+    return {"error": str(exc)}
+
+
+class Tool:
+    """A tool the model can call, in the StandardTool shape.
+
+    Built by :func:`define_tool`; immutable. It has a ``name``, an optional ``title``, a
+    ``description``, an ``input_schema`` and an optional ``output_schema``. Two ways to run it:
+
+    * ``await tool.call(args, state)`` (what a thread uses) never raises for a tool failure:
+      it returns an error :class:`ToolResult`.
+    * ``await tool.execute(input, meta)`` (the StandardTool form) returns the validated output
+      value and raises :class:`~quickjail.runtime.errors.ToolValidationError` (``target``
+      ``"input"`` or ``"output"``) or :class:`~quickjail.runtime.errors.ToolExecutionError`;
+      ``tool.formatted()`` is the same tool with its failures returned as data.
+
+    A thread is optional for both: ``state``/``meta`` may be ``None`` for a tool that does not
+    use one (its ``execute`` then receives ``None`` as the state).
     """
 
     __slots__ = (
         "_args",
+        "_base",
         "_description",
         "_execute",
         "_execution_mode",
         "_execution_provider",
+        "_format",
         "_input_schema",
         "_name",
         "_output_schema",
         "_returns",
         "_tenvs",
+        "_title",
         "_variables",
     )
 
@@ -98,10 +125,12 @@ class Tool:
         execution_mode: Literal["local", "provider"],
         execution_provider: str | None,
         tenvs: type[BaseModel] | None = None,
+        title: str | None = None,
     ) -> None:
         """Store an already validated definition; use :func:`define_tool` instead."""
         self._tenvs = tenvs
         self._name = name
+        self._title = title
         self._description = description
         self._args = args
         self._execute = execute
@@ -111,11 +140,18 @@ class Tool:
         self._execution_provider = execution_provider
         self._input_schema = build_schema(args, "validation")
         self._output_schema = build_schema(returns, "serialization") if returns else None
+        self._base: Tool = self
+        self._format: Formatter | None = None
 
     @property
     def name(self) -> str:
         """The tool's name, unique within a runtime."""
         return self._name
+
+    @property
+    def title(self) -> str | None:
+        """A human-readable title (for UIs and MCP clients), if given."""
+        return self._title
 
     @property
     def description(self) -> str:
@@ -154,7 +190,7 @@ class Tool:
 
     @property
     def input_schema(self) -> JsonSchema:
-        """JSON Schema of the arguments (a fresh copy)."""
+        """JSON Schema of the arguments (a fresh copy); validation enforces exactly it."""
         return copy.deepcopy(self._input_schema)
 
     @property
@@ -167,75 +203,203 @@ class Tool:
         """TypeScript declaration of the tool as an async function (for code-mode prompts)."""
         return ts_declaration(self)
 
+    @property
+    def is_formatted(self) -> bool:
+        """Whether :meth:`execute` returns failures as data (a tool from :meth:`formatted`)."""
+        return self._format is not None
+
     def __repr__(self) -> str:
-        return f"<Tool {self._name!r} ({self._execution_mode})>"
+        formatted = ", formatted" if self._format is not None else ""
+        return f"<Tool {self._name!r} ({self._execution_mode}{formatted})>"
 
     async def call(
-        self, args: Mapping[str, Any] | BaseModel | None, state: ThreadState
+        self, args: Mapping[str, Any] | BaseModel | None, state: ThreadState | None = None
     ) -> ToolResult:
         """Validate ``args``, check required variables, run the tool and check its result.
 
         Args:
             args: The arguments (a mapping, a model instance, or ``None`` for no arguments).
-            state: The thread state the tool runs against.
+            state: The thread state the tool runs against; ``None`` for a tool that uses none
+                (one declaring a required variable then fails, naming it).
 
         Returns:
             The tool's result with secrets redacted; an error result when the arguments are
             invalid, a required variable is missing, the tool raised or returned the wrong
-            thing. Cancellation propagates.
+            thing (including an :class:`AttachmentRef` to no file of the thread).
+            Cancellation propagates.
         """
-        bound = state._bind(self)
-        return bound._redact_result(await self._run(args, bound))
+        bound = state._bind(self) if state is not None else None
+        try:
+            result = await self._validated(args, bound)
+        except (ToolValidationError, ToolExecutionError) as exc:
+            result = ToolResult.failure(str(exc))
+        except Exception as exc:
+            result = ToolResult.failure(
+                f"{type(exc).__name__}: {exc}", stack=traceback.format_exc()
+            )
+        return bound._redact_result(result) if bound is not None else result
 
-    async def _run(
-        self, args: Mapping[str, Any] | BaseModel | None, state: ThreadState
+    async def execute(
+        self, input: Mapping[str, Any] | BaseModel | None = None, meta: Any = None
+    ) -> Any:
+        """Run the tool the StandardTool way: validated input in, validated output out.
+
+        Args:
+            input: The arguments (a mapping of JSON data, a model instance, or ``None``).
+            meta: ``None``, a :class:`ThreadState`, or a mapping with an optional ``"state"``
+                (a :class:`ThreadState`) and ``"call_id"``.
+
+        Returns:
+            The successful result's value (JSON data matching ``output_schema``, secrets
+            redacted when a thread is given); attachments are available through :meth:`call`.
+            A :meth:`formatted` tool returns its formatter's data for any failure instead of
+            raising.
+
+        Raises:
+            ToolValidationError: The input (``target="input"``) or the tool's output
+                (``target="output"``) does not match the schema; ``issues`` lists why.
+            ToolExecutionError: The tool returned an error result, is provider-executed, or
+                misses a required variable.
+            Exception: Whatever the tool's own code raised.
+        """
+        try:
+            return await self._base._execute_plain(input, meta)
+        except Exception as exc:
+            if self._format is None:
+                raise
+            return self._format(exc)
+
+    def formatted(self, fmt: Formatter | None = None) -> Tool:
+        """The same tool whose :meth:`execute` returns failures as data instead of raising.
+
+        Args:
+            fmt: Turns the exception into the data returned; by default ``{"error": message}``.
+
+        Returns:
+            A new tool re-derived from this tool's validated execute each time: formatting a
+            formatted tool replaces its formatter, it never stacks.
+        """
+        base = self._base
+        tool = copy.copy(base)
+        tool._base = base
+        tool._format = fmt if fmt is not None else default_format
+        return tool
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+    ) -> Tool:
+        """A tool of a plain typed function (sync or async); see :mod:`._adapters`.
+
+        Its parameters become the (closed) argument model, its docstring the description, a
+        pydantic return annotation the output schema; a parameter annotated ``ThreadState``
+        gets the state. It returns the value or a :class:`ToolResult`.
+
+        Raises:
+            ToolDefinitionError: A parameter without annotation, ``*args``/``**kwargs``, an
+                unsupported type (naming it), or no description.
+        """
+        from ._adapters import tool_from_function
+
+        return tool_from_function(fn, name=name, title=title, description=description)
+
+    def as_function(self) -> Callable[..., Awaitable[Any]]:
+        """An async plain callable: ``await fn(**kwargs)`` is ``await tool.execute(kwargs)``."""
+        tool = self
+
+        async def function(**arguments: Any) -> Any:
+            return await tool.execute(arguments)
+
+        function.__name__ = function.__qualname__ = self._name
+        function.__doc__ = self._description
+        return function
+
+    def to_mcp(self) -> dict[str, Any]:
+        """The tool as an MCP tool descriptor (``name``, ``title``, ``description``,
+        ``inputSchema``, and ``outputSchema`` when the result is an object).
+
+        Raises:
+            ProviderFormatError: A name or description MCP clients cannot take.
+        """
+        from ._export import export_tools
+
+        return export_tools([self], "mcp")[0]
+
+    async def _execute_plain(self, input: Any, meta: Any) -> Any:
+        state, call_id = _meta_state(meta)
+        bound = state._bind(self, call_id) if state is not None else None
+        result = await self._validated(input, bound)
+        if bound is not None:
+            result = bound._redact_result(result)
+        if not result.ok:
+            raise ToolExecutionError(result, result.error or "the tool failed")
+        return result.result
+
+    async def _validated(
+        self, args: Mapping[str, Any] | BaseModel | None, state: ThreadState | None
     ) -> ToolResult:
+        """Validate, run and check; a failure the tool returns comes back as an error result."""
         if self._execution_mode == "provider" or self._execute is None:
-            return ToolResult.failure(
+            message = (
                 f"tool {self._name!r} is executed by {self._execution_provider or 'the provider'},"
                 " not locally"
             )
-        try:
-            parsed = self._parse_args(args)
-        except ValidationError as exc:
-            return ToolResult.failure(
-                f"invalid arguments for tool {self._name!r}: {_summarize(exc)}"
-            )
-        except TypeError as exc:
-            return ToolResult.failure(f"invalid arguments for tool {self._name!r}: {exc}")
-        problem = await state._load_tenvs(self)
+            raise ToolExecutionError(ToolResult.failure(message), message)
+        parsed = validate_input(
+            self._args, self._input_schema, args, f"invalid arguments for tool {self._name!r}"
+        )
+        if state is not None:
+            problem = await state._load_tenvs(self)
+        else:
+            missing = [v.name for v in self._variables if v.required]
+            problem = None
+            if missing:
+                names = ", ".join(repr(n) for n in missing)
+                plural = "s" if len(missing) > 1 else ""
+                problem = (
+                    f"tool {self._name!r} requires variable{plural} {names}, which "
+                    f"{'are' if plural else 'is'} not set (no thread given)"
+                )
         if problem is not None:
-            return ToolResult.failure(problem)
-        try:
-            if self._args is None:
-                raw = await self._execute(state)
-            else:
-                raw = await self._execute(state, parsed)
-        except Exception as exc:
-            return ToolResult.failure(f"{type(exc).__name__}: {exc}", stack=traceback.format_exc())
-        return self._check_result(raw)
-
-    def _parse_args(self, args: Mapping[str, Any] | BaseModel | None) -> BaseModel | None:
+            raise ToolExecutionError(ToolResult.failure(problem), problem)
         if self._args is None:
-            if args:
-                raise TypeError(f"the tool takes no arguments, got {sorted(dict(args))}")
-            return None
-        if isinstance(args, self._args):
-            return args
-        if isinstance(args, BaseModel):
-            args = args.model_dump()
-        if args is None:
-            args = {}
-        if not isinstance(args, Mapping):
-            raise TypeError(f"arguments must be a JSON object, got {type(args).__name__}")
-        return self._args.model_validate(dict(args))
+            raw = await self._execute(state)
+        else:
+            raw = await self._execute(state, parsed)
+        result = self._check_result(raw)
+        refs = [a for a in result.attachments if isinstance(a, AttachmentRef)]
+        if refs:
+            checked, issues = await check_attachment_refs(state, refs)
+            if issues:
+                self._output_error(
+                    issues, "returned an attachment that is not a file of its thread"
+                )
+            it = iter(checked)
+            attachments = [
+                next(it) if isinstance(a, AttachmentRef) else a for a in result.attachments
+            ]
+            result = result.model_copy(update={"attachments": attachments})
+        return result
+
+    def _output_error(
+        self, issues: list[dict[str, str]], what: str, total: int | None = None
+    ) -> NoReturn:
+        raise ToolValidationError(
+            "output", issues, f"tool {self._name!r} {what}: {summarize(issues, total)}"
+        )
 
     def _check_result(self, raw: object) -> ToolResult:
         if not isinstance(raw, ToolResult):
             shown = type(raw).__name__
-            return ToolResult.failure(
-                f"tool {self._name!r} returned {shown}, not a ToolResult; return "
-                "ToolResult.success(value) or ToolResult.failure(message)"
+            self._output_error(
+                [{"path": "", "message": f"expected a ToolResult, got {shown}"}],
+                f"returned {shown}, not a ToolResult; return ToolResult.success(value) or "
+                "ToolResult.failure(message)",
             )
         value = raw.result
         if raw.status == "success" and self._returns is not None:
@@ -244,29 +408,36 @@ class Tool:
                     value = value.model_dump()
                 value = self._returns.model_validate(value).model_dump(mode="json")
             except ValidationError as exc:
-                return ToolResult.failure(
-                    f"tool {self._name!r} returned a result that does not match "
-                    f"{self._returns.__name__}: {_summarize(exc)}"
+                self._output_error(
+                    issues_of(exc),
+                    f"returned a result that does not match {self._returns.__name__}",
+                    exc.error_count(),
                 )
         try:
             value = to_jsonable_python(value, bytes_mode="base64")
             json.dumps(value, allow_nan=False)
         except (PydanticSerializationError, TypeError, ValueError, RecursionError) as exc:
-            return ToolResult.failure(
-                f"tool {self._name!r} returned a result that is not JSON-compatible: {exc}"
+            self._output_error(
+                [{"path": "", "message": str(exc)}], "returned a result that is not JSON-compatible"
             )
         return raw.model_copy(update={"result": value})
 
 
-def _summarize(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors(include_url=False)[:_MAX_ERRORS_SHOWN]:
-        where = ".".join(str(p) for p in error["loc"]) or "(root)"
-        parts.append(f"{where}: {error['msg']}")
-    extra = exc.error_count() - _MAX_ERRORS_SHOWN
-    if extra > 0:
-        parts.append(f"and {extra} more")
-    return "; ".join(parts)
+def _meta_state(meta: Any) -> tuple[ThreadState | None, str | None]:
+    from ._state import ThreadState
+
+    if meta is None:
+        return None, None
+    if isinstance(meta, ThreadState):
+        return meta, None
+    if isinstance(meta, Mapping):
+        state, call_id = meta.get("state"), meta.get("call_id")
+        if state is not None and not isinstance(state, ThreadState):
+            raise TypeError(f"meta['state'] must be a ThreadState, got {type(state).__name__}")
+        if call_id is not None and not isinstance(call_id, str):
+            raise TypeError("meta['call_id'] must be a str")
+        return state, call_id
+    raise TypeError(f"meta must be None, a ThreadState or a mapping, got {type(meta).__name__}")
 
 
 def define_tool(
@@ -278,6 +449,7 @@ def define_tool(
     variables: Sequence[Variable] = (),
     tenvs: type[BaseModel] | None = None,
     name: str | None = None,
+    title: str | None = None,
     execution_mode: Literal["local", "provider"] = "local",
     execution_provider: str | None = None,
 ) -> Tool:
@@ -293,6 +465,7 @@ def define_tool(
         tenvs: Pydantic model of the tool's variables (see :mod:`quickjail.runtime._tenvs`):
             each field is a variable; the tool reads the parsed instance as ``state.tenvs``.
         name: The tool's name; by default the stem of the file that defines it.
+        title: A human-readable title (shown by UIs and MCP clients).
         execution_mode: ``"provider"`` for tools the model provider runs; they are described
             in exports but never executed locally.
         execution_provider: Which provider executes a ``"provider"`` tool.
@@ -320,6 +493,8 @@ def define_tool(
         warnings.warn(
             f"tool name {name!r} is not snake_case of 1-64 characters", ToolNameWarning, 2
         )
+    if title is not None and (not isinstance(title, str) or not title.strip()):
+        raise ToolDefinitionError(f"tool {name!r}: title must be a non-empty string or None")
     if execution_mode not in ("local", "provider"):
         raise ToolDefinitionError(f"tool {name!r}: execution_mode must be 'local' or 'provider'")
     for model, what in ((args, "args"), (returns, "returns")):
@@ -348,6 +523,7 @@ def define_tool(
         execution_mode=execution_mode,
         execution_provider=execution_provider,
         tenvs=tenvs,
+        title=title,
     )
 
 

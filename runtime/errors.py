@@ -6,6 +6,8 @@ too (``except ValueError`` still works):
 
     ToolRuntimeError
     ├── ToolDefinitionError(ValueError)        a tool cannot be defined as written
+    ├── ToolValidationError(ValueError)        ``tool.execute`` input or output fails its schema
+    ├── ToolExecutionError                     ``tool.execute``: the tool reported a failure
     ├── ProviderFormatError(ValueError)        a provider format cannot express a tool or result
     ├── SecretKeyError                         a secret is set or read without a usable secret_key
     ├── ThreadPathError(ValueError)            a thread file path fails validation
@@ -19,7 +21,10 @@ too (``except ValueError`` still works):
     ToolNameWarning(UserWarning)               a tool name is not snake_case of 1–64 characters
 
 Failures *of a tool* (it raised, returned the wrong type, got invalid arguments, missed a required
-variable) are never raised: they become ``ToolResult(status="error")`` so a batch never halts.
+variable) are never raised by ``tool.call`` or a batch: they become ``ToolResult(status="error")``
+so a batch never halts. ``tool.execute`` (the StandardTool form) raises them instead, as
+:class:`ToolValidationError` or :class:`ToolExecutionError`; ``tool.formatted()`` turns them back
+into data.
 """
 
 from __future__ import annotations
@@ -35,8 +40,10 @@ __all__ = [
     "ThreadFileNotFoundError",
     "ThreadPathError",
     "ToolDefinitionError",
+    "ToolExecutionError",
     "ToolNameWarning",
     "ToolRuntimeError",
+    "ToolValidationError",
 ]
 
 
@@ -46,6 +53,35 @@ class ToolRuntimeError(Exception):
 
 class ToolDefinitionError(ToolRuntimeError, ValueError):
     """A tool definition is invalid (description, argument types, signature, duplicate name)."""
+
+
+class ToolValidationError(ToolRuntimeError, ValueError):
+    """``tool.execute``'s input or output does not match the tool's schema.
+
+    Attributes:
+        target: ``"input"`` or ``"output"``.
+        issues: One ``{"path": ..., "message": ...}`` per problem (``path`` is dotted,
+            ``""`` for the value itself), at most a bounded number of them.
+    """
+
+    def __init__(self, target: str, issues: list[dict[str, str]], message: str) -> None:
+        """Carry the target and the issues; ``message`` is the human-readable summary."""
+        super().__init__(message)
+        self.target = target
+        self.issues = issues
+
+
+class ToolExecutionError(ToolRuntimeError):
+    """``tool.execute``: the tool ran (or could not) and reported a failure.
+
+    Attributes:
+        result: The error ``ToolResult`` (its ``error`` is this exception's message).
+    """
+
+    def __init__(self, result: object, message: str) -> None:
+        """Carry the error result."""
+        super().__init__(message)
+        self.result = result
 
 
 class ProviderFormatError(ToolRuntimeError, ValueError):

@@ -1,9 +1,10 @@
 """Helpers for tool authors (``quickjail.runtime.helpers``).
 
 Functions over a :class:`~quickjail.runtime.ThreadState`: queue a call, inject or read
-messages, emit thread events; :func:`render_results` for provider messages; and the types of
-``state.execution`` (:class:`ExecutionState`, :class:`AbortSignal`) and ``state.storage``
-(:class:`ThreadStorage`, :class:`SqlResult`).
+messages, emit thread events; :func:`render_results` for provider messages (text) and
+:func:`render_content` (images as images, with :class:`TextContent`/:class:`ImageContent`); and
+the types of ``state.execution`` (:class:`ExecutionState`, :class:`AbortSignal`) and
+``state.storage`` (:class:`ThreadStorage`, :class:`SqlResult`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._calls import ParsedCall, render_results
+from ._content import ImageContent, TextContent, render_content
 from ._message import Message, Role
 from ._state import AbortSignal, ExecutionState, ThreadState
 from ._storage import SqlResult, ThreadStorage
@@ -21,12 +23,15 @@ from ._storage import SqlResult, ThreadStorage
 __all__ = [
     "AbortSignal",
     "ExecutionState",
+    "ImageContent",
     "SqlResult",
+    "TextContent",
     "ThreadStorage",
     "emit_thread_event",
     "get_messages",
     "inject_message",
     "queue_tool",
+    "render_content",
     "render_results",
 ]
 

@@ -72,9 +72,12 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @asynccontextmanager
-async def connect(*server_args: str) -> AsyncIterator[ClientSession]:
+async def connect(
+    *server_args: str, extra_env: dict[str, str] | None = None
+) -> AsyncIterator[ClientSession]:
     """Start ``python -m quickjail mcp ARGS`` and yield an initialized client session."""
     env = {"PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    env.update(extra_env or {})
     if "QUICKJAIL_CACHE_DIR" in os.environ:
         env["QUICKJAIL_CACHE_DIR"] = os.environ["QUICKJAIL_CACHE_DIR"]
     params = StdioServerParameters(
@@ -221,3 +224,190 @@ async def test_unknown_tool_is_a_protocol_error() -> None:
     async with connect() as session:
         with pytest.raises(MCPError, match="unknown tool 'nope'"):
             await session.call_tool("nope", {})
+
+
+TOOLS_MODULE = """
+from pydantic import BaseModel
+
+from quickjail.runtime import AttachmentRef, ThreadState, ToolAttachment, ToolResult, Variable
+from quickjail.runtime import define_tool
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415478"
+    "9c63f8cfc000000301010018dd8db00000000049454e44ae426082"
+)
+TOKEN = Variable("TOKEN", type="secret")
+
+
+class AddArgs(BaseModel):
+    a: int
+    b: int
+
+
+class SecretArgs(BaseModel):
+    name: str
+
+
+async def _add(state: ThreadState, args: AddArgs) -> ToolResult:
+    return ToolResult.success({"sum": args.a + args.b})
+
+
+async def _remember(state: ThreadState, args: SecretArgs) -> ToolResult:
+    await state.set_env("TOKEN", "hunter2-mcp-" + args.name, "secret")
+    return ToolResult.success("stored")
+
+
+async def _leak(state: ThreadState) -> ToolResult:
+    return ToolResult.success(f"token={await state.env('TOKEN')} in {state.thread_id}")
+
+
+async def _boom(state: ThreadState) -> ToolResult:
+    raise RuntimeError("boom")
+
+
+async def _picture(state: ThreadState) -> ToolResult:
+    image = ToolAttachment.from_bytes("dot.png", "image/png", PNG)
+    return ToolResult.success("a dot", attachments=[image])
+
+
+async def _bad_ref(state: ThreadState) -> ToolResult:
+    ref = AttachmentRef(id="a", path="../../etc/passwd", name="p", mime_type="text/plain", size=1)
+    return ToolResult.success("see attachment", attachments=[ref])
+
+
+add = define_tool(
+    description="Add two integers.", title="Add", args=AddArgs, execute=_add, name="add"
+)
+remember = define_tool(
+    description="Remember a secret.", args=SecretArgs, execute=_remember, name="remember",
+    variables=[TOKEN],
+)
+leak = define_tool(description="Say the secret.", execute=_leak, name="leak", variables=[TOKEN])
+boom = define_tool(description="Raise.", execute=_boom, name="boom")
+picture = define_tool(description="Draw a dot.", execute=_picture, name="picture")
+bad_ref = define_tool(description="Refer to a host file.", execute=_bad_ref, name="bad_ref")
+"""
+TOOLS_KEY = "0123456789abcdef0123456789abcdef-mcp-tools-key"
+
+
+@pytest.fixture
+def tools_server(tmp_path: Path) -> tuple[str, ...]:
+    module = tmp_path / "agent_tools.py"
+    module.write_text(TOOLS_MODULE, encoding="utf-8")
+    return ("--tools", str(module), "--tools-db", str(tmp_path / "tools.db"))
+
+
+def _text(result: Any) -> str:
+    assert result.content and result.content[0].type == "text"
+    return str(result.content[0].text)
+
+
+async def test_tools_server_lists_the_module_tools_and_the_code_mode_tool(
+    tools_server: tuple[str, ...],
+) -> None:
+    async with connect(*tools_server, extra_env={"QUICKJAIL_SECRET_KEY": TOOLS_KEY}) as session:
+        listed = await session.list_tools()
+    tools = {tool.name: tool for tool in listed.tools}
+    assert set(tools) == {"add", "remember", "leak", "boom", "picture", "bad_ref", "run_code"}
+    assert tools["add"].title == "Add"
+    assert tools["add"].input_schema == {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    }
+    assert "```ts" in (tools["run_code"].description or "")
+
+
+async def test_tools_server_validates_strictly_and_returns_failures_as_results(
+    tools_server: tuple[str, ...],
+) -> None:
+    async with connect(*tools_server, extra_env={"QUICKJAIL_SECRET_KEY": TOOLS_KEY}) as session:
+        ok = await session.call_tool("add", {"a": 1, "b": 2})
+        coerced = await session.call_tool("add", {"a": "1", "b": 2})
+        extra = await session.call_tool("add", {"a": 1, "b": 2, "c": 3})
+        raised = await session.call_tool("boom", {})
+        bad_ref = await session.call_tool("bad_ref", {})
+        code = await session.call_tool(
+            "run_code",
+            {
+                "code": 'import { tools } from "tools";\n'
+                "export default await tools.add({a: 2, b: 5});"
+            },
+        )
+    assert ok.is_error is False and ok.structured_content == {"sum": 3}
+    assert coerced.is_error is True and 'a: expected an integer (got a string "1")' in _text(
+        coerced
+    )
+    assert extra.is_error is True and "c: unexpected key" in _text(extra)
+    assert raised.is_error is True and "RuntimeError: boom" in _text(raised)
+    assert bad_ref.is_error is True and "'..' is not allowed" in _text(bad_ref)
+    assert code.is_error is False, _text(code)
+    assert code.structured_content is not None
+    assert code.structured_content["result"] == {
+        "status": "success",
+        "result": {"sum": 7},
+        "error": None,
+    }
+
+
+async def test_tools_server_keeps_one_persisted_thread_per_session_and_redacts_secrets(
+    tools_server: tuple[str, ...], tmp_path: Path
+) -> None:
+    import sqlite3
+
+    env = {"QUICKJAIL_SECRET_KEY": TOOLS_KEY}
+    async with connect(*tools_server, extra_env=env) as session:
+        stored = await session.call_tool("remember", {"name": "secret"})
+        first = await session.call_tool("leak", {})
+        again = await session.call_tool("leak", {})
+        picture = await session.call_tool("picture", {})
+    async with connect(*tools_server, extra_env=env) as session:
+        other = await session.call_tool("leak", {})
+    assert stored.is_error is False
+    assert _text(first).startswith("token=[REDACTED] in mcp-")
+    thread_id = _text(first).split(" in ")[1]
+    assert thread_id in _text(again)  # same session, same thread
+    assert _text(other).startswith("token=None in mcp-") and thread_id not in _text(other)
+    assert picture.is_error is False
+    assert [c.type for c in picture.content] == ["text", "image"]
+    assert picture.content[1].mime_type == "image/png"
+    db = tmp_path / "tools.db"
+    with sqlite3.connect(db) as conn:
+        threads = {row[0] for row in conn.execute("SELECT id FROM threads")}
+        calls = conn.execute(
+            "SELECT COUNT(*) FROM messages WHERE thread_id = ? AND kind = 'tool_result'",
+            (thread_id,),
+        ).fetchone()[0]
+    conn.close()
+    assert thread_id in threads and len(threads) == 2 and calls == 4
+    assert b"hunter2-mcp-secret" not in db.read_bytes()
+
+
+async def test_tools_server_unknown_tool_is_a_protocol_error(
+    tools_server: tuple[str, ...],
+) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async with connect(*tools_server, extra_env={"QUICKJAIL_SECRET_KEY": TOOLS_KEY}) as session:
+        with pytest.raises(MCPError, match="unknown tool 'nope'"):
+            await session.call_tool("nope", {})
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tools-db", "x.db"], "--tools-db is the database of --tools"),
+        (["--tools", "m.py", "--allow-read", "."], "drop one of them"),
+        (["--tools", "no_such_module_for_quickjail"], "ModuleNotFoundError"),
+        (["--tools", "json"], "defines no local tool"),
+    ],
+    ids=["db-without-tools", "with-allow-read", "missing-module", "no-tools"],
+)
+def test_tools_flag_mistakes_are_usage_errors(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from quickjail._cli import EXIT_USAGE, main
+
+    assert main(["mcp", *args]) == EXIT_USAGE
+    assert message in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""``quickjail mcp``: check the flags, then serve ``run_code`` over stdio.
+"""``quickjail mcp``: check the flags, then serve ``run_code`` (or ``--tools``) over stdio.
 
 The server itself is :mod:`quickjail._mcp`, imported only here and only when the command
 runs, since it needs the optional MCP SDK (the ``mcp`` extra).
@@ -32,11 +32,29 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--allow-read {args.allow_read!r} is not a directory; give an existing directory"
         )
+    if args.tools_db is not None and args.tools is None:
+        raise UsageError("--tools-db is the database of --tools: give --tools MODULE too")
+    if args.tools is not None and args.allow_read is not None:
+        raise UsageError(
+            "--allow-read serves run_code's files; with --tools the tools' own thread files "
+            "are used: drop one of them"
+        )
     options = _mcp.ServerOptions(
         allow_read=Path(args.allow_read) if args.allow_read is not None else None,
         timeout=args.timeout,
         max_timeout=args.max_timeout,
         memory_limit_bytes=args.memory,
+        tools_module=args.tools,
+        tools_db=Path(args.tools_db) if args.tools_db is not None else None,
     )
-    _mcp.serve(options)
+    tools = None
+    if args.tools is not None:
+        try:
+            tools = _mcp.load_tools(args.tools, options)
+        except Exception as exc:  # the module's own import errors included
+            raise UsageError(
+                f"--tools {args.tools!r}: {type(exc).__name__}: {exc}; give a module (dotted "
+                "name or .py file) that defines tools with define_tool"
+            ) from None
+    _mcp.serve(options, tools)
     return EXIT_OK

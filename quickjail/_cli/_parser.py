@@ -217,6 +217,18 @@ def build_parser() -> argparse.ArgumentParser:
         help='let programs read files under DIR through import ... from "fs"',
     )
     mcp.add_argument(
+        "--tools",
+        metavar="MODULE",
+        help="serve the runtime tools MODULE defines (a dotted name or a .py file) and the "
+        "code-mode tool run_code over them, instead of the plain run_code; one thread per "
+        "session in --tools-db; secrets need the key in $QUICKJAIL_SECRET_KEY",
+    )
+    mcp.add_argument(
+        "--tools-db",
+        metavar="PATH",
+        help="runtime database of --tools (default: quickjail-tools.db in the current directory)",
+    )
+    mcp.add_argument(
         "--timeout",
         metavar="SECONDS",
         type=parse_seconds,

@@ -28,12 +28,15 @@ EXPECTED_ALL = [
 HELPERS = [
     "AbortSignal",
     "ExecutionState",
+    "ImageContent",
     "SqlResult",
+    "TextContent",
     "ThreadStorage",
     "emit_thread_event",
     "get_messages",
     "inject_message",
     "queue_tool",
+    "render_content",
     "render_results",
 ]
 
@@ -58,7 +61,7 @@ def test_every_runtime_error_derives_from_the_single_root() -> None:
         for obj in vars(_errors).values()
         if inspect.isclass(obj) and issubclass(obj, BaseException) and not issubclass(obj, Warning)
     ]
-    assert len(errors) == 11
+    assert len(errors) == 13
     for error in errors:
         assert issubclass(error, runtime.ToolRuntimeError)
 
@@ -66,6 +69,7 @@ def test_every_runtime_error_derives_from_the_single_root() -> None:
 def test_errors_subclass_the_builtin_with_the_same_meaning() -> None:
     assert issubclass(_errors.ToolDefinitionError, ValueError)
     assert issubclass(_errors.ProviderFormatError, ValueError)
+    assert issubclass(_errors.ToolValidationError, ValueError)
     assert issubclass(_errors.ThreadPathError, ValueError)
     assert issubclass(_errors.ThreadFileNotFoundError, FileNotFoundError)
     assert issubclass(_errors.ScopedVariableError, PermissionError)

@@ -19,9 +19,10 @@ PNG = bytes(range(256)) * 64  # 16 KiB of "image", must come back byte for byte
 
 async def _make_chart(state: ThreadState) -> ToolResult:
     chart = ToolAttachment.from_bytes("chart.png", "image/png", PNG, width=4000, height=3000)
+    await state.write_file("/notes/old.txt", "old", mime_type="text/plain")
     existing = AttachmentRef(
         id="att_existing",
-        path="/attachments/old.txt",
+        path="/notes/old.txt",
         name="old.txt",
         mime_type="text/plain",
         size=3,

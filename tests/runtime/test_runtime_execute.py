@@ -160,7 +160,7 @@ async def test_sdk_objects_are_accepted_as_calls(
         ),
         (
             {"type": "function_call", "call_id": "1", "name": "add", "arguments": '{"a": "x"}'},
-            "invalid arguments for tool 'add': a: Input should be a valid integer",
+            "invalid arguments for tool 'add': a: expected an integer (got a string \"x\")",
         ),
         ({"weird": True}, "unrecognized tool call shape"),
         ({"type": "tool_use", "id": "1", "input": {}}, "names no tool"),

@@ -1,0 +1,236 @@
+"""Validation of a tool's input exactly as strict as the JSON Schema it publishes.
+
+A model reads the published schema, so the runtime enforces that and nothing looser. The value
+is first walked along the published schema: every value must have a JSON type (and enum or
+const value) the schema allows there, so nothing is coerced (``"5"`` is not an integer, ``1``
+is not a boolean, ``true`` is not an integer enum member), and a key the schema does not list is
+refused wherever it says ``additionalProperties: false``. For ``anyOf``/``oneOf`` a value is
+fine when one branch fits. Only then does the tool's pydantic model parse it (required fields,
+constraints, building the instance). Each (value, schema node) pair is visited at most once, so
+the walk is linear in the size of the value times the size of the schema, whatever the nesting
+of unions, and its depth is bounded by the argument depth cap.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final, NoReturn
+
+from pydantic import BaseModel, ValidationError
+
+from ._arguments import ArgumentsError, plain_arguments
+from ._schema import JsonSchema
+from .errors import ToolValidationError
+
+__all__ = ["MAX_ISSUES", "issues_of", "summarize", "validate_input"]
+
+MAX_ISSUES: Final = 5
+_MAX_SHOWN: Final = 40
+
+Issue = dict[str, str]
+
+
+def validate_input(
+    model: type[BaseModel] | None, schema: JsonSchema, args: object, what: str
+) -> BaseModel | None:
+    """Return the tool's parsed arguments, or raise naming every problem (up to a bound).
+
+    Args:
+        model: The tool's argument model (``None``: the tool takes no arguments).
+        schema: The tool's published input schema (the object the exports show).
+        args: A mapping of JSON data, an instance of ``model`` (trusted as is), another
+            pydantic model (dumped to JSON first) or ``None`` for no arguments.
+        what: Start of the error message, e.g. ``"invalid arguments for tool 'x'"``.
+
+    Raises:
+        ToolValidationError: ``target="input"``, with the issues.
+    """
+    if model is not None and isinstance(args, model):
+        return args
+    if isinstance(args, BaseModel):
+        args = args.model_dump(mode="json")
+    if args is None:
+        args = {}
+    if not isinstance(args, Mapping):
+        _fail(what, [{"path": "", "message": f"expected an object, got {_json_type(args)}"}])
+    try:
+        data = plain_arguments(dict(args))
+    except ArgumentsError as exc:
+        _fail(what, [{"path": "", "message": str(exc)}])
+    if model is None:
+        if data:
+            _fail(what, [_unexpected(k, "") for k in sorted(data)[:MAX_ISSUES]])
+        return None
+    refused = _walk(data, schema, "", {})
+    try:
+        parsed = model.model_validate(data)
+    except ValidationError as exc:
+        # also name what the model misses (a required field), not only what the walk refused
+        seen = {i["path"] for i in refused}
+        refused += [i for i in issues_of(exc) if i["path"] not in seen]
+    if refused:
+        _fail(what, refused[:MAX_ISSUES], len(refused))
+    # every value has the JSON type the schema names, so the model coerced nothing
+    return parsed
+
+
+def issues_of(exc: ValidationError) -> list[Issue]:
+    """The first :data:`MAX_ISSUES` errors of a pydantic failure, as path and message."""
+    issues = []
+    for error in exc.errors(include_url=False)[:MAX_ISSUES]:
+        path = ".".join(str(p) for p in error["loc"])
+        message = error["msg"]
+        if error["type"] not in ("missing", "extra_forbidden") and "input" in error:
+            message = f"{message} (got {_shown(error['input'])})"
+        issues.append({"path": path, "message": message})
+    return issues
+
+
+def summarize(issues: list[Issue], total: int | None = None) -> str:
+    """``path: message; ...`` with ``and N more`` past the shown issues."""
+    parts = [f"{i['path'] or '(root)'}: {i['message']}" for i in issues]
+    extra = (total if total is not None else len(issues)) - len(issues)
+    if extra > 0:
+        parts.append(f"and {extra} more")
+    return "; ".join(parts)
+
+
+def _fail(what: str, issues: list[Issue], total: int | None = None) -> NoReturn:
+    raise ToolValidationError("input", issues, f"{what}: {summarize(issues, total)}")
+
+
+def _unexpected(key: str, path: str, expected: Any = ()) -> Issue:
+    shown = key if len(key) <= _MAX_SHOWN else key[:_MAX_SHOWN] + "..."
+    names = ", ".join(sorted(str(n) for n in expected)) or "none"
+    where = f"{path}.{shown}" if path else shown
+    return {"path": where, "message": f"unexpected key (allowed keys: {names})"}
+
+
+def _walk(
+    value: Any, schema: Any, path: str, seen: dict[tuple[int, int], list[Issue]]
+) -> list[Issue]:
+    if not isinstance(schema, dict):
+        return []
+    key = (id(value), id(schema))
+    if key in seen:
+        return seen[key]
+    seen[key] = []
+    issues: list[Issue] = []
+    if not _fits(value, schema):
+        issues = [{"path": path, "message": f"expected {_expected(schema)} (got {_shown(value)})"}]
+        seen[key] = issues
+        return issues
+    branches = schema.get("anyOf", schema.get("oneOf"))
+    if isinstance(branches, list):
+        fitting = [b for b in branches if _fits(value, b)]
+        found = [_walk(value, b, path, seen) for b in fitting]
+        if found and all(found):
+            issues = found[0]
+    elif isinstance(value, dict):
+        props = schema.get("properties")
+        props = props if isinstance(props, dict) else {}
+        extra = schema.get("additionalProperties", True)
+        for name, item in value.items():
+            where = f"{path}.{name}" if path else name
+            if name in props:
+                issues.extend(_walk(item, props[name], where, seen))
+            elif extra is False:
+                issues.append(_unexpected(name, path, props))
+            else:
+                issues.extend(_walk(item, extra, where, seen))
+            if len(issues) > MAX_ISSUES:
+                break
+    elif isinstance(value, list):
+        items = schema.get("items")
+        for index, item in enumerate(value):
+            issues.extend(_walk(item, items, f"{path}.{index}" if path else str(index), seen))
+            if len(issues) > MAX_ISSUES:
+                break
+    seen[key] = issues
+    return issues
+
+
+_TYPES: Final[dict[str, tuple[type, ...]]] = {
+    "null": (type(None),),
+    "boolean": (bool,),
+    "integer": (int,),
+    "number": (int, float),
+    "string": (str,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def _fits(value: Any, schema: Any) -> bool:
+    """Whether ``value`` has one of the JSON types (or the enum/const value) a branch allows."""
+    if not isinstance(schema, dict):
+        return True
+    if "const" in schema:
+        return _same(value, schema["const"])
+    if isinstance(schema.get("enum"), list):
+        return any(_same(value, member) for member in schema["enum"])
+    branches = schema.get("anyOf", schema.get("oneOf"))
+    if isinstance(branches, list):
+        return any(_fits(value, b) for b in branches)
+    kinds = schema.get("type")
+    if kinds is None:
+        return True
+    names = kinds if isinstance(kinds, list) else [kinds]
+    for name in names:
+        allowed = _TYPES.get(name, ())
+        if isinstance(value, allowed) and not (isinstance(value, bool) and name != "boolean"):
+            return True
+    return False
+
+
+def _expected(schema: Any, depth: int = 0) -> str:
+    """What a schema node allows, in words (``an integer``, ``one of "a", "b"``)."""
+    if not isinstance(schema, dict):
+        return "a value"
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    if isinstance(schema.get("enum"), list):
+        return "one of " + ", ".join(json.dumps(m) for m in schema["enum"][:10])
+    branches = schema.get("anyOf", schema.get("oneOf"))
+    if isinstance(branches, list) and depth < 3:
+        return " or ".join(_expected(b, depth + 1) for b in branches[:10])
+    kinds = schema.get("type")
+    names = kinds if isinstance(kinds, list) else [kinds] if isinstance(kinds, str) else []
+    words = [_ARTICLED.get(n, n) for n in names]
+    return " or ".join(words) or "a value"
+
+
+_ARTICLED: Final = {
+    "null": "null",
+    "boolean": "a boolean",
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "array": "an array",
+    "object": "an object",
+}
+
+
+def _same(value: Any, member: Any) -> bool:
+    """JSON equality: ``true`` is not ``1``."""
+    return isinstance(value, bool) == isinstance(member, bool) and bool(value == member)
+
+
+def _json_type(value: Any) -> str:
+    for name, kinds in _TYPES.items():
+        if isinstance(value, kinds) and not (isinstance(value, bool) and name != "boolean"):
+            return (
+                "a number" if name == "integer" else f"{'an' if name[0] in 'aeio' else 'a'} {name}"
+            )
+    return f"a value of type {type(value).__name__}"
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = type(value).__name__
+    if len(text) > _MAX_SHOWN:
+        text = text[:_MAX_SHOWN] + "..."
+    return f"{_json_type(value)} {text}"
