@@ -30,7 +30,8 @@ __all__ = ["TOOL_NAME", "ServerOptions", "build_server", "input_schema", "serve"
 
 TOOL_NAME: Final = "run_code"
 _LANGUAGES: Final = ("typescript", "javascript")
-_ARGUMENTS: Final = frozenset({"code", "language", "execute_fn", "args", "timeout"})
+_KINDS: Final = ("auto", "module", "script")
+_ARGUMENTS: Final = frozenset({"code", "kind", "language", "execute_fn", "args", "timeout"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,23 +43,35 @@ class ServerOptions:
         timeout: Seconds a call may run when it does not choose a timeout.
         max_timeout: Largest timeout a call may ask for; larger requests are lowered to it.
         memory_limit_bytes: Memory limit of every call.
+        kind: How a call's code is read when it does not choose (``run_code``'s ``kind``):
+            ``"auto"`` runs any of the code shapes models write.
     """
 
     allow_read: Path | None = None
     timeout: float = 10.0
     max_timeout: float = 60.0
     memory_limit_bytes: int = 64 * 2**20
+    kind: str = "auto"
 
 
-def input_schema() -> dict[str, Any]:
+def input_schema(default_kind: str = "auto") -> dict[str, Any]:
     """The JSON Schema of the ``run_code`` tool's arguments."""
     return {
         "type": "object",
         "properties": {
             "code": {
                 "type": "string",
-                "description": "Source of an ES module. Its default export is the result; "
-                "a function export is called with `args` and awaited.",
+                "description": "The program: statements (top-level await works; `return` the "
+                "result), an async arrow function (called), or an ES module whose default "
+                "export is the result (a function export is called with `args`). One "
+                "surrounding Markdown code fence is ignored.",
+            },
+            "kind": {
+                "type": "string",
+                "enum": list(_KINDS),
+                "default": default_kind,
+                "description": '"auto" accepts every shape above; "module" only an ES module, '
+                '"script" only a classic script (its completion value is the result).',
             },
             "language": {
                 "type": "string",
@@ -97,9 +110,10 @@ def _description(options: ServerOptions) -> str:
     )
     return (
         "Run JavaScript or TypeScript in a fresh, isolated QuickJS sandbox and return its "
-        "result. `code` is an ES module: `export default <value>` or `export default async "
-        "function (...args) { ... }` (or name another export with `execute_fn`). "
-        "Top-level await works. Only ECMAScript is available: no Node or browser APIs, no "
+        "result. `code` may be statements ending in `return <value>` (top-level await "
+        "works), an async arrow function, or an ES module: `export default <value>` or "
+        "`export default async function (...args) { ... }` (or name another export with "
+        "`execute_fn`). Only ECMAScript is available: no Node or browser APIs, no "
         f"fetch, no timers. {fs} `console.log(...)` output and `report(value)` calls are "
         "returned with the result. "
         f"Each call has {options.memory_limit_bytes // 2**20} MiB of memory and a "
@@ -117,6 +131,7 @@ class _BadArguments(ValueError):
 @dataclass(frozen=True, slots=True)
 class _Call:
     code: str
+    kind: str
     language: str
     execute: dict[str, Any] | None
     timeout: float
@@ -133,6 +148,9 @@ def _parse_call(arguments: Mapping[str, Any] | None, options: ServerOptions) -> 
     code = args.get("code")
     if not isinstance(code, str):
         raise _BadArguments("`code` is required and must be a string of JS/TS source")
+    kind = args.get("kind", options.kind)
+    if kind not in _KINDS:
+        raise _BadArguments(f"`kind` must be one of {', '.join(_KINDS)}")
     language = args.get("language", "typescript")
     if language not in _LANGUAGES:
         raise _BadArguments(f"`language` must be one of {', '.join(_LANGUAGES)}")
@@ -156,7 +174,10 @@ def _parse_call(arguments: Mapping[str, Any] | None, options: ServerOptions) -> 
             execute["fn"] = fn
         if call_args is not None:
             execute["args"] = call_args
-    return _Call(code, str(language), execute, min(float(timeout), options.max_timeout))
+    if kind == "script" and execute is not None:
+        raise _BadArguments('a `kind: "script"` has no exports: drop `execute_fn` and `args`')
+    timeout = min(float(timeout), options.max_timeout)
+    return _Call(code, str(kind), str(language), execute, timeout)
 
 
 def _text_result(data: Mapping[str, Any], is_error: bool) -> types.CallToolResult:
@@ -178,7 +199,7 @@ class _RunCodeTool:
             name=TOOL_NAME,
             title="Run code in a sandbox",
             description=_description(options),
-            input_schema=input_schema(),
+            input_schema=input_schema(options.kind),
             annotations=types.ToolAnnotations(
                 read_only_hint=True,
                 destructive_hint=False,
@@ -203,6 +224,7 @@ class _RunCodeTool:
         try:
             call = _parse_call(params.arguments, self._options)
             run_options: dict[str, Any] = {
+                "kind": call.kind,
                 "language": call.language,
                 "timeout": call.timeout,
                 "memory_limit_bytes": self._options.memory_limit_bytes,

@@ -37,6 +37,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         max_timeout=args.max_timeout,
         memory_limit_bytes=args.memory,
+        kind=args.kind,
     )
     _mcp.serve(options)
     return EXIT_OK
