@@ -50,7 +50,7 @@ static JSValue compile_wrapped(JSContext *ctx, int reading, const char *src, siz
 {
     const char *pre = prefixes[reading], *post = suffixes[reading];
     size_t pl = strlen(pre), sl = strlen(post);
-    char *text = malloc(pl + len + sl + 1);
+    char *text = len < SIZE_MAX - pl - sl - 1 ? malloc(pl + len + sl + 1) : NULL;
     if (!text)
         return JS_ThrowOutOfMemory(ctx);
     memcpy(text, pre, pl);
@@ -103,7 +103,9 @@ static int64_t error_position(JSContext *ctx, JSValueConst ex, const char *filen
         for (int k = 1; k >= 0 && ok; k--) {
             int64_t v = 0, mul = 1;
             const char *q = p;
-            while (q > start && q[-1] >= '0' && q[-1] <= '9' && mul <= 1000000000) {
+            /* at most 9 digits: positions of a text in wasm32 memory fit, and line << 32
+             * cannot overflow */
+            while (q > start && q[-1] >= '0' && q[-1] <= '9' && mul <= 100000000) {
                 v += (q[-1] - '0') * mul;
                 mul *= 10;
                 q--;
