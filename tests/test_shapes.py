@@ -194,3 +194,20 @@ def test_the_other_kinds_do_not_strip_fences(kind: str) -> None:
 def test_only_code_fence_tags_are_stripped() -> None:
     r = quickjail.run_code_sync("```python\nprint(1)\n```", kind="auto")
     assert r.status == "error" and r.error is not None and r.error.line == 1
+
+
+@pytest.mark.parametrize(
+    ("source", "execute"),
+    [
+        ("const a = 1;\na", {"fn": "main"}),
+        ("const a = 1;\na", {"args": [1]}),
+        ("() => 1", {"fn": "main"}),
+        ("return 1", {"fn": "main", "args": [1]}),
+    ],
+)
+def test_execute_that_the_shape_cannot_honour_is_an_error_not_ignored(
+    source: str, execute: dict[str, object]
+) -> None:
+    r = quickjail.run_code_sync(source, kind="auto", execute=execute)
+    assert r.status == "error" and r.error is not None
+    assert r.error.name == "TypeError" and "reads as" in r.error.message

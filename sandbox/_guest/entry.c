@@ -184,6 +184,17 @@ static JSValue compile_auto(JSContext *ctx, const char *src, size_t len, const c
             for (int k = 0; k < r; k++)
                 JS_FreeValue(ctx, errors[k]);
             g.kind = r == READ_STATEMENTS ? QJ_KIND_SCRIPT : QJ_KIND_MODULE;
+            if (r != READ_MODULE && (strcmp(g.fn_name, "default") != 0 ||
+                                     (r == READ_STATEMENTS && g.has_args))) {
+                /* execute asked for an export or for arguments the shape cannot take */
+                JS_FreeValue(ctx, v);
+                g.kind = QJ_KIND_MODULE;
+                return JS_ThrowTypeError(ctx,
+                    "execute names the export '%s' or passes args, but the code reads as %s, "
+                    "which has %s", g.fn_name, reading_names[r],
+                    r == READ_STATEMENTS ? "no exports and takes no arguments"
+                                         : "only a default export");
+            }
             return v;
         }
         JSValue ex = JS_GetException(ctx);
