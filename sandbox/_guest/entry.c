@@ -58,7 +58,7 @@ static JSValue compile_wrapped(JSContext *ctx, int reading, const char *src, siz
     memcpy(text + pl + len, post, sl + 1);
     if (reading == READ_EXPRESSION) {
         size_t i = len;
-        while (i > 0 && strchr(" \t\r\n", src[i - 1]))
+        while (i > 0 && src[i - 1] && strchr(" \t\r\n", src[i - 1]))
             i--;
         if (i > 0 && src[i - 1] == ';')
             text[pl + i - 1] = ' ';
