@@ -45,14 +45,17 @@ def run_code(
     ``CodeResult.host_errors``.
 
     Args:
-        source: the entry: an ES module (``kind="module"``) or a classic script.
+        source: the entry: an ES module (``kind="module"``), a classic script, or with
+            ``kind="auto"`` any of the code shapes models write (README, "Code shapes").
         execute: ``{"fn": export name, "args": [...]}``; default ``{"fn": "default"}``. A
             function export is called with ``args`` and awaited; another value is the result
             (``args`` then must be absent).
         imports: bare-specifier modules, ``{"fs": ReadOnlyDir(root), "db": {"get": get}}``:
             ``import { get } from "db"``. A :class:`Capability` stands for its ``exports()``.
         globals: free identifiers, ``{"LIMIT": 10, "lookup": lookup}``; frozen in the guest.
-        kind: ``"module"`` or ``"script"`` (whose completion value is the result).
+        kind: ``"module"``, ``"script"`` (whose completion value is the result) or
+            ``"auto"`` (the parser picks the shape: a module, a function or arrow to call,
+            statements, a function body or an expression; one Markdown fence is stripped).
         language: ``"typescript"`` (types are erased in place; plain JavaScript is valid
             TypeScript) or ``"javascript"`` (no erasure step).
         filename: the entry's name in stacks and errors; relative imports resolve against it.

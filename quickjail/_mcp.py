@@ -48,7 +48,8 @@ SECRET_KEY_ENV: Final = "QUICKJAIL_SECRET_KEY"
 
 TOOL_NAME: Final = "run_code"
 _LANGUAGES: Final = ("typescript", "javascript")
-_ARGUMENTS: Final = frozenset({"code", "language", "execute_fn", "args", "timeout"})
+_KINDS: Final = ("auto", "module", "script")
+_ARGUMENTS: Final = frozenset({"code", "kind", "language", "execute_fn", "args", "timeout"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,8 @@ class ServerOptions:
         tools_module: Serve this module's runtime tools (a dotted name or a ``.py`` file)
             instead of ``run_code``.
         tools_db: The runtime database of ``tools_module`` (one thread per MCP session).
+        kind: How a call's code is read when it does not choose (``run_code``'s ``kind``):
+            ``"auto"`` runs any of the code shapes models write.
     """
 
     allow_read: Path | None = None
@@ -71,17 +74,27 @@ class ServerOptions:
     memory_limit_bytes: int = 64 * 2**20
     tools_module: str | None = None
     tools_db: Path | None = None
+    kind: str = "auto"
 
 
-def input_schema() -> dict[str, Any]:
+def input_schema(default_kind: str = "auto") -> dict[str, Any]:
     """The JSON Schema of the ``run_code`` tool's arguments."""
     return {
         "type": "object",
         "properties": {
             "code": {
                 "type": "string",
-                "description": "Source of an ES module. Its default export is the result; "
-                "a function export is called with `args` and awaited.",
+                "description": "The program: statements (top-level await works; `return` the "
+                "result), an async arrow function (called), or an ES module whose default "
+                "export is the result (a function export is called with `args`). One "
+                "surrounding Markdown code fence is ignored.",
+            },
+            "kind": {
+                "type": "string",
+                "enum": list(_KINDS),
+                "default": default_kind,
+                "description": '"auto" accepts every shape above; "module" only an ES module, '
+                '"script" only a classic script (its completion value is the result).',
             },
             "language": {
                 "type": "string",
@@ -120,9 +133,10 @@ def _description(options: ServerOptions) -> str:
     )
     return (
         "Run JavaScript or TypeScript in a fresh, isolated QuickJS sandbox and return its "
-        "result. `code` is an ES module: `export default <value>` or `export default async "
-        "function (...args) { ... }` (or name another export with `execute_fn`). "
-        "Top-level await works. Only ECMAScript is available: no Node or browser APIs, no "
+        "result. `code` may be statements ending in `return <value>` (top-level await "
+        "works), an async arrow function, or an ES module: `export default <value>` or "
+        "`export default async function (...args) { ... }` (or name another export with "
+        "`execute_fn`). Only ECMAScript is available: no Node or browser APIs, no "
         f"fetch, no timers. {fs} `console.log(...)` output and `report(value)` calls are "
         "returned with the result. "
         f"Each call has {options.memory_limit_bytes // 2**20} MiB of memory and a "
@@ -140,6 +154,7 @@ class _BadArguments(ValueError):
 @dataclass(frozen=True, slots=True)
 class _Call:
     code: str
+    kind: str
     language: str
     execute: dict[str, Any] | None
     timeout: float
@@ -156,6 +171,9 @@ def _parse_call(arguments: Mapping[str, Any] | None, options: ServerOptions) -> 
     code = args.get("code")
     if not isinstance(code, str):
         raise _BadArguments("`code` is required and must be a string of JS/TS source")
+    kind = args.get("kind", options.kind)
+    if kind not in _KINDS:
+        raise _BadArguments(f"`kind` must be one of {', '.join(_KINDS)}")
     language = args.get("language", "typescript")
     if language not in _LANGUAGES:
         raise _BadArguments(f"`language` must be one of {', '.join(_LANGUAGES)}")
@@ -179,7 +197,10 @@ def _parse_call(arguments: Mapping[str, Any] | None, options: ServerOptions) -> 
             execute["fn"] = fn
         if call_args is not None:
             execute["args"] = call_args
-    return _Call(code, str(language), execute, min(float(timeout), options.max_timeout))
+    if kind == "script" and execute is not None:
+        raise _BadArguments('a `kind: "script"` has no exports: drop `execute_fn` and `args`')
+    timeout = min(float(timeout), options.max_timeout)
+    return _Call(code, str(kind), str(language), execute, timeout)
 
 
 def _text_result(data: Mapping[str, Any], is_error: bool) -> types.CallToolResult:
@@ -201,7 +222,7 @@ class _RunCodeTool:
             name=TOOL_NAME,
             title="Run code in a sandbox",
             description=_description(options),
-            input_schema=input_schema(),
+            input_schema=input_schema(options.kind),
             annotations=types.ToolAnnotations(
                 read_only_hint=True,
                 destructive_hint=False,
@@ -226,6 +247,7 @@ class _RunCodeTool:
         try:
             call = _parse_call(params.arguments, self._options)
             run_options: dict[str, Any] = {
+                "kind": call.kind,
                 "language": call.language,
                 "timeout": call.timeout,
                 "memory_limit_bytes": self._options.memory_limit_bytes,

@@ -1,8 +1,12 @@
 """Code mode: one ``run_code`` tool whose sandbox can call other tools as async functions.
 
-The model writes a TypeScript module; ``import { tools } from "tools"`` (or a tool by name) gives
-one async function per tool, each returning ``{status, result, error}`` rather than throwing, so
-the model's code decides what a failure means. Arguments must be JSON data (``undefined`` is
+The model writes TypeScript in any of the shapes ``kind="auto"`` runs (a module, an async arrow,
+statements with top-level await or return, an expression; fenced or not). The tools are the
+global ``tools`` (and, if asked, a second global name such as ``codemode``) and the module
+``"tools"`` (``import { tools } from "tools"``, or a tool by name): one async function per tool,
+each returning ``{status, result, error}`` rather than throwing, so the model's code decides
+what a failure means. A name that is no tool (``tools.nope()``) rejects with an error naming it
+and listing the tools. Arguments must be JSON data (``undefined`` is
 dropped as ``JSON.stringify`` drops it; ``NaN``, a ``Uint8Array``, ``Set`` or ``Date`` resolve
 to an error result), are validated by the tool's own model, and every nested call is persisted
 on the thread like a top-level one (with ``parent_call_id``). A call still in flight when the
@@ -18,7 +22,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
-from quickjail import sandbox
+from quickjail import bridge, sandbox
 
 from ._arguments import ArgumentsError, plain_arguments
 from ._calls import ParsedCall
@@ -33,11 +37,12 @@ __all__ = ["code_mode_tool"]
 
 _MODULE: Final = "tools"
 _DEFAULT_DESCRIPTION: Final = (
-    "Run TypeScript in a fresh, isolated sandbox (ECMAScript only: no network, files, timers "
-    "or require). The module below gives one async function per tool; each resolves to "
-    "{status, result, error} and never throws. Run independent calls concurrently with "
-    "Promise.all. `export default` the final value (or an async function returning it); "
-    "console output is returned with it."
+    "Run TypeScript in a fresh, isolated sandbox (ECMAScript only: no network, files or "
+    'require). The global `tools` (declared below, also importable from "tools") has one '
+    "async function per tool; each resolves to {status, result, error} and never throws. Run "
+    "independent calls concurrently with Promise.all. Write statements ending in `return "
+    "value` (top-level await works), an async arrow function, or a module that does `export "
+    "default` the value; console output is returned with it."
 )
 
 
@@ -45,8 +50,9 @@ class RunCodeArgs(BaseModel):
     # no docstring: pydantic would put it in the schema the model reads
     code: str = Field(
         description=(
-            'A TypeScript ES module, e.g. `import { tools } from "tools"; '
-            "export default await tools.some_tool({...});`"
+            "TypeScript: statements (top-level await; `return` the result), an async arrow "
+            "function, or an ES module with `export default`, e.g. "
+            "`const r = await tools.some_tool({...}); return r.result;`"
         )
     )
 
@@ -59,6 +65,7 @@ def code_mode_tool(
     *,
     name: str = "run_code",
     description: str | None = None,
+    namespace: str | None = None,
     **run_code_options: Any,
 ) -> Tool:
     """Build a tool that runs model-written code able to call ``tools``.
@@ -67,16 +74,20 @@ def code_mode_tool(
         tools: Local tools the code may call (unique names).
         name: The code-mode tool's name.
         description: Replaces the default introduction; the TypeScript declaration of the
-            ``"tools"`` module is always appended.
+            ``"tools"`` module and the globals is always appended.
+        namespace: A second global name for the ``tools`` object (e.g. ``"codemode"``, the
+            Cloudflare convention); ``tools`` is always defined.
         **run_code_options: Passed to ``state.run_code`` for every run (``timeout``,
-            ``memory_limit_bytes``, ``files=True``, extra ``imports``, ...).
+            ``memory_limit_bytes``, ``files=True``, extra ``imports`` or ``globals``, ...).
+            ``kind`` defaults to ``"auto"``: every code shape a model writes runs.
 
     Returns:
         The tool; its description carries the declaration the model needs.
 
     Raises:
-        ToolDefinitionError: Duplicate or provider-executed tools, or ``imports`` already
-            defining ``"tools"``.
+        ToolDefinitionError: Duplicate or provider-executed tools, ``imports`` already
+            defining ``"tools"``, ``globals`` already defining a tools global, or a
+            ``namespace`` that is not an identifier.
     """
     index = unique_tools(tools, "code_mode_tool(tools=...)")
     provider = [t.name for t in index.values() if t.execution_mode != "local"]
@@ -85,8 +96,23 @@ def code_mode_tool(
     extra_imports = dict(run_code_options.pop("imports", None) or {})
     if _MODULE in extra_imports:
         raise ToolDefinitionError('code_mode_tool: imports must not define the "tools" module')
+    names = ["tools"]
+    if namespace is not None:
+        if not isinstance(namespace, str) or not is_export_name(namespace):
+            raise ToolDefinitionError(
+                f"code_mode_tool: namespace must be an identifier, not {namespace!r}"
+            )
+        if namespace != "tools":
+            names.append(namespace)
+    extra_globals = dict(run_code_options.pop("globals", None) or {})
+    taken = sorted(set(names) & set(extra_globals))
+    if taken:
+        raise ToolDefinitionError(f"code_mode_tool: globals must not define {taken}")
+    run_code_options.setdefault("kind", "auto")
     declaration = ts_module_declaration(list(index.values()), _MODULE)
+    declaration += "".join(f'\ndeclare const {n}: typeof import("{_MODULE}").tools;' for n in names)
     text = f"{description or _DEFAULT_DESCRIPTION}\n\n```ts\n{declaration}\n```"
+    missing = _missing_tool(sorted(index))
 
     async def execute(state: ThreadState, args: RunCodeArgs) -> ToolResult:
         functions = {tool_name: _tool_function(state, tool) for tool_name, tool in index.items()}
@@ -94,10 +120,27 @@ def code_mode_tool(
         for tool_name, fn in functions.items():
             if is_export_name(tool_name) and tool_name != "tools":
                 module[tool_name] = fn
-        options = {**run_code_options, "imports": {**extra_imports, _MODULE: module}}
+        # the globals: the same functions, and a fallback for a name that is no tool
+        spaces = {n: {**functions, sandbox.host.NAMESPACE_FALLBACK: missing} for n in names}
+        options = {
+            **run_code_options,
+            "imports": {**extra_imports, _MODULE: module},
+            "globals": {**extra_globals, **spaces},
+        }
         return _code_result(await state.run_code(args.code, **options))
 
     return define_tool(description=text, args=RunCodeArgs, execute=execute, name=name)
+
+
+def _missing_tool(available: list[str]) -> Callable[[Any], Coroutine[Any, Any, None]]:
+    """The fallback of the tools globals: a call of a name that is no tool rejects, naming it
+    and the tools there are (the model can correct itself from the message)."""
+    listed = ", ".join(available) or "(none)"
+
+    async def missing_tool(name: Any) -> None:
+        raise bridge.HostError(f"there is no tool named {str(name)!r}; the tools are: {listed}")
+
+    return missing_tool
 
 
 def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:

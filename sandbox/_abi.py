@@ -49,6 +49,7 @@ OUT_LINK_ERROR: Final = 2
 KIND_MODULE: Final = 0
 KIND_SCRIPT: Final = 1
 KIND_COMPILE: Final = 2
+KIND_AUTO: Final = 3
 FLAG_DYNAMIC: Final = 1
 FLAG_ARGS: Final = 2
 FLAG_BYTECODE: Final = 4
@@ -73,6 +74,9 @@ RUN_HEADER: Final = struct.Struct("<11I")
 MODULE_SOURCE: Final = b"S"
 MODULE_BYTECODE: Final = b"B"
 MODULE_HOST: Final = b"H"
+# OP_MODULE's a: a JS module (source or bytecode), or a JSON module's text as written
+MODULE_WANT_CODE: Final = 0
+MODULE_WANT_TEXT: Final = 1
 
 # the first byte of a sync OP_CALL reply (an async call is settled through qj_resume's ok)
 CALL_OK: Final = b"\x01"
@@ -82,6 +86,8 @@ CALL_ERROR: Final = b"\x00"
 # object that stands for a host function ({FN_KEY: [id, is_async, name]})
 MSG_TAGGED: Final = 1
 FN_KEY: Final = "\x02fn"
+# a global namespace's fallback host function, called as (name, ...args) for missing names
+NS_FALLBACK_KEY: Final = "\x02missing"
 
 # the guest's scratch buffer for host → guest data that fits
 SCRATCH_SIZE: Final = 256 * 1024

@@ -100,7 +100,7 @@ class BytecodeCache:
 
 def compile_missing(
     engine: EngineState,
-    entry: tuple[str, str],
+    entry: tuple[str, str] | None,
     modules: Mapping[str, str],
     *,
     memory_limit: int,
@@ -114,14 +114,17 @@ def compile_missing(
     and meets the same limit itself).
 
     Returns the entry's bytecode if it is (now) cached, how many modules of the graph were
-    found in the cache, and the keys compiled by this call.
+    found in the cache, and the keys compiled by this call. With no ``entry`` (a ``kind="auto"``
+    entry is parsed in its run), only the other modules are compiled.
     """
     build = engine.guest.build_id
     cache = engine.bytecode
-    entry_key = module_key(build, *entry)
-    bytecode = cache.get(entry_key)
+    entry_key = module_key(build, *entry) if entry is not None else None
+    bytecode = cache.get(entry_key) if entry_key is not None else None
     hits = 0 if bytecode is None else 1
-    missing: list[tuple[bytes, str, str]] = [] if bytecode is not None else [(entry_key, *entry)]
+    missing: list[tuple[bytes, str, str]] = []
+    if entry is not None and entry_key is not None and bytecode is None:
+        missing.append((entry_key, *entry))
     for name, src in modules.items():
         key = module_key(build, name, src)
         if cache.get(key) is None:
@@ -130,7 +133,7 @@ def compile_missing(
         if should_stop():
             break
         _Compiler(engine, key, name, src, memory_limit, soft_limit, should_stop).run()
-    if bytecode is None and missing:
+    if entry_key is not None and bytecode is None and missing:
         bytecode = cache.get(entry_key)
     return bytecode, hits, {key for key, _, _ in missing}
 

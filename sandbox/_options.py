@@ -71,8 +71,8 @@ def check_options(
     that is wrong."""
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, not {type(source).__name__}")
-    if kind not in ("module", "script"):
-        raise ValueError(f"kind must be 'module' or 'script', not {kind!r}")
+    if kind not in ("module", "script", "auto"):
+        raise ValueError(f"kind must be 'module', 'script' or 'auto', not {kind!r}")
     fn, args = _execute(execute, kind)
     if language not in ("javascript", "typescript"):
         raise ValueError(f"language must be 'javascript' or 'typescript', not {language!r}")

@@ -19,6 +19,7 @@ from typing import Any
 from quickjail.sandbox import _values
 from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._result import ErrorInfo
+from quickjail.sandbox._shapes import strip_fence
 from quickjail.sandbox._typescript import TypeScriptError
 from quickjail.sandbox.host import HostFunction
 
@@ -62,10 +63,10 @@ def prepare(opts: RunOptions) -> Program | ErrorInfo:
             globals_message = _values.encode(
                 dict(opts.host.globals), path="globals", functions=register
             )
+    source = strip_fence(opts.source) if opts.kind == "auto" else opts.source
     try:
-        source = (
-            _strip(opts.source, opts.filename) if opts.language == "typescript" else opts.source
-        )
+        if opts.language == "typescript":
+            source = _strip(source, opts.filename)
         modules = {
             key: _strip(src, key) if _is_typescript(key, opts.language) else src
             for key, src in opts.modules.items()
@@ -108,6 +109,8 @@ def content_id(opts: RunOptions, program: Program | ErrorInfo, build_id: str) ->
 
 
 def _is_typescript(key: str, language: str) -> bool:
+    if key.endswith(".json"):
+        return False  # JSON modules are data, imported with { type: "json" }
     if key.endswith(_TS_SUFFIXES):
         return True
     if key.endswith(_JS_SUFFIXES):

@@ -141,7 +141,10 @@ def error_from_guest(info: Any, files: Mapping[str, str | None]) -> ErrorInfo:
     if "thrown" in info:
         thrown = info["thrown"]
         text = describe(thrown, MAX_ERROR_MESSAGE_CHARS - len("Uncaught "))
-        return ErrorInfo(name="", message=f"Uncaught {text}", value=thrown)
+        # the guest names the constructor of a thrown object (read from data properties)
+        name = info.get("name")
+        name = describe(name, MAX_ERROR_NAME_CHARS) if isinstance(name, str) else ""
+        return ErrorInfo(name=name, message=f"Uncaught {text}", value=thrown)
     name = describe(info.get("name", "Error"), MAX_ERROR_NAME_CHARS)
     message = describe(info.get("message", ""), MAX_ERROR_MESSAGE_CHARS)
     stack = describe(info.get("stack", ""), MAX_ERROR_STACK_CHARS)

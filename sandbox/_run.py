@@ -28,12 +28,14 @@ from quickjail.sandbox._abi import (
     FLAG_ARGS,
     FLAG_BYTECODE,
     FLAG_DYNAMIC,
+    KIND_AUTO,
     KIND_MODULE,
     KIND_SCRIPT,
     LOG_LEVELS,
     MODULE_BYTECODE,
     MODULE_HOST,
     MODULE_SOURCE,
+    MODULE_WANT_TEXT,
     OP_CALL,
     OP_FETCH,
     OP_LOG,
@@ -66,6 +68,7 @@ MAX_HOST_ERRORS = 100
 # the ops that pass a span (b, c) of guest memory: all but OP_OOM
 _SPAN_OPS = frozenset({OP_LOG, OP_REPORT, OP_RESULT, OP_MODULE, OP_CALL, OP_FETCH, OP_REJECTION})
 _OUTCOME_KINDS = frozenset({OUT_VALUE, OUT_ERROR, OUT_LINK_ERROR})
+_KINDS = {"module": KIND_MODULE, "script": KIND_SCRIPT, "auto": KIND_AUTO}
 NUDGE_INTERVAL = 0.005  # seconds between epoch advances while a stopped run winds down
 DETERMINISTIC_EPOCH_NS = 1_735_689_600_000_000_000  # 2025-01-01T00:00:00Z
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -227,7 +230,7 @@ class Run:
             if op == OP_FETCH:
                 return self._on_fetch(b, c)
             if op == OP_MODULE:
-                return self._on_module(b, c)
+                return self._on_module(a, b, c)
             return self._on_rejection(b, c)
         except BadPointer as exc:
             self.keep_error(RuntimeError(f"guest passed a bad pointer (op {op}): {exc}"))
@@ -344,7 +347,7 @@ class Run:
         self._instance.write(self.engine.scratch_addr, len(reason).to_bytes(4, "little") + reason)
         return E_UNTRANSFERABLE
 
-    def _on_module(self, ptr: int, length: int) -> int:
+    def _on_module(self, want: int, ptr: int, length: int) -> int:
         if length > self._longest_module_name():
             return E_REFUSED  # no module has so long a name: nothing to read
         name = self._instance.read(ptr, length).decode("utf-8", "replace")
@@ -354,6 +357,8 @@ class Run:
         src = self.program.modules.get(name)
         if src is None:
             return E_REFUSED
+        if want == MODULE_WANT_TEXT:  # a JSON module: the text as written
+            return self._reply_with(MODULE_SOURCE + src.encode("utf-8", "surrogatepass"))
         key = module_key(self.engine.guest.build_id, name, src)
         blob = self.engine.bytecode.get(key)
         if blob is not None:
@@ -397,11 +402,14 @@ class Run:
             return QJ_DONE
         bytecode = None
         soft = _soft_limit(o.memory_limit_bytes, self.engine.guest.stack_size)
-        if o.kind == "module":
+        if o.kind != "script":
+            # kind auto's entry is parsed in the run, where the guest reads its shape; JSON
+            # modules are data, never compiled
+            code = {k: v for k, v in p.modules.items() if not k.endswith(".json")}
             bytecode, hits, self._compiled_now = compile_missing(
                 self.engine,
-                (o.filename, p.source),
-                p.modules,
+                (o.filename, p.source) if o.kind == "module" else None,
+                code,
                 memory_limit=o.memory_limit_bytes,
                 soft_limit=soft,
                 should_stop=self.should_stop,
@@ -424,7 +432,7 @@ class Run:
             | (FLAG_BYTECODE if bytecode is not None else 0)
         )
         header = RUN_HEADER.pack(
-            KIND_SCRIPT if o.kind == "script" else KIND_MODULE,
+            _KINDS[o.kind],
             flags,
             seed & 0xFFFFFFFF,
             (seed >> 32) & 0xFFFFFFFF,

@@ -41,11 +41,14 @@ def run_code(
     ``imports=``/``globals=`` and is what most callers want.
 
     Args:
-        source: the entry: an ES module (``kind="module"``) or a classic script.
+        source: the entry: an ES module (``kind="module"``), a classic script, or with
+            ``kind="auto"`` any of the code shapes models write (README, "Code shapes").
         execute: ``{"fn": export name, "args": [...]}``; default ``{"fn": "default"}``. A
             function export is called with ``args`` and awaited; another value is the result
             (``args`` then must be absent).
-        kind: ``"module"`` or ``"script"`` (whose completion value is the result).
+        kind: ``"module"``, ``"script"`` (whose completion value is the result) or
+            ``"auto"`` (the parser picks the shape: a module, a function or arrow to call,
+            statements, a function body or an expression; one Markdown fence is stripped).
         language: ``"typescript"`` (types are erased in place; plain JavaScript is valid
             TypeScript) or ``"javascript"`` (no erasure step).
         filename: the entry's name in stacks and errors; relative imports resolve against it.

@@ -25,12 +25,14 @@ import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, ParamSpec, Protocol, TypeVar
+from typing import Any, Final, Literal, ParamSpec, Protocol, TypeVar
 
+from quickjail.sandbox._abi import NS_FALLBACK_KEY
 from quickjail.sandbox.errors import HostCallRefused
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT",
+    "NAMESPACE_FALLBACK",
     "HostCallRefused",
     "HostCalls",
     "HostFunction",
@@ -41,9 +43,14 @@ __all__ = [
     "is_async_callable",
 ]
 
-Kind = Literal["module", "script"]
+Kind = Literal["module", "script", "auto"]
 Language = Literal["typescript", "javascript"]
 DEFAULT_MEMORY_LIMIT = 64 * 2**20
+NAMESPACE_FALLBACK: Final = NS_FALLBACK_KEY
+"""A key that makes a global object a namespace with a fallback: when ``globals["ns"]`` holds
+a host function under this key, reading a missing name on ``ns`` in JavaScript gives a
+function that calls the fallback with the name and the call's arguments (code mode uses it so
+that an unknown tool rejects with the list of tools). The key itself is not visible in JS."""
 
 P = ParamSpec("P")
 R = TypeVar("R", covariant=True)

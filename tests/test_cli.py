@@ -263,9 +263,33 @@ def test_error_goes_to_stderr_with_file_line_column_in_the_typescript_source(wri
 
 
 def test_missing_default_export_explains_the_fix(write: Any) -> None:
-    proc = quickjail("run", str(write("noexport.js", "const x = 1;")))
+    proc = quickjail("run", "--kind", "module", str(write("noexport.js", "const x = 1;")))
     assert proc.returncode == 1
     assert "--execute" in proc.stderr and "--script" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "const x = 21;\nreturn x * 2",
+        "async () => 42",
+        "```js\nexport default 42\n```",
+        "function main() { return 42 }",
+        "6 * 7",
+    ],
+)
+def test_run_reads_any_code_shape_by_default(write: Any, source: str) -> None:
+    proc = quickjail("run", str(write("shape.js", source)))
+    assert (proc.returncode, proc.stdout.strip()) == (0, "42"), proc.stderr
+
+
+def test_run_kind_flag_chooses_the_reading(write: Any) -> None:
+    path = str(write("ret.js", "return 42"))
+    assert quickjail("run", "--kind", "auto", path).stdout.strip() == "42"
+    proc = quickjail("run", "--kind", "module", path)
+    assert proc.returncode == 1 and "SyntaxError" in proc.stderr
+    proc = quickjail("run", "--kind", "module", "--script", path)
+    assert proc.returncode == 2 and "contradicts" in proc.stderr
 
 
 # ---------------------------------------------------------------- capabilities

@@ -31,8 +31,17 @@ EXPECTED_SCHEMA: dict[str, Any] = {
     "properties": {
         "code": {
             "type": "string",
-            "description": "Source of an ES module. Its default export is the result; "
-            "a function export is called with `args` and awaited.",
+            "description": "The program: statements (top-level await works; `return` the "
+            "result), an async arrow function (called), or an ES module whose default "
+            "export is the result (a function export is called with `args`). One "
+            "surrounding Markdown code fence is ignored.",
+        },
+        "kind": {
+            "type": "string",
+            "enum": ["auto", "module", "script"],
+            "default": "auto",
+            "description": '"auto" accepts every shape above; "module" only an ES module, '
+            '"script" only a classic script (its completion value is the result).',
         },
         "language": {
             "type": "string",
@@ -133,6 +142,25 @@ async def test_run_code_returns_the_value_and_reads_an_allowed_file(data_dir: Pa
         "logs": [{"level": "log", "args": ["about to read"]}],
     }
     assert result.structured_content == data
+
+
+async def test_model_shaped_code_runs_by_default_and_kind_can_be_chosen() -> None:
+    code = "```ts\nconst x: number = 20;\nreturn x * 2;\n```"
+    async with connect() as session:
+        shaped = await session.call_tool("run_code", {"code": code})
+        as_module = await session.call_tool("run_code", {"code": code, "kind": "module"})
+        bad = await session.call_tool("run_code", {"code": "1", "kind": "program"})
+    assert payload(shaped)["result"] == 40
+    assert payload(as_module)["status"] == "error"
+    assert payload(bad)["status"] == "invalid_arguments" and "`kind`" in str(payload(bad))
+
+
+async def test_the_servers_default_kind_is_a_flag() -> None:
+    async with connect("--kind", "module") as session:
+        listed = await session.list_tools()
+        result = await session.call_tool("run_code", {"code": "return 1"})
+    assert listed.tools[0].input_schema["properties"]["kind"]["default"] == "module"
+    assert payload(result)["status"] == "error"
 
 
 async def test_execute_fn_and_javascript_language_are_honoured(data_dir: Path) -> None:

@@ -46,6 +46,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         memory_limit_bytes=args.memory,
         tools_module=args.tools,
         tools_db=Path(args.tools_db) if args.tools_db is not None else None,
+        kind=args.kind,
     )
     tools = None
     if args.tools is not None:

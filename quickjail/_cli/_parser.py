@@ -42,15 +42,20 @@ output with --json:
   {{"$float": "NaN"|"Infinity"|"-Infinity"}}.
 
 entry:
-  FILE is an ES module: its default export (or the export named by --execute) is the
-  result; a function is called with the --arg values and awaited. With --script it is a
-  classic script and the result is its completion value. Top-level await works in both.
+  By default (--kind auto) FILE may be any of the code shapes models write, inside one
+  Markdown fence or not: an ES module (its default export, or the export named by
+  --execute, is the result; a function is called with the --arg values and awaited), an
+  arrow or function expression or a lone function declaration (called with the --arg
+  values), statements with top-level await or return, or an expression (its value).
+  --kind module takes FILE as an ES module only; --kind script (or --script) as a classic
+  script whose completion value is the result. Top-level await works in all of them.
 
 {EXIT_CODES_HELP}
 examples:
   quickjail run main.ts
   quickjail run --allow-read ./data --execute main --arg '"notes.txt"' tool.ts
-  echo '1 + 1' | quickjail run --script -
+  echo '1 + 1' | quickjail run -
+  echo 'const a = 20; return a * 2' | quickjail run --kind auto -
   quickjail run --json --timeout 2 --memory 32M untrusted.js
 """
 
@@ -166,9 +171,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="one argument for the called export, as JSON (repeatable, in order)",
     )
     entry.add_argument(
+        "--kind",
+        choices=("auto", "module", "script"),
+        default=None,
+        help="how FILE is read (default: auto, any code shape; see below)",
+    )
+    entry.add_argument(
         "--script",
         action="store_true",
-        help="run FILE as a classic script; the result is its completion value",
+        help="the same as --kind script: a classic script whose completion value is the result",
     )
     entry.add_argument(
         "--language",
@@ -241,6 +252,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=parse_seconds,
         default=60.0,
         help="largest timeout a call may ask for (default: 60)",
+    )
+    mcp.add_argument(
+        "--kind",
+        choices=("auto", "module", "script"),
+        default="auto",
+        help="how a call's code is read when it does not choose (default: auto, any of the "
+        "code shapes models write)",
     )
     mcp.add_argument(
         "--memory",

@@ -99,17 +99,20 @@ def _language(args: argparse.Namespace, filename: str) -> str:
 def _run_options(
     args: argparse.Namespace, program: _Program, stack: contextlib.ExitStack
 ) -> dict[str, Any]:
-    if args.script and args.execute is not None:
+    if args.script and args.kind not in (None, "script"):
+        raise UsageError(f"--script contradicts --kind {args.kind}: give one of them")
+    kind = "script" if args.script else (args.kind or "auto")
+    if kind == "script" and args.execute is not None:
         raise UsageError(
             "--execute names an export, and a --script has none: drop --script or --execute"
         )
-    if args.script and args.args:
+    if kind == "script" and args.args:
         raise UsageError(
             "--arg passes arguments to an exported function, and a --script "
             "has none: drop --script or --arg"
         )
     options: dict[str, Any] = {
-        "kind": "script" if args.script else "module",
+        "kind": kind,
         "language": _language(args, program.filename),
         "filename": program.filename,
         "memory_limit_bytes": args.memory,
@@ -274,6 +277,7 @@ def _hint(result: sandbox.CodeResult, args: argparse.Namespace) -> str | None:
     if "has no export named 'default'" in error.message and args.execute is None:
         return (
             "export a value or function as default, name an export with --execute FN, "
-            "or run the file as a classic script with --script"
+            "or let --kind auto (the default) read the file as statements, or --script as a "
+            "classic script"
         )
     return None

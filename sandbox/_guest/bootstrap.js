@@ -7,6 +7,14 @@
   const protos = [gp(function(){}), gp(async function(){}), gp(function*(){}),
                   gp(async function*(){})];
   const ctors = protos.map((p) => p.constructor);
+  // the original descriptors: switching dynamic code swaps values, never attributes
+  const gd = Object.getOwnPropertyDescriptor, P = Proxy, keys = Object.keys, freeze = Object.freeze;
+  const own = (o, k) => { const d = gd(o, k); return { __proto__: null, writable: d.writable,
+    enumerable: d.enumerable, configurable: d.configurable }; };
+  const ctorAttrs = protos.map((p) => own(p, 'constructor'));
+  const fnAttrs = own(G, 'Function'), evalAttrs = own(G, 'eval');
+  const with_ = (a, value) => ({ __proto__: null, value, writable: a.writable,
+    enumerable: a.enumerable, configurable: a.configurable });
   return {
     mapEntries: (m) => from(entries.call(m)),
     setValues: (s) => from(values.call(s)),
@@ -22,14 +30,21 @@
     rejTake: (has, e) => { const out = []; for (const r of rej.values()) if (!has || r !== e) out.push(r); rej.clear(); return out; },
     disableDynamic: (t, e) => {
       dp(t, 'prototype', { value: F.prototype });
-      for (const p of protos) dp(p, 'constructor', { value: t, writable: true, configurable: true });
-      dp(G, 'Function', { value: t, writable: true, configurable: true });
-      dp(G, 'eval', { value: e, writable: true, configurable: true });
+      protos.forEach((p, i) => dp(p, 'constructor', with_(ctorAttrs[i], t)));
+      dp(G, 'Function', with_(fnAttrs, t));
+      dp(G, 'eval', with_(evalAttrs, e));
     },
     enableDynamic: () => {
-      protos.forEach((p, i) => dp(p, 'constructor', { value: ctors[i], writable: true, configurable: true }));
-      dp(G, 'Function', { value: F, writable: true, configurable: true });
-      dp(G, 'eval', { value: E, writable: true, configurable: true });
+      protos.forEach((p, i) => dp(p, 'constructor', with_(ctorAttrs[i], ctors[i])));
+      dp(G, 'Function', with_(fnAttrs, F));
+      dp(G, 'eval', with_(evalAttrs, E));
+    },
+    namespace: (o, key) => {
+      const fallback = o[key], t = {};
+      for (const k of keys(o)) if (k !== key) t[k] = o[k];
+      freeze(t);
+      return new P(t, { get: (t, k, r) => typeof k !== 'string' || k === 'then' || k in t
+        ? t[k] : (...args) => fallback(k, ...args) });
     },
   };
 })()
@@ -42,5 +57,6 @@
 //   newMap newSet fromHex                       decode.c (message -> Map, Set, BigInt)
 //   rejAdd rejDel rejTake                       rejections.c (unhandled rejections)
 //   disableDynamic enableDynamic                builtins.c (eval and Function off / on)
+//   namespace                                   builtins.c (a global namespace's fallback)
 // sandbox/_build.py embeds the file byte for byte as a C string literal. Notes go here, below
 // the code, so that editing them never moves a line of code (frames say <quickjail>:line:col).

@@ -1,6 +1,6 @@
 /*
- * The builtins every run gets: console, report, a seeded Math.random; and the switch that
- * keeps eval and Function off unless a run asks for them.
+ * The builtins every run gets: console, report, a seeded Math.random; the switch that
+ * keeps eval and Function off unless a run asks for them; namespaces with a fallback.
  */
 #include <stdio.h>
 #include <string.h>
@@ -167,6 +167,35 @@ int disable_dynamic_code(JSContext *ctx)
     JS_FreeValue(ctx, thrower);
     JS_FreeValue(ctx, evalt);
     return failed ? -1 : 0;
+}
+
+/* A global namespace object with an own QJ_NS_FALLBACK_KEY function becomes a frozen copy
+ * behind a proxy: reading a missing string property gives a function that calls the
+ * fallback with the property's name and its arguments (code mode's `tools.nope()` rejects
+ * naming the tool). Anything else is returned as it is. */
+JSValue wrap_namespace(JSContext *ctx, JSValue v)
+{
+    if (!JS_IsObject(v) || JS_IsFunction(ctx, v))
+        return v;
+    JSAtom key = JS_NewAtom(ctx, QJ_NS_FALLBACK_KEY);
+    int has = key == JS_ATOM_NULL ? -1 : JS_GetOwnProperty(ctx, NULL, v, key);
+    JS_FreeAtom(ctx, key);
+    if (has <= 0) {
+        if (has < 0)
+            JS_FreeValue(ctx, JS_GetException(ctx));
+        return v;
+    }
+    JSValue fn = JS_GetPropertyStr(ctx, g.helpers, "namespace");
+    JSValue argv[2] = { v, JS_NewString(ctx, QJ_NS_FALLBACK_KEY) };
+    JSValue r = JS_Call(ctx, fn, JS_UNDEFINED, 2, (JSValueConst *)argv);
+    JS_FreeValue(ctx, fn);
+    JS_FreeValue(ctx, argv[1]);
+    if (JS_IsException(r)) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return v;
+    }
+    JS_FreeValue(ctx, v);
+    return r;
 }
 
 /* Called once by qj_init: the globals above, with eval and Function off. */

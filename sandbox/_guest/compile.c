@@ -29,11 +29,18 @@ int32_t compile_batch(const uint8_t *p, size_t n)
         if (!name || !src) { free(name); free(src); return QJ_FAIL; }
         memcpy(name, name_p, nl); name[nl] = 0;
         memcpy(src, src_p, sl); src[sl] = 0;
+        g.saw_attributes = 0;
         JSValue v = JS_Eval(ctx, src, sl, name, JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY);
         free(src);
         free(name);
         if (JS_IsException(v)) {
             JS_FreeValue(ctx, JS_GetException(ctx));
+            continue;
+        }
+        if (g.saw_attributes) {
+            /* QuickJS's bytecode does not keep import attributes: a module importing JSON
+             * read back from it would import the JSON as JavaScript, so it is not cached */
+            JS_FreeValue(ctx, v);
             continue;
         }
         size_t blen;

@@ -585,3 +585,46 @@ int encode_message(JSContext *ctx, JSValueConst v, int lenient, const char *root
     buf_free(&e.blobs);
     return rc;
 }
+
+/* Own data property `name` of obj as a new value, or JS_UNDEFINED (accessors, proxies and
+ * missing properties give nothing: no program code runs). */
+static JSValue own_data(JSContext *ctx, JSValueConst obj, const char *name)
+{
+    if (!JS_IsObject(obj) || JS_IsProxy(obj))
+        return JS_UNDEFINED;
+    JSAtom a = JS_NewAtom(ctx, name);
+    JSPropertyDescriptor d;
+    int has = a == JS_ATOM_NULL ? -1 : JS_GetOwnProperty(ctx, &d, obj, a);
+    JS_FreeAtom(ctx, a);
+    if (has < 0)
+        JS_FreeValue(ctx, JS_GetException(ctx));
+    if (has <= 0)
+        return JS_UNDEFINED;
+    JS_FreeValue(ctx, d.getter);
+    JS_FreeValue(ctx, d.setter);
+    if (d.flags & JS_PROP_GETSET) {
+        JS_FreeValue(ctx, d.value);
+        return JS_UNDEFINED;
+    }
+    return d.value;
+}
+
+JSValue thrown_name(JSContext *ctx, JSValueConst v)
+{
+    if (!JS_IsObject(v) || JS_IsProxy(v))
+        return JS_UNDEFINED;
+    JSValue proto = JS_GetPrototype(ctx, v);
+    if (JS_IsException(proto)) {
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        return JS_UNDEFINED;
+    }
+    JSValue ctor = own_data(ctx, proto, "constructor");
+    JS_FreeValue(ctx, proto);
+    JSValue name = JS_IsFunction(ctx, ctor) ? own_data(ctx, ctor, "name") : JS_UNDEFINED;
+    JS_FreeValue(ctx, ctor);
+    if (!JS_IsString(name)) {
+        JS_FreeValue(ctx, name);
+        return JS_UNDEFINED;
+    }
+    return name;
+}

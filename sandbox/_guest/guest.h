@@ -7,7 +7,7 @@
  *   oom.c         which value an allocation failure threw (hooks our quickjs.c patch calls)
  *   encode.c      JS value -> value message (and the byte buffer it writes)
  *   decode.c      value message -> JS value; host error records -> JS errors
- *   builtins.c    console, report, Math.random, the switch for eval and Function
+ *   builtins.c    console, report, Math.random, the switch for eval and Function, namespaces
  *   web.c         the web-platform globals: runs _guest/web/*.js at build time, their C side
  *   hostfn.c      host functions: closures that call the host, sync or async
  *   modules.c     module names and the loader: source, bytecode and host modules
@@ -15,6 +15,7 @@
  *   init.c        qj_init: the runtime, the context and the bootstrap (bootstrap.js)
  *   run.c         qj_run and qj_resume: the run record, the entry call, the outcome
  *   compile.c     compile batches: modules to bytecode, nothing runs
+ *   entry.c       the entry: compiled by its kind (module, script, auto's code shapes), started
  */
 #ifndef QUICKJAIL_GUEST_H
 #define QUICKJAIL_GUEST_H
@@ -38,7 +39,7 @@ typedef struct {
     JSValue ctors;        /* the intrinsic error constructors, for host errors */
     /* run state */
     int phase;            /* QJ_PHASE_* */
-    int kind;             /* QJ_KIND_MODULE or QJ_KIND_SCRIPT */
+    int kind;             /* QJ_KIND_MODULE, QJ_KIND_SCRIPT (or QJ_KIND_AUTO until decided) */
     JSValue module_val;   /* JSModuleDef as value, for the namespace */
     JSValue promise;      /* what we are waiting on */
     char *fn_name;
@@ -46,6 +47,7 @@ typedef struct {
     int has_args;
     int link_failed;
     int compile_only;     /* compile batches: imports resolve to empty stubs, nothing runs */
+    int saw_attributes;   /* a module parsed since this was cleared has import attributes */
     PendingCall *calls;
     uint32_t ncalls, calls_cap;
     uint32_t pending;     /* async host calls in flight */
@@ -96,6 +98,9 @@ void buf_free(Buf *b);
  * lenient (logs): describe what cannot be transferred instead of failing. root names the
  * value in error messages. */
 int encode_message(JSContext *ctx, JSValueConst v, int lenient, const char *root, Buf *out);
+/* The constructor name of a thrown value that is not an Error (a string), read from own data
+ * properties only, so no program code runs; JS_UNDEFINED when there is none. */
+JSValue thrown_name(JSContext *ctx, JSValueConst v);
 
 /* ---- decode.c */
 
@@ -108,6 +113,7 @@ int install_builtins(JSContext *ctx);
 void rng_seed(uint32_t seed_lo, uint32_t seed_hi);
 void enable_dynamic_code(JSContext *ctx);
 int disable_dynamic_code(JSContext *ctx);
+JSValue wrap_namespace(JSContext *ctx, JSValue v);
 
 /* ---- web.c */
 
@@ -120,7 +126,9 @@ JSValue bind_host_values(JSContext *ctx, JSValue v, int depth);
 /* ---- modules.c */
 
 char *module_normalize(JSContext *ctx, const char *base, const char *name, void *opaque);
-JSModuleDef *module_loader(JSContext *ctx, const char *name, void *opaque);
+JSModuleDef *module_loader(JSContext *ctx, const char *name, void *opaque,
+                           JSValueConst attributes);
+int module_check_attributes(JSContext *ctx, void *opaque, JSValueConst attributes);
 JSModuleDef *module_from_bytecode(JSContext *ctx, const uint8_t *p, size_t n);
 
 /* ---- rejections.c */
@@ -128,6 +136,14 @@ JSModuleDef *module_from_bytecode(JSContext *ctx, const uint8_t *p, size_t n);
 void rejection_tracker(JSContext *ctx, JSValueConst promise, JSValueConst reason,
                        bool is_handled, void *opaque);
 void report_rejections(int has_error, JSValueConst error);
+
+/* ---- entry.c */
+
+/* Compile the entry by g.kind (kind auto settles on QJ_KIND_MODULE or QJ_KIND_SCRIPT) and
+ * start it: returns the promise the run awaits, or JS_EXCEPTION with *outcome the outcome to
+ * report (QJ_OUT_ERROR or QJ_OUT_LINK_ERROR). bytecode: src is the entry module's bytecode. */
+JSValue entry_start(JSContext *ctx, const char *src, size_t len, const char *filename,
+                    int bytecode, int *outcome);
 
 /* ---- compile.c */
 

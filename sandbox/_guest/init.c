@@ -26,7 +26,8 @@ int32_t qj_init(void)
         JS_AddIntrinsicMapSet(ctx) || JS_AddIntrinsicTypedArrays(ctx) ||
         JS_AddIntrinsicPromise(ctx) || JS_AddIntrinsicBigInt(ctx) || JS_AddIntrinsicWeakRef(ctx))
         return QJ_FAIL;
-    JS_SetModuleLoaderFunc(g.rt, module_normalize, module_loader, NULL);
+    JS_SetModuleLoaderFunc2(g.rt, module_normalize, module_loader, module_check_attributes,
+                            NULL);
     JS_SetHostPromiseRejectionTracker(g.rt, rejection_tracker, NULL);
 
     g.helpers = JS_Eval(ctx, bootstrap_src, sizeof(bootstrap_src) - 1, "<quickjail>",

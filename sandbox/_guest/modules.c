@@ -1,10 +1,39 @@
 /*
  * Modules: every module comes from the host (QJ_OP_MODULE) as source, as bytecode of a
- * compile batch, or as a host module whose exports are host values.
+ * compile batch, as a host module whose exports are host values, or, imported
+ * `with { type: "json" }`, as a JSON module parsed from the text the host holds.
  */
 #include <string.h>
 #include <stdlib.h>
 #include "guest.h"
+
+/* Append the "/"-separated segments of s[0..n) to out[0..*o), folding "." and ".." (and
+ * empty segments). Returns -1 when ".." climbs above the graph's root. */
+static int fold_segments(char *out, size_t *o, const char *s, size_t n)
+{
+    size_t i = 0;
+    for (;;) {
+        const char *e = memchr(s + i, '/', n - i);
+        size_t sl = e ? (size_t)(e - (s + i)) : n - i;
+        const char *seg = s + i;
+        if (sl == 0 || (sl == 1 && seg[0] == '.')) {
+            /* skip */
+        } else if (sl == 2 && seg[0] == '.' && seg[1] == '.') {
+            if (*o == 0)
+                return -1;
+            char *p = memrchr(out, '/', *o);
+            *o = p ? (size_t)(p - out) : 0;
+        } else {
+            if (*o)
+                out[(*o)++] = '/';
+            memcpy(out + *o, seg, sl);
+            *o += sl;
+        }
+        if (!e)
+            return 0;
+        i += sl + 1;
+    }
+}
 
 /* QuickJS's name normalizer. */
 char *module_normalize(JSContext *ctx, const char *base, const char *name, void *opaque)
@@ -19,35 +48,18 @@ char *module_normalize(JSContext *ctx, const char *base, const char *name, void 
     char *out = js_malloc(ctx, blen + nlen + 3);
     if (!out)
         return NULL;
-    /* build "<dir>/<name>" then fold "." and ".." segments */
+    /* "<dir of base>/<name>" with "." and ".." folded in both: an entry named "./main.js"
+     * imports "./util.js" as "util.js", the key the host gave it */
     size_t o = 0;
-    if (blen) { memcpy(out, base, blen); o = blen; }
-    const char *s = name;
-    while (*s) {
-        const char *e = strchr(s, '/');
-        size_t sl = e ? (size_t)(e - s) : strlen(s);
-        if (sl == 1 && s[0] == '.') {
-            /* skip */
-        } else if (sl == 2 && s[0] == '.' && s[1] == '.') {
-            if (o == 0) {
-                /* escaping the graph root: a name the host refuses */
-                js_free(ctx, out);
-                size_t l = strlen(name);
-                char *esc = js_malloc(ctx, l + 2);
-                if (!esc) return NULL;
-                esc[0] = QJ_OUTSIDE_GRAPH;
-                memcpy(esc + 1, name, l + 1);
-                return esc;
-            }
-            char *p = memrchr(out, '/', o);
-            o = p ? (size_t)(p - out) : 0;
-        } else {
-            if (o) out[o++] = '/';
-            memcpy(out + o, s, sl);
-            o += sl;
-        }
-        if (!e) break;
-        s = e + 1;
+    if (fold_segments(out, &o, base, blen) < 0 || fold_segments(out, &o, name, nlen) < 0) {
+        /* escaping the graph root: a name the host refuses */
+        js_free(ctx, out);
+        char *esc = js_malloc(ctx, nlen + 2);
+        if (!esc)
+            return NULL;
+        esc[0] = QJ_OUTSIDE_GRAPH;
+        memcpy(esc + 1, name, nlen + 1);
+        return esc;
     }
     out[o] = 0;
     return out;
@@ -97,14 +109,99 @@ static int host_module_init(JSContext *ctx, JSModuleDef *m)
     return 0;
 }
 
+/* Whether an import's attributes ask for a JSON module (`with { type: "json" }`). */
+static int wants_json(JSContext *ctx, JSValueConst attributes)
+{
+    if (!JS_IsObject(attributes))
+        return 0;
+    JSValue t = JS_GetPropertyStr(ctx, attributes, "type");
+    const char *s = JS_IsString(t) ? JS_ToCString(ctx, t) : NULL;
+    JS_FreeValue(ctx, t);
+    int json = s && strcmp(s, "json") == 0;
+    if (s)
+        JS_FreeCString(ctx, s);
+    if (JS_HasException(ctx))
+        JS_FreeValue(ctx, JS_GetException(ctx));
+    return json;
+}
+
+/* QuickJS's check of an import's attributes, at parse time: `type` is the only key, and
+ * "json" its only value (QuickJS-ng 0.17 passes attributes to the loader but implements no
+ * module type itself; text and bytes imports are proposals it does not know). */
+int module_check_attributes(JSContext *ctx, void *opaque, JSValueConst attributes)
+{
+    (void)opaque;
+    JSPropertyEnum *tab;
+    uint32_t n;
+    if (JS_GetOwnPropertyNames(ctx, &tab, &n, attributes, JS_GPN_STRING_MASK) < 0)
+        return -1;
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        const char *k = JS_AtomToCString(ctx, tab[i].atom);
+        if (!k) {
+            rc = -1;
+        } else if (strcmp(k, "type") != 0) {
+            JS_ThrowSyntaxError(ctx, "the import attribute '%s' is not supported (only type)", k);
+            rc = -1;
+        } else if (!wants_json(ctx, attributes)) {
+            JSValue t = JS_GetPropertyStr(ctx, attributes, "type");
+            const char *v = JS_ToCString(ctx, t);
+            JS_FreeValue(ctx, t);
+            JS_ThrowTypeError(ctx, "the import type '%s' is not supported (only \"json\")",
+                              v ? v : "?");
+            if (v)
+                JS_FreeCString(ctx, v);
+            rc = -1;
+        }
+        if (k)
+            JS_FreeCString(ctx, k);
+    }
+    JS_FreePropertyEnum(ctx, tab, n);
+    if (n)
+        g.saw_attributes = 1;
+    return rc;
+}
+
+/* A JSON module's one export, `default`: the parsed value (fresh and mutable, per spec). */
+static int json_module_init(JSContext *ctx, JSModuleDef *m)
+{
+    return JS_SetModuleExport(ctx, m, "default", JS_GetModulePrivateValue(ctx, m));
+}
+
+/* The JSON module `name` from its text; a SyntaxError when the text is not JSON. */
+static JSModuleDef *json_module(JSContext *ctx, const char *name, const uint8_t *p, size_t n)
+{
+    char *text = malloc(n + 1);
+    if (!text) {
+        JS_ThrowOutOfMemory(ctx);
+        return NULL;
+    }
+    memcpy(text, p, n);
+    text[n] = 0;
+    JSValue v = JS_ParseJSON(ctx, text, n, name);
+    free(text);
+    if (JS_IsException(v))
+        return NULL;
+    JSModuleDef *m = JS_NewCModule(ctx, name, json_module_init);
+    if (!m || JS_AddModuleExport(ctx, m, "default") < 0) {
+        JS_FreeValue(ctx, v);
+        return NULL;
+    }
+    JS_SetModulePrivateValue(ctx, m, v);
+    return m;
+}
+
 /* QuickJS's loader: ask the host for the module; a module it does not have fails the link. */
-JSModuleDef *module_loader(JSContext *ctx, const char *name, void *opaque)
+JSModuleDef *module_loader(JSContext *ctx, const char *name, void *opaque,
+                           JSValueConst attributes)
 {
     (void)opaque;
     if (g.compile_only)
         return JS_NewCModule(ctx, name, stub_module_init);
+    int json = wants_json(ctx, attributes);
     size_t nlen = strlen(name);
-    int64_t r = qj_host(QJ_OP_MODULE, 0, (int32_t)(uintptr_t)name, (int32_t)nlen, 0);
+    int64_t r = qj_host(QJ_OP_MODULE, json ? QJ_MODULE_WANT_TEXT : QJ_MODULE_WANT_CODE,
+                        (int32_t)(uintptr_t)name, (int32_t)nlen, 0);
     if (r < 0) {
         g.link_failed = 1;
         if (name[0] == QJ_OUTSIDE_GRAPH)
@@ -117,7 +214,12 @@ JSModuleDef *module_loader(JSContext *ctx, const char *name, void *opaque)
     const uint8_t *p = reply_bytes(r, &owned);
     if (!p || r < 1) { free(owned); JS_ThrowOutOfMemory(ctx); return NULL; }
     JSModuleDef *m = NULL;
-    if (p[0] == QJ_MODULE_SOURCE) {
+    if (json) {
+        if (p[0] == QJ_MODULE_SOURCE)
+            m = json_module(ctx, name, p + 1, (size_t)r - 1);
+        else
+            JS_ThrowTypeError(ctx, "module '%s' is not a JSON file of the module graph", name);
+    } else if (p[0] == QJ_MODULE_SOURCE) {
         char *src = malloc((size_t)r);
         if (src) {
             memcpy(src, p + 1, (size_t)r - 1);

@@ -93,8 +93,8 @@ enum {
                            * QJ_E_REPORT_BYTES or QJ_E_UNTRANSFERABLE */
     QJ_OP_RESULT = 3,     /* a=outcome (QJ_OUT_*), (b,c)=value or error message */
     QJ_OP_OOM = 4,        /* a=bytes requested; the allocator failed */
-    QJ_OP_MODULE = 5,     /* (b,c)=module name; reply: a QJ_MODULE_* byte then the module,
-                           * or <0 when the host has no such module */
+    QJ_OP_MODULE = 5,     /* (b,c)=module name, a=QJ_MODULE_WANT_*; reply: a QJ_MODULE_*
+                           * byte then the module, or <0 when the host has no such module */
     QJ_OP_CALL = 6,       /* a=function id, (b,c)=args message, d=call id (0 = sync);
                            * reply: see QJ_CALL_OK */
     QJ_OP_FETCH = 7,      /* copy the pending reply into (b, c) */
@@ -134,7 +134,8 @@ enum {
 };
 
 /* the run record: kinds, flags and header word indices */
-enum { QJ_KIND_MODULE = 0, QJ_KIND_SCRIPT = 1, QJ_KIND_COMPILE = 2 };
+/* QJ_KIND_AUTO: the guest's parser picks the code shape (sandbox/_guest/entry.c) */
+enum { QJ_KIND_MODULE = 0, QJ_KIND_SCRIPT = 1, QJ_KIND_COMPILE = 2, QJ_KIND_AUTO = 3 };
 enum {
     QJ_FLAG_DYNAMIC = 1,  /* eval and Function work in this run */
     QJ_FLAG_ARGS = 2,     /* the args field is given: call fn with them */
@@ -161,6 +162,9 @@ enum {
     QJ_MODULE_BYTECODE = 'B', /* then bytecode a compile batch produced */
     QJ_MODULE_HOST = 'H',     /* then a value message: an object whose keys are the exports */
 };
+/* QJ_OP_MODULE's a: what the import asks for. A JSON module (`with { type: "json" }`) wants
+ * the module's text as written: the reply is QJ_MODULE_SOURCE, never bytecode. */
+enum { QJ_MODULE_WANT_CODE = 0, QJ_MODULE_WANT_TEXT = 1 };
 /* A relative specifier that climbs above the graph's root is normalized to this byte followed
  * by the specifier: no module has such a name, so the host refuses it, and the guest reports
  * the module as outside the graph. */
@@ -174,6 +178,9 @@ enum { QJ_CALL_ERROR = 0, QJ_CALL_OK = 1 };
 /* value messages: the flags byte, and the key that marks a host function */
 enum { QJ_MSG_TAGGED = 1 };
 #define QJ_FN_KEY "\x02" "fn"
+/* A global object holding a host function under this key is a namespace with a fallback: a
+ * missing string property reads as a function calling the fallback with (name, ...args). */
+#define QJ_NS_FALLBACK_KEY "\x02" "missing"
 
 /* the errno the host answers the stubbed WASI imports with (__WASI_ERRNO_BADF) */
 #define QJ_WASI_EBADF 8

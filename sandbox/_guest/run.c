@@ -44,6 +44,9 @@ static int32_t finish_with_exception(int outcome)
         }
     } else {
         JS_DefinePropertyValueStr(ctx, info, "thrown", JS_DupValue(ctx, ex), JS_PROP_C_W_E);
+        JSValue name = thrown_name(ctx, ex);
+        if (!JS_IsUndefined(name))
+            JS_DefinePropertyValueStr(ctx, info, "name", name, JS_PROP_C_W_E);
     }
     JS_DefinePropertyValueStr(ctx, info, "uncatchable", JS_NewBool(ctx, JS_IsUncatchableError(ex)),
                               JS_PROP_C_W_E);
@@ -309,7 +312,7 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
         if (JS_GetOwnPropertyNames(ctx, &tab, &n, globals, JS_GPN_STRING_MASK) == 0) {
             for (uint32_t i = 0; i < n; i++) {
                 JSValue item = JS_GetProperty(ctx, globals, tab[i].atom);
-                item = bind_host_values(ctx, item, 0);
+                item = wrap_namespace(ctx, bind_host_values(ctx, item, 0));
                 JS_DefinePropertyValue(ctx, global, tab[i].atom, item, JS_PROP_ENUMERABLE);
             }
             JS_FreePropertyEnum(ctx, tab, n);
@@ -318,37 +321,14 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
     }
     JS_FreeValue(ctx, globals);
 
-    JSValue v;
-    if (g.kind == QJ_KIND_SCRIPT) {
-        v = JS_Eval(ctx, source, source_len, filename, JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_ASYNC);
-        free(source);
-        free(filename);
-        if (JS_IsException(v))
-            return finish_with_exception(QJ_OUT_ERROR);
-        g.promise = v;
-    } else {
-        if (flags & QJ_FLAG_BYTECODE) {
-            /* the entry arrives as bytecode from the host's cache */
-            JSModuleDef *m = module_from_bytecode(ctx, (const uint8_t *)source, source_len);
-            v = m ? JS_DupValue(ctx, JS_MKPTR(JS_TAG_MODULE, m)) : JS_EXCEPTION;
-            if (m && JS_ResolveModule(ctx, v) < 0) {
-                JS_FreeValue(ctx, v);
-                v = JS_EXCEPTION;
-            }
-        } else {
-            v = JS_Eval(ctx, source, source_len, filename,
-                        JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY);
-        }
-        free(source);
-        free(filename);
-        if (JS_IsException(v))
-            return finish_with_exception(g.link_failed ? QJ_OUT_LINK_ERROR : QJ_OUT_ERROR);
-        g.module_val = JS_DupValue(ctx, v);
-        JSValue p = JS_EvalFunction(ctx, v);
-        if (JS_IsException(p))
-            return finish_with_exception(QJ_OUT_LINK_ERROR);
-        g.promise = p;
-    }
+    int outcome;
+    JSValue p = entry_start(ctx, source, source_len, filename, (flags & QJ_FLAG_BYTECODE) != 0,
+                            &outcome);
+    free(source);
+    free(filename);
+    if (JS_IsException(p))
+        return finish_with_exception(outcome);
+    g.promise = p;
     return step();
 }
 

@@ -218,8 +218,9 @@ def test_code_mode_description_declares_the_tools_module() -> None:
         "properties": {
             "code": {
                 "description": (
-                    'A TypeScript ES module, e.g. `import { tools } from "tools"; '
-                    "export default await tools.some_tool({...});`"
+                    "TypeScript: statements (top-level await; `return` the result), an async "
+                    "arrow function, or an ES module with `export default`, e.g. "
+                    "`const r = await tools.some_tool({...}); return r.result;`"
                 ),
                 "type": "string",
             }
@@ -248,7 +249,8 @@ def test_code_mode_description_declares_the_tools_module() -> None:
         "    get_weather: typeof get_weather;\n"
         "    add: typeof add;\n"
         "  };\n"
-        "}"
+        "}\n"
+        'declare const tools: typeof import("tools").tools;'
     )
 
 
@@ -294,3 +296,75 @@ def test_code_mode_refuses_provider_tools_and_a_tools_import() -> None:
         code_mode_tool([web])
     with pytest.raises(ToolDefinitionError, match='"tools"'):
         code_mode_tool(_tools(), imports={"tools": {}})
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "const r = await tools.add({ a: 2, b: 3 });\nreturn r.result;",
+        "async () => (await tools.add({ a: 2, b: 3 })).result",
+        "```ts\nconst r = await codemode.add({ a: 2, b: 3 });\nr.result\n```",
+        'import { tools as t } from "tools";\nexport default (await t.add({ a: 2, b: 3 })).result;',
+        "(await tools.add({ a: 2, b: 3 })).result",
+    ],
+    ids=["statements-return", "async-arrow", "fenced-codemode", "module-import", "expression"],
+)
+async def test_code_mode_runs_model_shapes_through_the_tools_global(
+    open_runtime: Callable[..., runtime.Runtime], code: str
+) -> None:
+    tool = code_mode_tool(_tools(), timeout=30, namespace="codemode")
+    async with open_runtime(tools=[tool]) as rt:
+        (result,) = await (await rt.thread()).execute_tool_calls([_call(code)])
+    assert result.status == "success", result.error
+    assert result.result == {"result": 5, "logs": []}
+
+
+async def test_calling_a_tool_that_does_not_exist_rejects_naming_it_and_the_tools(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    code = """
+    const p = tools.get_wether({ city: "Paris" });
+    const isPromise = p instanceof Promise;
+    let message = "";
+    try { await p } catch (e) { message = e.message }
+    return { isPromise, message, known: typeof tools.add, has: "nope" in tools,
+             keys: Object.keys(tools).sort(), thenable: typeof tools.then };
+    """
+    async with open_runtime(tools=[code_mode_tool(_tools(), timeout=30)]) as rt:
+        thread = await rt.thread()
+        (result,) = await thread.execute_tool_calls([_call(code)])
+        nested = [
+            m
+            for m in await runtime.helpers.get_messages(thread.state)
+            if m.parent_call_id == "outer"
+        ]
+    assert result.status == "success", result.error
+    value = result.result["result"]
+    assert value["isPromise"] is True and value["known"] == "function"
+    assert "get_wether" in value["message"] and "add, get_weather" in value["message"]
+    assert value["has"] is False and value["keys"] == ["add", "get_weather"]
+    assert value["thenable"] == "undefined"
+    assert nested == []  # nothing ran, nothing was persisted as a tool call
+
+
+async def test_the_tools_global_is_declared_for_the_model_and_names_are_checked() -> None:
+    tool = code_mode_tool(_tools(), namespace="codemode")
+    assert "declare const tools:" in tool.description
+    assert "declare const codemode:" in tool.description
+    with pytest.raises(ToolDefinitionError, match="identifier"):
+        code_mode_tool(_tools(), namespace="not an identifier")
+    with pytest.raises(ToolDefinitionError, match="globals"):
+        code_mode_tool(_tools(), globals={"tools": 1})
+
+
+async def test_code_mode_keeps_a_callers_kind_and_globals(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    tool = code_mode_tool(_tools(), timeout=30, kind="module", globals={"LIMIT": 7})
+    code = "export default LIMIT + (await tools.add({ a: 1, b: 1 })).result"
+    async with open_runtime(tools=[tool]) as rt:
+        (result,) = await (await rt.thread()).execute_tool_calls([_call(code)])
+    assert result.result == {"result": 9, "logs": []}, result.error
+    async with open_runtime(tools=[tool]) as rt:
+        (result,) = await (await rt.thread()).execute_tool_calls([_call("return 1")])
+    assert result.status == "error"  # kind="module": a top-level return is a syntax error
