@@ -185,6 +185,8 @@ class RunMetrics:
     quota_refusals: int = 0
     fuel_used: int | None = None
     bytecode_hits: int = 0
+    timers_fired: int = 0
+    timers_cancelled: int = 0
 
 
 @dataclass(frozen=True, slots=True, repr=False)
