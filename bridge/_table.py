@@ -27,10 +27,11 @@ R = TypeVar("R")
 class _Synchronous(Generic[P, R]):
     """A sync callable whose JS calls return its value, not a Promise (see :func:`synchronous`)."""
 
-    __slots__ = ("fn",)
+    __slots__ = ("__wrapped__", "fn")
 
     def __init__(self, fn: Callable[P, R]) -> None:
         self.fn = fn
+        self.__wrapped__ = fn  # inspect.signature and functools.wraps see the function
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.fn(*args, **kwargs)
