@@ -87,6 +87,20 @@ def test_delays_are_clamped_and_converted_like_webidl_longs() -> None:
     assert _ok(code) == ["neg", "nan", "str", "end"]
 
 
+def test_timers_nested_past_five_levels_wait_at_least_four_milliseconds() -> None:
+    code = """
+    export default () => new Promise((done) => {
+      const t0 = Date.now();
+      let n = 0;
+      const step = () => { if (++n === 20) done(Date.now() - t0); else setTimeout(step, 0); };
+      setTimeout(step, 0);
+    });
+    """
+    # levels 6..19 are clamped to 4 ms each: a lower bound, whatever the machine's load
+    elapsed = _ok(code, timeout=GENEROUS)
+    assert isinstance(elapsed, int) and elapsed >= 14 * 4
+
+
 def test_a_string_handler_is_refused_without_dynamic_code() -> None:
     code = """
     export default () => {
