@@ -303,3 +303,15 @@ def test_timers_and_async_host_calls_interleave(deterministic: bool) -> None:
     r = run_code_sync(code, globals={"slow": slow}, deterministic=deterministic, timeout=GENEROUS)
     assert r.ok, r.error
     assert r.result == [5, "timer"]
+
+
+async def test_a_timer_wait_beside_async_host_calls_is_stopped_by_the_timeout(
+    anyio_backend: str,
+) -> None:
+    async def quick() -> int:
+        return 1
+
+    code = "await quick(); await new Promise((r) => setTimeout(r, 3e6)); export default 1"
+    r = await run_code(code, globals={"quick": quick}, timeout=0.3)
+    assert (r.status, r.reason) == ("terminated", "timeout")
+    assert r.metrics.host_calls == 1
