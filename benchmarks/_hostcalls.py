@@ -1,4 +1,5 @@
-"""Rows 4–5: host functions called from JS, per call.
+"""Rows 4–5: host functions called from JS, per call: a sync function answering at once
+(``bridge.synchronous``), the same through the default Promise path, and async functions.
 
 Per-call time is ``(median run with the calls − median run of the same loop without them) /
 calls``: both runs pay the same fresh sandbox, the same globals and the same loop, so what is
@@ -92,8 +93,10 @@ def _sync_row(cfg: Config, failures: list[str]) -> Row:
     n_rs = 10 if cfg.dry else 1000
 
     def quickjail(call: bool) -> Callable[[], Any]:
+        from quickjail.bridge import synchronous  # imported late: the startup row times it
+
         src = _sequential(n, call=call, awaited=False) + "export default s;"
-        return lambda: qj(src, globals={"add": add})
+        return lambda: qj(src, globals={"add": synchronous(add)})
 
     def native(call: bool) -> Callable[[], Any]:
         src = f"(function () {{ {_sequential(n, call=call, awaited=False)} return s; }})()"
@@ -122,8 +125,39 @@ def _sync_row(cfg: Config, failures: list[str]) -> Row:
         {NG: _per_call(cells, NG, n), RS: _per_call(cells, RS, n_rs)},
         Target("<=", 15e3, "≤ 15 µs"),
         note=f"(run with {n:,} calls − same loop with `s + 1`) / calls; quickjail: "
-        "`globals={'add': add}`, quickjs-ng: `ctx.add_callable`, quickjs-rs: "
-        f"`ctx.register` ({n_rs:,} calls per run).",
+        "`globals={'add': bridge.synchronous(add)}`, quickjs-ng: `ctx.add_callable`, "
+        f"quickjs-rs: `ctx.register` ({n_rs:,} calls per run).",
+    )
+
+
+_SAME_AS_SYNC = Cell(error="peers have no Promise path", display="n/a (see the row above)")
+
+
+def _promise_row(cfg: Config, failures: list[str]) -> Row:
+    """The default: a sync Python function whose JS call returns a settled Promise."""
+    n = 10 if cfg.dry else 10_000
+
+    def quickjail(call: bool) -> Callable[[], Any]:
+        src = _sequential(n, call=call, awaited=True) + "export default s;"
+        return lambda: qj(src, globals={"add": add})
+
+    cells = compare(
+        cfg,
+        failures,
+        "host_call_promise",
+        _variants(quickjail, QUICKJAIL),
+        _checker({QUICKJAIL: n}),
+    )
+    return Row(
+        "host_call_promise",
+        "sync host call through the Promise path, `await add(a, b)`, per call",
+        "time",
+        _per_call(cells, QUICKJAIL, n),
+        {NG: _SAME_AS_SYNC, RS: _SAME_AS_SYNC},
+        Target("<=", 15e3, "≤ 15 µs"),
+        note=f"sync `def add` (the default: its promise is settled before the call returns); "
+        f"`s = await add(s, 1)` × {n:,} − the same loop with `await (s + 1)`, per call; the "
+        "sync API.",
     )
 
 
@@ -199,4 +233,4 @@ def _async_rows(cfg: Config, failures: list[str]) -> list[Row]:
 
 
 def rows(cfg: Config, failures: list[str]) -> list[Row]:
-    return [_sync_row(cfg, failures), *_async_rows(cfg, failures)]
+    return [_sync_row(cfg, failures), _promise_row(cfg, failures), *_async_rows(cfg, failures)]

@@ -8,6 +8,9 @@ errors. Ready-made capabilities:
 
 - :class:`ReadOnlyDir` — ``readFile``/``readdir``/``stat`` over one directory, traversal-proof.
 
+Every host function returns a Promise in JS; :func:`synchronous` marks one whose JS call
+returns its value instead.
+
 Raise :class:`HostError` from a host function to show its message inside JS. The exception
 tree is drawn in ``bridge/_errors.py``; its root is :class:`BridgeError`.
 """
@@ -16,7 +19,7 @@ from quickjail.bridge._errors import ArgumentError, BridgeError, HostError
 from quickjail.bridge._fs import FsError, ReadOnlyDir
 from quickjail.bridge._quotas import Quotas
 from quickjail.bridge._run_code import run_code, run_code_sync
-from quickjail.bridge._table import Capability
+from quickjail.bridge._table import Capability, synchronous
 
 __all__ = [
     "ArgumentError",
@@ -28,6 +31,7 @@ __all__ = [
     "ReadOnlyDir",
     "run_code",
     "run_code_sync",
+    "synchronous",
 ]
 
 for _name in __all__:

@@ -333,12 +333,16 @@ class ReadOnlyDir:
         """
         return {"readFile": self.readFile, "readdir": self.readdir, "stat": self.stat}
 
-    def readFile(self, path: str, encoding: str | None = None) -> bytes | str:
+    def readFile(self, path: str, encoding: str | int | None = None) -> bytes | str:
         """Read a regular file.
+
+        In JS it returns a Promise, like every host function, so ``paths.map(fs.readFile)``
+        works: the index ``map`` passes second counts as no encoding.
 
         Args:
             path: Virtual path of the file.
-            encoding: ``None`` for bytes, or ``"utf8"`` / ``"utf-8"`` (any case) for text.
+            encoding: ``None`` (or an int, the index ``Array.prototype.map`` passes) for
+                bytes, or ``"utf8"`` / ``"utf-8"`` (any case) for text.
 
         Returns:
             The file's contents, as bytes or as a str.
@@ -497,7 +501,7 @@ class ReadOnlyDir:
         Raises:
             FsError: ``EINVAL`` naming the accepted encodings.
         """
-        if encoding is None:
+        if encoding is None or type(encoding) is int:
             return False
         if (
             type(encoding) is str

@@ -39,10 +39,11 @@ def run_code(
     """Run code in a fresh sandbox with exactly the host capabilities given.
 
     Host functions may be sync or ``async def``; a call from JS passes its arguments (copied,
-    validated against the function's type hints or pydantic model) and returns its result
-    (an async function returns a Promise). A :class:`HostError` shows its message to the
-    program; any other exception shows only a generic error, and stays in
-    ``CodeResult.host_errors``.
+    validated against the function's type hints or pydantic model) and returns a Promise of
+    its result, as in a Worker. A sync function is still called at once and its promise is
+    settled before the call returns; one marked with :func:`synchronous` returns its value.
+    A :class:`HostError` shows its message to the program; any other exception shows only a
+    generic error, and stays in ``CodeResult.host_errors``.
 
     Args:
         source: the entry: an ES module (``kind="module"``), a classic script, or with

@@ -2,22 +2,64 @@
 
 Every callable found in the namespaces (at any depth, or in what a :class:`Capability`
 exports) becomes a :class:`~quickjail.sandbox.host.HostFunction` with its validator; every
-other value is data the sandbox copies in. A name that is not here cannot be called.
+other value is data the sandbox copies in. A name that is not here cannot be called. In JS
+every such function returns a Promise, unless it was marked with :func:`synchronous`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar, runtime_checkable
 
 from quickjail.bridge._errors import HostError
 from quickjail.bridge._quotas import Quotas, QuotaState
 from quickjail.bridge._validate import build_validator
 from quickjail.sandbox.host import HostFunction, is_async_callable
 
-__all__ = ["BridgeTable", "Capability"]
+__all__ = ["BridgeTable", "Capability", "synchronous"]
 
 _MAX_DEPTH = 128  # the sandbox's own transfer depth; deeper data is its error to report
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class _Synchronous(Generic[P, R]):
+    """A sync callable whose JS calls return its value, not a Promise (see :func:`synchronous`)."""
+
+    __slots__ = ("__wrapped__", "fn")
+
+    def __init__(self, fn: Callable[P, R]) -> None:
+        self.fn = fn
+        self.__wrapped__ = fn  # inspect.signature and functools.wraps see the function
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"synchronous({self.fn!r})"
+
+
+def synchronous(fn: Callable[P, R]) -> Callable[P, R]:
+    """Mark a sync host function so that calling it in JS returns its value (or throws).
+
+    By default every host function returns a Promise in JS, as tool functions do in a Worker
+    (``await fs.readFile(p)``, ``tool(x).catch(...)``). A function marked with this (as a
+    decorator, or around a value in ``imports=``/``globals=``) keeps synchronous JS semantics
+    instead: ``const n = counter.next()`` gets the number. The Python side is the same either
+    way: the function is called at once on the run's worker thread. Calling the result from
+    Python calls ``fn``.
+
+    Raises:
+        TypeError: ``fn`` is async (its result only exists later) or not callable.
+    """
+    if isinstance(fn, _Synchronous):
+        return fn
+    if not callable(fn) or isinstance(fn, type):
+        raise TypeError("synchronous() takes a function")
+    if is_async_callable(fn):
+        raise TypeError("synchronous() takes a sync function: an async one's value comes later")
+    return _Synchronous(fn)
 
 
 @runtime_checkable
@@ -102,6 +144,8 @@ def _expand(value: Any, path: str) -> Any:
 def _wrap(value: Any, name: str, depth: int, seen: set[int]) -> Any:
     """``value`` with every callable replaced by a :class:`HostFunction` named for its path."""
     value = _expand(value, name)
+    if isinstance(value, _Synchronous):
+        return _host_function(value.fn, name, sync_js=True)
     if callable(value) and not isinstance(value, type):
         return _host_function(value, name)
     if depth >= _MAX_DEPTH or id(value) in seen:
@@ -124,5 +168,5 @@ def _wrap(value: Any, name: str, depth: int, seen: set[int]) -> Any:
     return value
 
 
-def _host_function(fn: Callable[..., Any], name: str) -> HostFunction:
-    return HostFunction(name, fn, is_async_callable(fn), build_validator(fn, name))
+def _host_function(fn: Callable[..., Any], name: str, *, sync_js: bool = False) -> HostFunction:
+    return HostFunction(name, fn, is_async_callable(fn), build_validator(fn, name), sync_js=sync_js)

@@ -90,7 +90,9 @@ class ThreadFiles:
         """``readFile``, ``readdir`` and ``stat``, each an async host function."""
         return {"readFile": self.read_file, "readdir": self.readdir, "stat": self.stat}
 
-    async def read_file(self, path: str, encoding: str | None = None) -> bytes | str:
+    async def read_file(self, path: str, encoding: str | int | None = None) -> bytes | str:
+        if type(encoding) is int:
+            encoding = None  # the index paths.map(fs.readFile) passes, as in ReadOnlyDir
         if encoding is not None and (
             not isinstance(encoding, str) or encoding.lower() not in _TEXT_ENCODINGS
         ):

@@ -28,6 +28,8 @@ OP_CALL: Final = 6
 OP_FETCH: Final = 7
 OP_REJECTION: Final = 8
 OP_BYTECODE: Final = 9
+OP_SLEEP: Final = 10
+OP_TIMERS: Final = 11
 
 # negative replies of qj.host
 E_HOST: Final = -1
@@ -83,11 +85,16 @@ CALL_OK: Final = b"\x01"
 CALL_ERROR: Final = b"\x00"
 
 # value messages: the flags byte's bit for "tagged values may be present", and the key of the
-# object that stands for a host function ({FN_KEY: [id, is_async, name]})
+# object that stands for a host function ({FN_KEY: [id, mode, name]})
 MSG_TAGGED: Final = 1
 FN_KEY: Final = "\x02fn"
 # a global namespace's fallback host function, called as (name, ...args) for missing names
 NS_FALLBACK_KEY: Final = "\x02missing"
+
+# a host function marker's mode: returns the value, an async call, a promise of a sync reply
+FN_VALUE: Final = 0
+FN_ASYNC: Final = 1
+FN_PROMISE: Final = 2
 
 # the guest's scratch buffer for host → guest data that fits
 SCRATCH_SIZE: Final = 256 * 1024

@@ -3,7 +3,12 @@
 ``await execution`` drives the run on the current event loop (any anyio backend): guest slices
 run on worker threads, async host calls run in the awaiting task's task group, and the report
 callback is called there in order. ``run_sync`` drives it from synchronous code. A run with no
-async host function and no report callback runs whole in one worker job either way.
+async host function and no report callback runs in worker jobs alone either way: one, or one
+per wake-up when it waits for timers.
+
+A run waiting for a timer holds no thread: the driver waits on its event loop (or, for worker
+jobs, the deadline thread submits the next slice at the due time), and a stop (timeout,
+``terminate``) wakes it at once.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import functools
 import inspect
 import math
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Generator
 from typing import Any
 
@@ -264,7 +270,8 @@ class CodeExecution:
         signal: Callable[[], None],
         on_report: Callable[[Any], None],
     ) -> Callable[[], None]:
-        """A worker job running the whole run (one slice); ``signal`` wakes the waiter."""
+        """A worker job running the whole run (its first slice, and the next ones when it
+        waits for timers); ``signal`` wakes the waiter."""
 
         def job() -> None:
             try:
@@ -272,20 +279,68 @@ class CodeExecution:
                 if run is None:
                     assert self._result is not None
                     box.append(self._result)
+                    signal()
                     return
-                run.on_report_threadsafe = on_report
-                status = run.run_slice(run.slice_start)
-                if status == QJ_PENDING and run.stop_reason is None:
-                    run.terminate("deadlock")
-                box.append(self._finish(run, status, release=False))
             except BaseException as exc:  # delivered to the waiter
                 box.append(exc)
-            finally:
                 signal()
-                if self._run is not None:  # freeing the instance is off the waiter's path
-                    self._run.release()
+                return
+            run.on_report_threadsafe = on_report
+            self._slice_job(run, run.slice_start, box, signal)
 
         return job
+
+    def _slice_job(
+        self,
+        run: Run,
+        work: Callable[[], int],
+        box: list[CodeResult | BaseException],
+        signal: Callable[[], None],
+    ) -> None:
+        """Run one slice on this worker. When the guest then waits for a timer, the next slice
+        is submitted at the due time (or at once when the run stops) and this worker is free
+        meanwhile; otherwise the run ends here."""
+        ended = True
+        try:
+            status = run.run_slice(work)
+            if status == QJ_PENDING and run.stop_reason is None:
+                if run.wake_in is not None:
+                    self._wake_later(run, run.wake_in, box, signal)
+                    ended = False
+                    return
+                run.terminate("deadlock")  # nothing could ever resume it
+            box.append(self._finish(run, status, release=False))
+        except BaseException as exc:  # delivered to the waiter
+            box.append(exc)
+        finally:
+            if ended:
+                signal()
+                run.release()  # freeing the instance is off the waiter's path
+
+    def _wake_later(
+        self,
+        run: Run,
+        delay: float,
+        box: list[CodeResult | BaseException],
+        signal: Callable[[], None],
+    ) -> None:
+        """Submit the run's next slice after ``delay`` seconds, or as soon as it is stopped."""
+        once = threading.Lock()
+        key = 0
+
+        def wake() -> None:
+            if not once.acquire(blocking=False):
+                return
+            self._engine.deadlines.cancel(key)
+            run.on_stop = self._poke
+            self._engine.workers.submit(
+                functools.partial(self._slice_job, run, run.slice_wake, box, signal)
+            )
+
+        run.on_stop = wake
+        key = self._engine.deadlines.add(time.monotonic() + delay, wake)
+        if run.stop_reason is not None:
+            wake()  # stopped before on_stop was in place
 
     def _outcome_of(self, box: list[CodeResult | BaseException]) -> CodeResult:
         out = box[0]
@@ -355,20 +410,33 @@ class CodeExecution:
         done or stopped; returns the last slice's status."""
         assert self._wake is not None
         settled: list[tuple[int, bool, bytes]] = []
+        in_flight = 0  # async host calls started and not yet handed to the guest
         status = await self._in_worker(run, run.slice_start)
         async with anyio.create_task_group() as calls:
             while status == QJ_PENDING and run.stop_reason is None:
                 for call in run.take_new_calls():
                     calls.start_soon(self._host_call, run, call, settled)
-                run.pause_deadline()
-                while not settled and run.stop_reason is None:
-                    await self._wake.wait()
-                    self._wake = anyio.Event()
-                run.resume_deadline()
+                    in_flight += 1
+                wake_in = run.wake_in  # the guest's next timer, if it waits for one
+                if wake_in is None and in_flight == 0:
+                    run.terminate("deadlock")  # nothing could ever resume it
+                    break
+                if wake_in is None:
+                    run.pause_deadline()  # waiting for host calls alone
+                with anyio.move_on_after(math.inf if wake_in is None else wake_in):
+                    while not settled and run.stop_reason is None:
+                        await self._wake.wait()
+                        self._wake = anyio.Event()
+                if wake_in is None:
+                    run.resume_deadline()
                 if run.stop_reason is not None:
                     break
+                if not settled:
+                    status = await self._in_worker(run, run.slice_wake)
+                    continue
                 batch = list(settled)
                 settled.clear()
+                in_flight -= len(batch)
                 status = await self._in_worker(run, functools.partial(run.slice_resume, batch))
             calls.cancel_scope.cancel()
         return status

@@ -188,6 +188,8 @@ class RunMetrics:
     quota_refusals: int = 0
     fuel_used: int | None = None
     bytecode_hits: int = 0
+    timers_fired: int = 0  # timer callbacks run (each repeat of an interval counts)
+    timers_cancelled: int = 0  # timers still pending when the entry settled (README "Timers")
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -44,6 +44,8 @@ from quickjail.sandbox._abi import (
     OP_REJECTION,
     OP_REPORT,
     OP_RESULT,
+    OP_SLEEP,
+    OP_TIMERS,
     OUT_ERROR,
     OUT_LINK_ERROR,
     OUT_VALUE,
@@ -114,6 +116,10 @@ class Run:
         self._slices = 0
         self._cpu = 0.0
         self._clock_reads = 0
+        self._virtual_ns = 0  # how far deterministic time jumped for timers
+        self.wake_in: float | None = None  # seconds until the guest's next timer, when waiting
+        self._timers_fired = 0
+        self._timers_cancelled = 0
         self._bytecode_hits = 0
         self._compiled_now: set[bytes] = set()
         self._module_name_max: int | None = None
@@ -190,7 +196,7 @@ class Run:
         if self.opts.deterministic:
             # a fixed start that advances by one millisecond per reading
             self._clock_reads += 1
-            return DETERMINISTIC_EPOCH_NS + self._clock_reads * 1_000_000
+            return DETERMINISTIC_EPOCH_NS + self._clock_reads * 1_000_000 + self._virtual_ns
         return time.time_ns() if clock_id == 0 else time.monotonic_ns()
 
     def keep_error(self, exc: BaseException) -> None:
@@ -215,6 +221,11 @@ class Run:
         try:
             if op == OP_OOM:
                 self._oom = True
+                return 0
+            if op == OP_SLEEP:
+                return self._on_sleep(a, b)
+            if op == OP_TIMERS:
+                self._timers_fired, self._timers_cancelled = max(a, 0), max(b, 0)
                 return 0
             if op not in _SPAN_OPS:
                 return E_HOST
@@ -247,6 +258,24 @@ class Run:
                 self.fatal = exc
                 self.terminate("interrupted")
             return E_HOST
+
+    def _on_sleep(self, ms: int, in_flight: int) -> int:
+        """The guest has nothing to run until its next timer, ``ms`` from now.
+
+        With ``deterministic=True`` time is virtual: when no async host call is in flight (they
+        take no virtual time), the guest clock jumps by ``ms`` and the guest goes on at once.
+        Otherwise the guest returns QJ_PENDING and the driver resumes it after ``ms`` real
+        milliseconds (or earlier, when a host call settles), holding no thread meanwhile.
+        """
+        ms = max(ms, 0)
+        if self.opts.deterministic:
+            if in_flight <= 0:
+                self._virtual_ns += ms * 1_000_000
+                return 0
+            self.wake_in = None
+            return E_PENDING
+        self.wake_in = ms / 1000
+        return E_PENDING
 
     def _reply_with(self, data: bytes) -> int:
         """Hand a reply to the guest: into scratch when it fits, else kept for OP_FETCH."""
@@ -478,6 +507,11 @@ class Run:
             self._trap = exc
             raise _Stopped from None
 
+    def slice_wake(self) -> int:
+        """Resume the guest for its timers (``qj_resume`` with call id 0)."""
+        status: int = self._call(self._instance.resume, 0, 1, 0, 0)
+        return status
+
     def run_slice(self, work: Callable[[], int]) -> int | None:
         """Run one slice on the current (worker) thread; None when the guest trapped.
 
@@ -487,6 +521,7 @@ class Run:
         """
         _router.bind(self)
         t0 = time.thread_time()
+        self.wake_in = None
         try:
             self._slices += 1
             return work()
@@ -570,6 +605,8 @@ class Run:
             quota_refusals=self.dispatch.refusals,
             fuel_used=fuel_used,
             bytecode_hits=self._bytecode_hits,
+            timers_fired=self._timers_fired,
+            timers_cancelled=self._timers_cancelled,
         )
         result = CodeResult(
             status=outcome.status,

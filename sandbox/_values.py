@@ -509,7 +509,7 @@ class _Encoder:
             # the JS name is the key it is bound to, never the Python function's own name
             name = path.rsplit(".", 1)[-1].strip("[]'\"")
             fid = self.functions(value)
-            return {FN_KEY: [fid, value.is_async, name if name.isidentifier() else ""]}
+            return {FN_KEY: [fid, value.js_mode, name if name.isidentifier() else ""]}
         ident = id(value)
         if ident in seen:
             raise TransferError(f"cannot transfer a circular reference at {path}")

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, ParamSpec, Protocol, TypeVar
 
-from quickjail.sandbox._abi import NS_FALLBACK_KEY
+from quickjail.sandbox._abi import FN_ASYNC, FN_PROMISE, FN_VALUE, NS_FALLBACK_KEY
 from quickjail.sandbox.errors import HostCallRefused
 
 __all__ = [
@@ -60,19 +60,38 @@ R = TypeVar("R", covariant=True)
 class HostFunction:
     """A host callable the guest may call: one entry of a run's dispatch table.
 
+    Every call returns a Promise in JS, as in a Worker. A sync function is still called at
+    once, on the run's worker thread, and its value or exception settles the promise before the
+    call returns (no event-loop round trip); an async one's promise settles when its awaitable
+    does.
+
     Attributes:
         name: how errors name it (``"fs.readFile"``).
         fn: the callable; called with the prepared positional arguments. If ``is_async``,
             it returns an awaitable, awaited on the event loop that awaits the run.
-        is_async: whether a JS call returns a Promise settled by the awaited result.
+        is_async: whether ``fn`` returns an awaitable.
         prepare: turns the decoded JS arguments into the call's positional arguments; it
             raises to refuse them (validation). ``None`` passes them as they are.
+        sync_js: the opt-in for a sync ``fn``: a JS call returns its value (or throws)
+            instead of returning a Promise. Not allowed with ``is_async``.
     """
 
     name: str
     fn: Callable[..., Any]
     is_async: bool = False
     prepare: Callable[[list[Any]], tuple[Any, ...]] | None = None
+    sync_js: bool = False
+
+    def __post_init__(self) -> None:
+        if self.sync_js and self.is_async:
+            raise ValueError(f"{self.name}: an async function cannot return its value at once")
+
+    @property
+    def js_mode(self) -> int:
+        """How a JS call answers: the guest ABI's ``FN_*`` mode."""
+        if self.is_async:
+            return FN_ASYNC
+        return FN_VALUE if self.sync_js else FN_PROMISE
 
 
 class HostCalls(Protocol):

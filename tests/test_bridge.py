@@ -22,7 +22,7 @@ def test_imports_make_a_bare_specifier_module_with_named_and_default_exports() -
         return f"hi {name}"
 
     src = """import { greet, VERSION } from "tools"; import tools from "tools";
-      export default [greet("ada"), VERSION, Object.isFrozen(tools), typeof tools.greet]"""
+      export default [await greet("ada"), VERSION, Object.isFrozen(tools), typeof tools.greet]"""
     r = run_code_sync(src, imports={"tools": {"greet": greet, "VERSION": "1.2"}})
     assert r.result == ["hi ada", "1.2", True, "function"]
 
@@ -30,7 +30,7 @@ def test_imports_make_a_bare_specifier_module_with_named_and_default_exports() -
 def test_globals_make_free_identifiers_and_namespaces_are_frozen() -> None:
     src = """ "use strict";
       let threw = false; try { cfg.limit = 1 } catch { threw = true }
-      export default [LIMIT, lookup(2), cfg.nested.deep, threw, typeof cfg.fn]"""
+      export default [LIMIT, await lookup(2), cfg.nested.deep, threw, typeof cfg.fn]"""
     r = run_code_sync(
         src,
         globals={
@@ -55,8 +55,15 @@ def test_a_missing_export_of_a_host_module_is_a_link_error() -> None:
     assert r.status == "link_error" and r.error is not None and "nope" in r.error.message
 
 
-def test_a_sync_host_function_returns_its_value_directly() -> None:
-    r = run_code_sync("export default add(2, 3) * 2", globals={"add": lambda a, b: a + b})
+def test_a_sync_host_function_returns_a_promise_of_its_value() -> None:
+    r = run_code_sync("export default (await add(2, 3)) * 2", globals={"add": lambda a, b: a + b})
+    assert r.result == 10
+    assert r.metrics.host_calls == 1
+
+
+def test_a_synchronous_host_function_returns_its_value_directly() -> None:
+    add = bridge.synchronous(lambda a, b: a + b)
+    r = run_code_sync("export default add(2, 3) * 2", globals={"add": add})
     assert r.result == 10
     assert r.metrics.host_calls == 1
 
@@ -111,7 +118,7 @@ def test_a_host_exception_shows_a_safe_message_in_js_and_the_original_on_the_hos
         raise FileNotFoundError(secret)
 
     r = run_code_sync(
-        "try { leaky() } catch (e) { report([e.name, e.message, String(e.stack)]) }"
+        "try { await leaky() } catch (e) { report([e.name, e.message, String(e.stack)]) }"
         " export default 1",
         globals={"leaky": leaky},
     )
@@ -128,7 +135,7 @@ def test_a_host_error_raised_on_purpose_shows_its_message() -> None:
             raise bridge.HostError("n must be positive", js_name="RangeError")
         return n
 
-    src = "try { check(-1) } catch (e) { report([e instanceof RangeError, e.message]) }"
+    src = "try { await check(-1) } catch (e) { report([e instanceof RangeError, e.message]) }"
     assert run_code_sync(src, globals={"check": check}).reports == [[True, "n must be positive"]]
 
 
@@ -149,9 +156,9 @@ def test_typed_arguments_are_validated_before_the_call() -> None:
         calls.append((count, text))
         return text * count
 
-    src = """const out = [repeat(2, "ab")];
-      try { repeat("many", "x") } catch (e) { out.push(e.name, e.message) }
-      try { repeat(1) } catch (e) { out.push(e.name) }
+    src = """const out = [await repeat(2, "ab")];
+      try { await repeat("many", "x") } catch (e) { out.push(e.name, e.message) }
+      try { await repeat(1) } catch (e) { out.push(e.name) }
       export default out"""
     r = run_code_sync(src, globals={"repeat": repeat})
     assert r.status == "success", r.error
@@ -172,8 +179,8 @@ def test_a_single_model_parameter_takes_keyword_style_calls() -> None:
         seen.append(q)
         return list(range(q.limit))
 
-    src = """const ok = select({table: "users", limit: 3});
-      let err; try { select({table: 5}) } catch (e) { err = e.name }
+    src = """const ok = await select({table: "users", limit: 3});
+      let err; try { await select({table: 5}) } catch (e) { err = e.name }
       export default [ok, err]"""
     r = run_code_sync(src, globals={"select": select})
     assert r.result == [[0, 1, 2], "TypeError"]
@@ -184,14 +191,14 @@ def test_untyped_functions_still_get_their_argument_count_checked() -> None:
     def two(a, b):  # type: ignore[no-untyped-def]
         return [a, b]
 
-    src = """let e; try { two(1) } catch (x) { e = x.name }
-      export default [two(1, 'x'), two(1, 2, 3), e]"""
+    src = """let e; try { await two(1) } catch (x) { e = x.name }
+      export default [await two(1, 'x'), await two(1, 2, 3), e]"""
     assert run_code_sync(src, globals={"two": two}).result == [[1, "x"], [1, 2], "TypeError"]
 
 
 def test_the_host_call_quota_is_a_catchable_error_counted_in_metrics() -> None:
     src = """let n = 0, err;
-      try { for (;;) { ping(); n++ } } catch (e) { err = e.name }
+      try { for (;;) { await ping(); n++ } } catch (e) { err = e.name }
       export default [n, err]"""
     r = run_code_sync(src, globals={"ping": lambda: None})
     assert r.result == [10_000, "RangeError"]
@@ -252,8 +259,8 @@ def tree(tmp_path: Path) -> Path:
 
 def test_readonlydir_reads_text_bytes_lists_and_stats(tree: Path) -> None:
     src = """import { readFile, readdir, stat } from "fs";
-      export default [readFile("notes.txt", "utf8"), readFile("sub/data.bin"),
-                      readdir("."), stat("sub").type]"""
+      export default [await readFile("notes.txt", "utf8"), await readFile("sub/data.bin"),
+                      await readdir("."), (await stat("sub")).type]"""
     r = run_code_sync(src, imports={"fs": bridge.ReadOnlyDir(tree)})
     assert r.status == "success", r.error
     assert r.result == [
@@ -293,8 +300,8 @@ def test_readonlydir_reads_text_bytes_lists_and_stats(tree: Path) -> None:
 )
 def test_readonlydir_refusals_reach_js_with_only_the_virtual_path(tree: Path, path: str) -> None:
     src = """import { readFile } from "fs";
-      export default function (p) {
-        try { readFile(p); return "read!" } catch (e) { return [e.name, e.message] } }"""
+      export default async function (p) {
+        try { await readFile(p); return "read!" } catch (e) { return [e.name, e.message] } }"""
     r = run_code_sync(
         src, imports={"fs": bridge.ReadOnlyDir(tree)}, execute={"args": [path]}, timeout=10
     )
@@ -330,9 +337,9 @@ def test_annotated_constraints_and_validators_are_enforced_before_the_call() -> 
         calls.append((path, count, tag))
         return path
 
-    src = """const out = [read("a/b", 1, "ok")];
+    src = """const out = [await read("a/b", 1, "ok")];
       for (const args of [["../etc/passwd", 1], ["a", -1], ["a", 11], ["a", 1, "long"]]) {
-        try { read(...args); out.push("called") } catch (e) { out.push([e.name, e.message]) }
+        try { await read(...args); out.push("called") } catch (e) { out.push([e.name, e.message]) }
       }
       export default out"""
     r = run_code_sync(src, globals={"read": read}, timeout=30)
@@ -367,9 +374,9 @@ def test_a_validators_own_message_is_never_shown_to_the_program() -> None:
 
     src = """const out = [];
       for (const args of [["../x", 1], ["a", 13]]) {
-        try { read(...args) } catch (e) { out.push([e.name, e.message]) }
+        try { await read(...args) } catch (e) { out.push([e.name, e.message]) }
       }
-      try { open_request({ path: "a/../b" }) } catch (e) { out.push([e.name, e.message]) }
+      try { await open_request({ path: "a/../b" }) } catch (e) { out.push([e.name, e.message]) }
       export default out"""
     r = run_code_sync(src, globals={"read": read, "open_request": open_request}, timeout=30)
     assert r.status == "success", r.error
@@ -385,9 +392,9 @@ def test_star_args_annotations_check_every_extra_argument() -> None:
     def total(first: int, *rest: Annotated[int, pydantic.Field(ge=0)]) -> int:
         return first + sum(rest)
 
-    src = """const out = [total(1, 2, 3)];
+    src = """const out = [await total(1, 2, 3)];
       for (const args of [[1, 2, "x"], [1, -5]]) {
-        try { total(...args); out.push("called") } catch (e) { out.push([e.name, e.message]) }
+        try { await total(...args); out.push("called") } catch (e) { out.push([e.name, e.message]) }
       }
       export default out"""
     r = run_code_sync(src, globals={"total": total}, timeout=30)

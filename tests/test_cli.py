@@ -309,7 +309,8 @@ def test_allow_read_lets_the_program_read_a_file_under_the_dir(write: Any, data_
         "read.ts",
         """
         import { readFile, readdir } from "fs";
-        export default { text: await readFile("docs/notes.txt", "utf8"), ls: readdir("docs") };
+        const text = await readFile("docs/notes.txt", "utf8");
+        export default { text, ls: await readdir("docs") };
     """,
     )
     proc = quickjail("run", "--allow-read", str(data_dir), str(prog))

@@ -386,7 +386,6 @@ def test_the_sandbox_has_ecmascript_and_nothing_else() -> None:
         "process",
         "require",
         "fetch",
-        "setTimeout",
         "WebAssembly",
         "std",
         "os",

@@ -164,7 +164,7 @@ def test_a_host_function_result_past_the_cap_is_a_type_error_in_js() -> None:
         return b"z" * (MAX_TRANSFER_BYTES + 1)
 
     r = run_code_sync(
-        "import { huge } from 'h'; export default (() => { try { huge(); } "
+        "import { huge } from 'h'; export default await (async () => { try { await huge(); } "
         "catch (e) { return e.name + ': ' + e.message; } })()",
         imports={"h": {"huge": huge}},
         memory_limit_bytes=256 * MiB,

@@ -104,7 +104,7 @@ class _Table:
 
 def test_the_sandbox_dispatches_through_any_host_table() -> None:
     table = _Table()
-    src = 'import { twice as t, PI } from "math2"; export default [t(PI), twice(4)]'
+    src = 'import { twice as t, PI } from "math2"; export default [await t(PI), await twice(4)]'
     r = sandbox.run_code_sync(src, host=table)
     assert r.status == "success" and r.result == [6, 8]
     assert [name for name, _ in table.admitted] == ["twice", "twice"]
@@ -113,7 +113,7 @@ def test_the_sandbox_dispatches_through_any_host_table() -> None:
 
 
 def test_a_refusal_of_the_host_table_is_a_catchable_range_error_and_counted() -> None:
-    src = "try { twice(1) } catch (e) { report([e.name, e.message]) } export default 0"
+    src = "try { await twice(1) } catch (e) { report([e.name, e.message]) } export default 0"
     r = sandbox.run_code_sync(src, host=_Table(admit=False))
     assert r.reports == [["RangeError", "no calls today"]]
     assert r.metrics.quota_refusals == 1 and r.metrics.host_calls == 0
@@ -132,9 +132,9 @@ def test_a_plain_callable_cannot_reach_the_guest_without_the_bridge() -> None:
 @pytest.mark.parametrize(
     ("quotas", "src", "message"),
     [
-        (bridge.Quotas(max_host_calls=2), "f(); f(); f()", "2 calls per run"),
-        (bridge.Quotas(max_bytes_out=100), "f('x'.repeat(200))", "100 bytes out per run"),
-        (bridge.Quotas(max_bytes_in=100), "big(); big()", "100 bytes in per run"),
+        (bridge.Quotas(max_host_calls=2), "await f(); await f(); await f()", "2 calls per run"),
+        (bridge.Quotas(max_bytes_out=100), "await f('x'.repeat(200))", "100 bytes out per run"),
+        (bridge.Quotas(max_bytes_in=100), "await big(); await big()", "100 bytes in per run"),
     ],
     ids=["calls", "bytes-out", "bytes-in"],
 )
@@ -172,7 +172,7 @@ def test_a_capability_stands_for_its_exports() -> None:
 
     assert isinstance(Clock(), bridge.Capability)
     r = bridge.run_code_sync(
-        'import { now, zone } from "clock"; export default [now(), zone]',
+        'import { now, zone } from "clock"; export default [await now(), zone]',
         imports={"clock": Clock()},
     )
     assert r.result == [42, "UTC"]
@@ -219,6 +219,7 @@ PUBLIC = {
         "ReadOnlyDir",
         "run_code",
         "run_code_sync",
+        "synchronous",
     ],
 }
 

@@ -368,10 +368,15 @@ def test_file_growing_after_size_check_cannot_exceed_cap(
 
 
 def test_bad_encoding_is_refused_naming_accepted_encodings(fs: ReadOnlyDir) -> None:
-    for bad in ("latin1", "utf16", "base64", "", "x" * 1000, 8, b"utf8", ["utf8"]):
+    for bad in ("latin1", "utf16", "base64", "", "x" * 1000, 8.5, True, b"utf8", ["utf8"]):
         err = refused(lambda: fs.readFile("hello.txt", bad), "EINVAL")  # type: ignore[arg-type]  # noqa: B023
         assert "'utf8'" in str(err) and "'utf-8'" in str(err)
         assert len(str(err)) < 400
+
+
+def test_an_int_encoding_is_the_index_map_passes_and_reads_bytes(fs: ReadOnlyDir) -> None:
+    # paths.map(fs.readFile) calls readFile(path, index, array)
+    assert fs.readFile("hello.txt", 1) == b"hello world"
 
 
 def test_invalid_utf8_content_is_einval_when_decoding(fs: ReadOnlyDir, root: Path) -> None:

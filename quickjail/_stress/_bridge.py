@@ -185,6 +185,14 @@ def _wrap(fn: Callable[..., Any], label: str, probe: Probe) -> Callable[..., Any
     return call
 
 
+def _is_synchronous(fn: Any) -> bool:
+    """Whether ``fn`` was marked with ``bridge.synchronous`` (marking it again is a no-op)."""
+    try:
+        return bridge.synchronous(fn) is fn
+    except TypeError:
+        return False
+
+
 def _expand(value: Any) -> Any:
     """A capability object (with ``exports()``) becomes its mapping, as the sandbox does."""
     exports = getattr(value, "exports", None)
@@ -253,7 +261,8 @@ def analyse_bridge(config: Mapping[str, Any]) -> Bridge:
         if callable(value) and not isinstance(value, type):
             note_root(getattr(value, "__self__", None))
             targets.append(Target(label, value, module, keys, _arity(value)))
-            return _wrap(value, label, probe)
+            wrapped = _wrap(value, label, probe)
+            return bridge.synchronous(wrapped) if _is_synchronous(value) else wrapped
         if depth < 16 and isinstance(value, Mapping):
             return {
                 k: walk(v, f"{label}.{k}", module, (*keys, str(k)), depth + 1)

@@ -9,6 +9,7 @@
  *   decode.c      value message -> JS value; host error records -> JS errors
  *   builtins.c    console, report, Math.random, the switch for eval and Function, namespaces
  *   web.c         the web-platform globals: runs _guest/web/*.js at build time, their C side
+ *   timers.c      the timer table behind setTimeout/setInterval and native.setTimer
  *   hostfn.c      host functions: closures that call the host, sync or async
  *   modules.c     module names and the loader: source, bytecode and host modules
  *   rejections.c  unhandled promise rejections, told to the host at the end of a run
@@ -51,6 +52,7 @@ typedef struct {
     PendingCall *calls;
     uint32_t ncalls, calls_cap;
     uint32_t pending;     /* async host calls in flight */
+    int dynamic;          /* eval and Function work in this run (QJ_FLAG_DYNAMIC) */
 } Guest;
 
 extern Guest g;
@@ -118,6 +120,19 @@ JSValue wrap_namespace(JSContext *ctx, JSValue v);
 /* ---- web.c */
 
 int install_web(JSContext *ctx);
+
+/* ---- timers.c */
+
+int web_timers_natives(JSContext *ctx, JSValueConst native);
+double timers_now(void);
+uint32_t timers_pending(void);
+/* ms until the next timer is due (at least 1), or -1 when none is pending */
+int32_t timers_wait_ms(double now);
+/* Fire the next timer if it is due at `now`: 1 fired, 0 none due, -1 its callback threw (the
+ * exception is pending) */
+int timers_fire_one(JSContext *ctx, double now);
+/* the entry settled: cancel what is pending and tell the host the counts (QJ_OP_TIMERS) */
+void timers_end(JSContext *ctx);
 
 /* ---- hostfn.c */
 

@@ -1,17 +1,57 @@
 /*
  * Host functions (the bridge): each is a C closure over its id that calls the host with
- * QJ_OP_CALL, synchronously or through a promise that qj_resume settles.
+ * QJ_OP_CALL. By its mode (QJ_FN_*) a call returns a promise: settled at once with a sync
+ * function's reply, or later by qj_resume for an async one; or, opted into, the value itself.
  */
 #include <stdlib.h>
 #include "guest.h"
 
-/* magic = function id << 1 | is_async */
+/* The value of a sync call's reply (QJ_CALL_OK + value message), or an exception: what the
+ * function threw (QJ_CALL_ERROR + error message), or the guest's own failure. */
+static JSValue sync_reply(JSContext *ctx, int64_t r)
+{
+    if (r < 0)
+        return JS_ThrowInternalError(ctx, "host call failed");
+    uint8_t *owned;
+    const uint8_t *p = reply_bytes(r, &owned);
+    if (!p || r < 1) { free(owned); return JS_ThrowOutOfMemory(ctx); }
+    int ok = p[0] != QJ_CALL_ERROR;
+    JSValue v = decode_message(ctx, p + 1, (size_t)r - 1);
+    free(owned);
+    if (JS_IsException(v) || ok)
+        return v;
+    return JS_Throw(ctx, make_error(ctx, v));
+}
+
+/* The pending exception ends the run rather than rejecting a promise: uncatchable (a stop) or
+ * the allocator's failure. */
+static int is_fatal(JSContext *ctx)
+{
+    JSValue ex = JS_GetException(ctx);
+    int fatal = JS_IsUncatchableError(ex) || oom_is_last_failure(ex);
+    JS_Throw(ctx, ex);
+    return fatal;
+}
+
+/* A promise rejected with the pending exception (which it takes). */
+static JSValue rejected_with_exception(JSContext *ctx)
+{
+    if (is_fatal(ctx))
+        return JS_EXCEPTION;
+    JSValue ex = JS_GetException(ctx);
+    JSValue rejected = JS_NewSettledPromise(ctx, true, ex);
+    JS_FreeValue(ctx, ex);
+    return rejected;
+}
+
+/* magic = function id << 2 | mode (QJ_FN_*) */
 static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv,
                           int magic, JSValueConst *func_data)
 {
     (void)this_val; (void)func_data;
-    int is_async = magic & 1;
-    int32_t fn_id = magic >> 1;
+    int mode = magic & 3;
+    int is_async = mode == QJ_FN_ASYNC;
+    int32_t fn_id = magic >> 2;
     JSValue arr = JS_NewArray(ctx);
     for (int i = 0; i < argc; i++)
         JS_SetPropertyUint32(ctx, arr, (uint32_t)i, JS_DupValue(ctx, argv[i]));
@@ -19,7 +59,7 @@ static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSVal
     int rc = encode_message(ctx, arr, 0, "args", &m);
     JS_FreeValue(ctx, arr);
     if (rc)
-        return JS_EXCEPTION;
+        return mode == QJ_FN_VALUE ? JS_EXCEPTION : rejected_with_exception(ctx);
     if (is_async) {
         /* register a promise under a fresh call id, then tell the host */
         if (g.ncalls == g.calls_cap) {
@@ -63,20 +103,15 @@ static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSVal
     }
     int64_t r = qj_host(QJ_OP_CALL, fn_id, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
     buf_free(&m);
-    if (r < 0)
-        return JS_ThrowInternalError(ctx, "host call failed");
-    /* reply: QJ_CALL_OK + value message, or QJ_CALL_ERROR + error message */
-    uint8_t *owned;
-    const uint8_t *p = reply_bytes(r, &owned);
-    if (!p || r < 1) { free(owned); return JS_ThrowOutOfMemory(ctx); }
-    int ok = p[0] != QJ_CALL_ERROR;
-    JSValue v = decode_message(ctx, p + 1, (size_t)r - 1);
-    free(owned);
-    if (JS_IsException(v))
+    JSValue v = sync_reply(ctx, r);
+    if (mode == QJ_FN_VALUE || (JS_IsException(v) && is_fatal(ctx)))
         return v;
-    if (!ok)
-        return JS_Throw(ctx, make_error(ctx, v));
-    return v;
+    /* QJ_FN_PROMISE: the reply settles a promise now, with no round trip through the host */
+    if (JS_IsException(v))
+        return rejected_with_exception(ctx);
+    JSValue settled = JS_NewSettledPromise(ctx, false, v);
+    JS_FreeValue(ctx, v);
+    return settled;
 }
 
 /* The marker of a host function: an own data property QJ_FN_KEY holding an array. Own only:
@@ -106,7 +141,7 @@ static JSValue own_marker(JSContext *ctx, JSValueConst v)
 }
 
 /* Host values (globals, host modules) hold each host function as an object
- * {QJ_FN_KEY: [id, is_async, name]}: replace those by closures. Objects (not arrays) are
+ * {QJ_FN_KEY: [id, mode, name]}: replace those by closures. Objects (not arrays) are
  * searched down to 32 levels and frozen on the way. Consumes v. */
 JSValue bind_host_values(JSContext *ctx, JSValue v, int depth)
 {
@@ -117,9 +152,11 @@ JSValue bind_host_values(JSContext *ctx, JSValue v, int depth)
         JSValue idv = JS_GetPropertyUint32(ctx, marker, 0);
         JSValue asv = JS_GetPropertyUint32(ctx, marker, 1);
         JSValue namev = JS_GetPropertyUint32(ctx, marker, 2);
-        int32_t id = 0, as = 0;
+        int32_t id = 0, mode = QJ_FN_PROMISE;
         JS_ToInt32(ctx, &id, idv);
-        as = JS_ToBool(ctx, asv);
+        JS_ToInt32(ctx, &mode, asv);
+        if (mode < QJ_FN_VALUE || mode > QJ_FN_PROMISE)
+            mode = QJ_FN_PROMISE;
         const char *name = JS_ToCString(ctx, namev);
         JS_FreeValue(ctx, idv);
         JS_FreeValue(ctx, asv);
@@ -127,7 +164,7 @@ JSValue bind_host_values(JSContext *ctx, JSValue v, int depth)
         JS_FreeValue(ctx, marker);
         JS_FreeValue(ctx, v);
         JSValue fn = JS_NewCFunctionData2(ctx, js_host_fn, name ? name : "", 0,
-                                          (id << 1) | (as ? 1 : 0), 0, NULL);
+                                          (id << 2) | mode, 0, NULL);
         if (name) JS_FreeCString(ctx, name);
         return fn;
     }

@@ -24,8 +24,18 @@
  *   qj_resume(id, ok, ptr, len) -> status
  *                                settles async host call `id` with a value message (ok=1) or
  *                                an error message (ok=0), then runs jobs. ptr 0 = scratch.
+ *                                id 0 settles nothing: time passed (the wake-up QJ_OP_SLEEP
+ *                                asked for), so due timers fire, then jobs run.
  *   status: QJ_DONE (the host got the outcome through QJ_OP_RESULT), QJ_PENDING (waiting for
- *   async host calls), QJ_FAIL (the guest could not proceed; the host drops the instance).
+ *   async host calls or timers), QJ_FAIL (the guest could not proceed; the host drops the
+ *   instance).
+ *
+ * The run loop: the guest runs jobs (microtasks) until none is left, then fires the next due
+ * timer, and again, until the entry settles. Jobs queued before it settled still run (to an
+ * empty queue); then timers still pending are cancelled and counted (QJ_OP_TIMERS), and the
+ * outcome is sent. When nothing is runnable and timers are pending, the guest asks the host
+ * with QJ_OP_SLEEP: either time passed at once (virtual time) and it goes on, or it returns
+ * QJ_PENDING and the host resumes it at the due time, or earlier when a host call settles.
  *
  * Import (module "qj", one function)
  * ------
@@ -66,7 +76,8 @@
  *   QJ_FLAG_BYTECODE), fn (the export to call), args (with QJ_FLAG_ARGS: a value message
  *   holding an array), globals (when globals_len > 0: a value message holding an object whose
  *   properties become frozen globals). Host functions inside globals and host modules are
- *   objects {QJ_FN_KEY: [id, is_async, name]}; the guest turns them into closures.
+ *   objects {QJ_FN_KEY: [id, mode, name]} (mode: QJ_FN_*); the guest turns them into
+ *   closures.
  *   With QJ_KIND_COMPILE the source field is a compile batch: u32 count, then (u32 name_len,
  *   name, u32 src_len, src)*. Each module that compiles is sent back as bytecode with
  *   QJ_OP_BYTECODE; none of its code runs, and its imports resolve to empty stubs. The host
@@ -100,6 +111,10 @@ enum {
     QJ_OP_FETCH = 7,      /* copy the pending reply into (b, c) */
     QJ_OP_REJECTION = 8,  /* (b,c)=value message of an unhandled rejection's reason */
     QJ_OP_BYTECODE = 9,   /* a=index in the compile batch, (b,c)=the module's bytecode */
+    QJ_OP_SLEEP = 10,     /* a=ms until the next timer is due, b=async host calls in flight;
+                           * reply 0: the guest clock advanced by a (virtual time), go on;
+                           * QJ_E_PENDING: return QJ_PENDING, qj_resume comes later */
+    QJ_OP_TIMERS = 11,    /* a=timer callbacks run, b=timers cancelled when the entry settled */
 };
 
 /* negative replies of the import */
@@ -181,6 +196,13 @@ enum { QJ_MSG_TAGGED = 1 };
 /* A global object holding a host function under this key is a namespace with a fallback: a
  * missing string property reads as a function calling the fallback with (name, ...args). */
 #define QJ_NS_FALLBACK_KEY "\x02" "missing"
+
+/* how a host function answers in JS (its marker's mode) */
+enum {
+    QJ_FN_VALUE = 0,      /* sync: the call returns the value or throws (the opt-in) */
+    QJ_FN_ASYNC = 1,      /* async: a promise qj_resume settles (QJ_OP_CALL with a call id) */
+    QJ_FN_PROMISE = 2,    /* sync on the host, a promise already settled with the reply */
+};
 
 /* the errno the host answers the stubbed WASI imports with (__WASI_ERRNO_BADF) */
 #define QJ_WASI_EBADF 8

@@ -1,7 +1,8 @@
 /*
  * Runs: qj_run reads the run record (quickjail.h), evaluates the module or script, calls the
- * entry export and awaits it; qj_resume settles async host calls and continues. The outcome
- * goes to the host with QJ_OP_RESULT.
+ * entry export and awaits it, running jobs and firing timers (timers.c) until it settles;
+ * qj_resume settles async host calls, or wakes the guest for its timers, and continues. The
+ * outcome goes to the host with QJ_OP_RESULT.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ static int32_t finish_with_exception(int outcome)
     JSContext *ctx = g.ctx;
     mem_finishing();
     JSValue ex = JS_GetException(ctx);
+    timers_end(ctx);
     /* before any more program code runs (getters, toString), which could fail an allocation */
     int oom = oom_is_last_failure(ex);
     report_rejections(1, ex);
@@ -82,6 +84,7 @@ static int32_t finish_with_exception(int outcome)
 static int32_t finish_with_value(JSValueConst v)
 {
     mem_finishing();
+    timers_end(g.ctx);
     report_rejections(0, JS_UNDEFINED);
     Buf m;
     if (encode_message(g.ctx, v, 0, "result", &m))
@@ -92,8 +95,8 @@ static int32_t finish_with_value(JSValueConst v)
     return QJ_DONE;
 }
 
-/* An exception a job threw (a FinalizationRegistry or queueMicrotask callback): as browsers
- * do, it is reported, here as an error log, and the run carries on. */
+/* An exception a job or a timer threw (a FinalizationRegistry, queueMicrotask or setTimeout
+ * callback): as browsers do, it is reported, here as an error log, and the run carries on. */
 static void log_uncaught(JSValueConst ex)
 {
     JSContext *ctx = g.ctx;
@@ -114,27 +117,51 @@ static void log_uncaught(JSValueConst ex)
     JS_FreeValue(ctx, args);
 }
 
-/* Run jobs until the awaited promise settles or nothing more can happen. A job that threw
- * ends the run only when what it threw is uncatchable or the allocator's failure. */
+/* A callback (job or timer) threw: log it and go on (0), unless what it threw is uncatchable
+ * or the allocator's failure, which ends the run (-1, the exception pending again). */
+static int callback_threw(void)
+{
+    JSValue ex = JS_GetException(g.ctx);
+    if (JS_IsUncatchableError(ex) || oom_is_last_failure(ex)) {
+        JS_Throw(g.ctx, ex);
+        return -1;
+    }
+    log_uncaught(ex);
+    JS_FreeValue(g.ctx, ex);
+    return 0;
+}
+
+/* Run jobs until none is left, even once the awaited promise settled: work the program queued
+ * before then is not dropped (the run's limits still stop a queue that never empties). */
 static int drain_jobs(void)
 {
     JSContext *pctx;
     for (;;) {
-        if (JS_PromiseState(g.ctx, g.promise) != JS_PROMISE_PENDING)
-            return 0;
         int r = JS_ExecutePendingJob(g.rt, &pctx);
-        if (r < 0) {
-            JSValue ex = JS_GetException(g.ctx);
-            if (JS_IsUncatchableError(ex) || oom_is_last_failure(ex)) {
-                JS_Throw(g.ctx, ex);
-                return -1;
-            }
-            log_uncaught(ex);
-            JS_FreeValue(g.ctx, ex);
-            continue;
-        }
+        if (r < 0 && callback_threw() < 0)
+            return -1;
         if (r == 0)
             return 0;
+    }
+}
+
+/* Nothing is runnable and the entry is pending: fire the next due timer (1), or ask the host
+ * to wake us when one is due (0: return QJ_PENDING), or go on when no timer is pending (2). */
+static int run_timers(void)
+{
+    for (;;) {
+        if (!timers_pending())
+            return 2;
+        double now = timers_now();
+        int r = timers_fire_one(g.ctx, now);
+        if (r < 0)
+            return callback_threw() < 0 ? -1 : 1;
+        if (r > 0)
+            return 1;
+        int64_t s = qj_host(QJ_OP_SLEEP, timers_wait_ms(now), (int32_t)g.pending, 0, 0);
+        if (s != 0)
+            return 0;
+        /* virtual time: the clock jumped, the timer is due now */
     }
 }
 
@@ -149,7 +176,12 @@ static int32_t step(void)
             return finish_with_exception(QJ_OUT_ERROR);
         JSPromiseStateEnum st = JS_PromiseState(ctx, g.promise);
         if (st == JS_PROMISE_PENDING) {
-            if (g.pending > 0)
+            int t = run_timers();
+            if (t < 0)
+                return finish_with_exception(QJ_OUT_ERROR);
+            if (t == 1)
+                continue;
+            if (t == 0 || g.pending > 0)
                 return QJ_PENDING;
             JS_ThrowInternalError(ctx, "the program is waiting for a promise that can never settle");
             return finish_with_exception(QJ_OUT_ERROR);
@@ -216,8 +248,15 @@ static int32_t call_entry(void)
                 JS_FreeValue(ctx, argv[i]);
             free(argv);
             JS_FreeValue(ctx, value);
-            if (JS_IsException(r))
+            if (JS_IsException(r)) {
+                /* the entry threw: what it queued before still runs */
+                JSValue ex = JS_GetException(ctx);
+                if (drain_jobs() == 0)
+                    JS_Throw(ctx, ex);
+                else
+                    JS_FreeValue(ctx, ex);
                 return finish_with_exception(QJ_OUT_ERROR);
+            }
             value = r;
         } else if (g.has_args) {
             JS_FreeValue(ctx, value);
@@ -232,6 +271,11 @@ static int32_t call_entry(void)
         g.promise = value;
         g.phase = QJ_PHASE_AWAITING_CALL;
         return QJ_PENDING;
+    }
+    /* the entry settled with a plain value: what it queued before still runs */
+    if (drain_jobs() < 0) {
+        JS_FreeValue(ctx, value);
+        return finish_with_exception(QJ_OUT_ERROR);
     }
     int32_t r = finish_with_value(value);
     JS_FreeValue(ctx, value);
@@ -277,6 +321,7 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
     }
     uint32_t flags = h[QJ_HDR_FLAGS];
     g.kind = (int)h[QJ_HDR_KIND];
+    g.dynamic = (flags & QJ_FLAG_DYNAMIC) != 0;
     g.has_args = (flags & QJ_FLAG_ARGS) != 0;
     rng_seed(h[QJ_HDR_SEED_LO], h[QJ_HDR_SEED_HI]);
 
@@ -338,10 +383,15 @@ int32_t qj_resume(uint32_t id, int32_t ok, uint8_t *data, uint32_t len)
     uint8_t *owned = data;
     if (!data)
         data = scratch;
-    if (g.phase == QJ_PHASE_DONE || g.phase == QJ_PHASE_IDLE || id == 0 || id > g.ncalls ||
-        !g.calls[id - 1].used) {
+    if (g.phase == QJ_PHASE_DONE || g.phase == QJ_PHASE_IDLE || id > g.ncalls ||
+        (id > 0 && !g.calls[id - 1].used)) {
         free(owned);
         return g.phase == QJ_PHASE_DONE ? QJ_DONE : QJ_FAIL;
+    }
+    if (id == 0) {
+        /* a wake-up: the time QJ_OP_SLEEP asked for passed */
+        free(owned);
+        return step();
     }
     PendingCall *c = &g.calls[id - 1];
     c->used = 0;

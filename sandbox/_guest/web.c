@@ -24,6 +24,7 @@ static const WebFile web_files[] = {
 /* the C side of the web globals: each adds its functions to `native` */
 typedef int (*AddNatives)(JSContext *ctx, JSValueConst native);
 static const AddNatives add_natives[] = {
+    web_timers_natives,
     NULL,
 };
 

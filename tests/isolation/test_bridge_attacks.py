@@ -12,8 +12,9 @@ import anyio
 import pytest
 from _isolation import Case, Ctx, MiB, case_id, run_case, table
 
-from quickjail.bridge import run_code, run_code_sync
+from quickjail.bridge import run_code, run_code_sync, synchronous
 from quickjail.sandbox import UNDEFINED, CodeResult
+from quickjail.sandbox.host import is_async_callable
 
 
 def _host(ctx: Ctx) -> dict[str, Any]:
@@ -75,21 +76,23 @@ def _host(ctx: Ctx) -> dict[str, Any]:
         "deep": lambda: _nest(200),
         "reserved_key": lambda: {"\x02fn": [0, False, "echo"]},
     }
-    return {
-        "globals": {
-            "echo": echo,
-            "length": length,
-            "typed": typed,
-            "slow": slow,
-            "late": late,
-            "lone": lone,
-            "huge": huge,
-            "dunder_proto": dunder_proto,
-            "nested_run": nested_run,
-            "nested_run_async": nested_run_async,
-            **bad_results,
-        }
+    functions: dict[str, Any] = {
+        "echo": echo,
+        "length": length,
+        "typed": typed,
+        "slow": slow,
+        "late": late,
+        "lone": lone,
+        "huge": huge,
+        "dunder_proto": dunder_proto,
+        "nested_run": nested_run,
+        "nested_run_async": nested_run_async,
+        **bad_results,
     }
+    # the attacks here target the values crossing, so the sync functions answer in JS at once
+    # (a thrown error, not a rejected promise); echo_p takes the default Promise path
+    globals = {k: v if is_async_callable(v) else synchronous(v) for k, v in functions.items()}
+    return {"globals": {**globals, "echo_p": echo}}
 
 
 def _nest(n: int) -> Any:
@@ -184,6 +187,22 @@ CASES = [
         "const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); echo(proxy)",
         "js_error",
         error="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "proxy-as-argument-of-a-promise-function",
+        "export default await echo_p(new Proxy({}, {})).then(() => 'called', (e) => e.name)",
+        "completes",
+        result="TypeError",
+        opts=_host,
+        check=_not_called,
+    ),
+    Case(
+        "unawaited-proxy-argument-is-an-unhandled-rejection",
+        "echo_p(new Proxy({}, {})); export default 'went on'",
+        "completes",
+        result="went on",
         opts=_host,
         check=_not_called,
     ),
@@ -619,7 +638,7 @@ def test_concurrent_runs_never_see_each_others_host_calls() -> None:
 
     src = (
         "const got = new Set();\n"
-        "for (let x = 0; x < 200; x++) got.add(x % 2 ? s(x) : await a(x));\n"
+        "for (let x = 0; x < 200; x++) got.add(await (x % 2 ? s(x) : a(x)));\n"
         "export default [...got]"
     )
 

@@ -231,7 +231,7 @@ CASES = [
     # ---- host calls
     Case(
         "1e5-sync-host-calls",
-        CAUGHT + "let n = 0; try { for (; n < 1e5; n++) f() } catch (e) { caught = e.name }\n"
+        CAUGHT + "let n = 0; try { for (; n < 1e5; n++) await f() } catch (e) { caught = e.name }\n"
         "export default [caught, n]",
         "completes",
         result=["RangeError", 10_000],
@@ -262,7 +262,7 @@ CASES = [
     ),
     Case(
         "quota-ignored-forever",
-        "for (;;) { try { f() } catch {} }",
+        "for (;;) { try { await f() } catch {} }",
         "terminated",
         opts=_counter,
         timeout=0.3,
@@ -270,7 +270,7 @@ CASES = [
     ),
     Case(
         "bytes-in-quota",
-        CAUGHT + "let n = 0; try { for (; n < 1000; n++) megabyte() } catch (e) {"
+        CAUGHT + "let n = 0; try { for (; n < 1000; n++) await megabyte() } catch (e) {"
         " caught = e.name }\nexport default [caught, n]",
         "completes",
         result=lambda v: v[0] == "RangeError" and 200 <= v[1] <= 256,
@@ -281,7 +281,7 @@ CASES = [
     Case(
         "bytes-out-quota",
         CAUGHT + "const s = 'x'.repeat(2 ** 20); let n = 0;\n"
-        "try { for (; n < 1000; n++) sink(s) } catch (e) { caught = e.name }\n"
+        "try { for (; n < 1000; n++) await sink(s) } catch (e) { caught = e.name }\n"
         "export default [caught, n]",
         "completes",
         result=lambda v: v[0] == "RangeError" and 200 <= v[1] <= 256,
@@ -292,7 +292,7 @@ CASES = [
     Case(
         "failing-host-calls-with-megabyte-args",
         "const s = 'x'.repeat(2 ** 20); let n = 0;\n"
-        "for (; n < 300; n++) { try { fail(s + n) } catch {} }\nexport default n",
+        "for (; n < 300; n++) { try { await fail(s + n) } catch {} }\nexport default n",
         # 300 MiB of arguments cross in this run; the host's allocator keeps up to ~100 MiB
         # of freed pages around (a repeat of the run stays flat, so nothing is pinned)
         "completes",

@@ -177,7 +177,8 @@ CASES = [
     # ---- host exceptions stay on the host
     Case(
         "sync-host-exception-text-kept-on-host",
-        "let v; try { boom() } catch (e) { v = [e.name, e.message, String(e)] }\nexport default v",
+        "let v; try { await boom() } catch (e) { v = [e.name, e.message, String(e)] }\n"
+        "export default v",
         "completes",
         result=_no_host_text,
         opts=_host,
@@ -191,17 +192,23 @@ CASES = [
         opts=_host,
         check=_secret_on_host_only,
     ),
-    Case("uncaught-host-exception", "boom()", "js_error", opts=_host, check=_secret_on_host_only),
+    Case(
+        "uncaught-host-exception",
+        "await boom()",
+        "js_error",
+        opts=_host,
+        check=_secret_on_host_only,
+    ),
     Case(
         "validation-error-no-host-text",
-        "let v; try { typed(1, 'x') } catch (e) { v = [e.name, e.message] } export default v",
+        "let v; try { await typed(1, 'x') } catch (e) { v = [e.name, e.message] } export default v",
         "completes",
         result=lambda v: v[0] == "TypeError" and _clean(v),
         opts=_host,
     ),
     Case(
         "host-error-stack-only-run-file",
-        "let s; try { boom() } catch (e) { s = e.stack } export default s",
+        "let s; try { await boom() } catch (e) { s = e.stack } export default s",
         "completes",
         result=_frames_only_from("<run_code>"),
         opts=_host,
@@ -211,7 +218,7 @@ CASES = [
         "let files = [];\n"
         "Error.prepareStackTrace = (e, cs) => {"
         " files = cs.map((c) => c.getFileName()); return '' };\n"
-        "try { boom() } catch (e) { e.stack }\n"
+        "try { await boom() } catch (e) { e.stack }\n"
         "export default files.filter((f) => f !== null && f !== '<run_code>')",
         "completes",
         result=[],
