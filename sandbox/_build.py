@@ -63,12 +63,17 @@ PATCHES_DIR = PACKAGE_DIR / "_patches"
 #   0002  JSON.stringify refuses values nested deeper than 4096 levels with a RangeError, checked
 #         before its cycle check (linear in the depth): a deep value took quadratic time and
 #         ended in a native-stack trap
+#   0003  a DOMException is an error to JS_IsError (so to Error.isError, as Web IDL says, and to
+#         the guest's error descriptions: name, message and stack instead of `{}`)
 PATCHES = {
     "0001-out-of-memory-error.patch": (
         "48d3f7895824519300ad82b4e78063941f935ad4505e24fce847475b07842ba4"
     ),
     "0002-json-stringify-depth.patch": (
         "8756e5c3d051ea9762634cd9b0821deb2c03b95eed3c296a601f220f8da9c23e"
+    ),
+    "0003-domexception-is-an-error.patch": (
+        "9bfdfb89ba216a2fc34d5599952e344401a2ffa4b3380ac32948e207c336e90a"
     ),
 }
 WASM_PATH = GUEST_DIR / "quickjail.wasm"
