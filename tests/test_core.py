@@ -390,7 +390,6 @@ def test_the_sandbox_has_ecmascript_and_nothing_else() -> None:
         "WebAssembly",
         "std",
         "os",
-        "performance",
         "navigator",
         "scriptArgs",
         "print",
