@@ -163,6 +163,7 @@
   class EventTarget {
     #listeners = [];
     addEventListener(type, callback, options = undefined) {
+      const list = this.#listeners;
       need(2, arguments.length, "addEventListener");
       type = S(type);
       if (callback != null && !object(callback))
@@ -181,22 +182,23 @@
       }
       if (signal !== null && native.signalAborted(signal)) return;
       if (callback == null) return;
-      const list = this.#listeners;
       if (find(list, type, callback, capture)) return;
       const l = { type, callback, capture, once, passive, removed: false };
       push(list, l);
       if (signal !== null) native.onAbort(signal, () => remove(list, l));
     }
     removeEventListener(type, callback, options = undefined) {
+      const list = this.#listeners;
       need(2, arguments.length, "removeEventListener");
       type = S(type);
       if (callback != null && !object(callback))
         throw new TE("removeEventListener: the listener is not an object or a function");
-      const capture = flatten(options), list = this.#listeners;
+      const capture = flatten(options);
       const l = find(list, type, callback, capture);
       if (l) remove(list, l);
     }
     dispatchEvent(event) {
+      this.#listeners;
       need(1, arguments.length, "dispatchEvent");
       if (!isEvent(event))
         throw new TE("dispatchEvent: the argument is not an Event");
