@@ -17,8 +17,9 @@ void perf_start(uint64_t mono_ns, uint64_t wall_ns)
     wall_origin_ns = wall_ns;
 }
 
-/* now() -> ms since the run's start on the monotonic clock, coarsened to 5 µs as High
- * Resolution Time recommends; never below 0 */
+/* now() -> ms since the run's start on the monotonic clock, coarsened to 100 µs as High
+ * Resolution Time says for contexts that are not cross-origin isolated (a finer clock only
+ * helps timing attacks); never below 0 */
 static JSValue js_now(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
     (void)this_val; (void)argc; (void)argv;
@@ -27,7 +28,7 @@ static JSValue js_now(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
         ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     uint64_t since = ns > mono_origin_ns ? ns - mono_origin_ns : 0;
-    return JS_NewFloat64(ctx, (double)(since - since % 5000) / 1e6);
+    return JS_NewFloat64(ctx, (double)(since - since % 100000) / 1e6);
 }
 
 /* timeOrigin() -> the run's start as ms since the Unix epoch (wall clock) */

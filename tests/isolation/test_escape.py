@@ -84,6 +84,22 @@ ECMASCRIPT_GLOBALS = frozenset(
 # engine builtins that are not host capabilities: QuickJS's error class and a job-queue hook
 ENGINE_EXTRAS = frozenset({"InternalError", "queueMicrotask"})
 SANDBOX_GLOBALS = frozenset({"console", "report"})
+# the web-platform globals (sandbox/_guest/web/): no I/O, no host capability
+WEB_GLOBALS = frozenset(
+    {
+        "DOMException",
+        "Event",
+        "CustomEvent",
+        "EventTarget",
+        "AbortController",
+        "AbortSignal",
+        "Crypto",
+        "SubtleCrypto",
+        "crypto",
+        "Performance",
+        "performance",
+    }
+)
 LIBC_NAMES = [
     "std",
     "os",
@@ -100,7 +116,6 @@ LIBC_NAMES = [
     "Deno",
     "Bun",
     "navigator",
-    "performance",
     "importScripts",
     "XMLHttpRequest",
     "__filename",
@@ -118,7 +133,7 @@ def _echo(*args: Any) -> list[Any]:
 
 
 def _globals_only_standard(names: Any) -> bool:
-    allowed = ECMASCRIPT_GLOBALS | ENGINE_EXTRAS | SANDBOX_GLOBALS
+    allowed = ECMASCRIPT_GLOBALS | ENGINE_EXTRAS | SANDBOX_GLOBALS | WEB_GLOBALS
     return isinstance(names, list) and set(names) <= allowed and "console" in names
 
 

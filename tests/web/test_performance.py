@@ -17,6 +17,12 @@ CASES: list[tuple[str, str, object]] = [
         True,
     ),
     (
+        "now_is_coarsened_to_100_microseconds",
+        """const xs = Array.from({ length: 2000 }, () => performance.now());
+        return xs.every((x) => Math.abs(x * 10 - Math.round(x * 10)) < 1e-6)""",
+        True,
+    ),
+    (
         "time_origin_is_constant_during_a_run",
         "const a = performance.timeOrigin; for (let i = 0; i < 1e4; i++);"
         " return a === performance.timeOrigin",

@@ -34,6 +34,6 @@
   dp(G, "performance", { value: performance, writable: true, configurable: true });
 }
 // performance (W3C High Resolution Time): now() is the time since the run started, in ms, on
-// the host's monotonic clock (5 µs steps), and timeOrigin the run's start in ms since the
+// the host's monotonic clock (100 µs steps), and timeOrigin the run's start in ms since the
 // epoch: both come from the run record (web_perf.c), never from when the snapshot was built.
 // With deterministic=True the clock is the host's fixed one (+1 ms per read).
