@@ -57,7 +57,7 @@ FLAG_ARGS: Final = 2
 FLAG_BYTECODE: Final = 4
 
 # the run record's header: RUN_HEADER_WORDS little-endian u32, in this order
-RUN_HEADER: Final = struct.Struct("<11I")
+RUN_HEADER: Final = struct.Struct("<23I")
 (
     HDR_KIND,
     HDR_FLAGS,
@@ -70,7 +70,19 @@ RUN_HEADER: Final = struct.Struct("<11I")
     HDR_FN_LEN,
     HDR_ARGS_LEN,
     HDR_GLOBALS_LEN,
-) = range(11)
+    HDR_MONO_LO,
+    HDR_MONO_HI,
+    HDR_WALL_LO,
+    HDR_WALL_HI,
+    HDR_ENTROPY_0,
+    HDR_ENTROPY_1,
+    HDR_ENTROPY_2,
+    HDR_ENTROPY_3,
+    HDR_ENTROPY_4,
+    HDR_ENTROPY_5,
+    HDR_ENTROPY_6,
+    HDR_ENTROPY_7,
+) = range(23)
 
 # the first byte of an OP_MODULE reply: JS source, QuickJS bytecode, or a host module
 MODULE_SOURCE: Final = b"S"

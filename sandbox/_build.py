@@ -70,6 +70,8 @@ PATCHES_DIR = PACKAGE_DIR / "_patches"
 #   0004  Array.prototype.join stops at the first failure to grow its string, as the typed
 #         array join does: it walked every remaining hole of a sparse array after running out
 #         of memory (seconds for 1e8 holes, hours for 2**32 - 1)
+#   0005  a DOMException is an error to JS_IsError (so to Error.isError, as Web IDL says, and to
+#         the guest's error descriptions: name, message and stack instead of `{}`)
 PATCHES = {
     "0001-out-of-memory-error.patch": (
         "48d3f7895824519300ad82b4e78063941f935ad4505e24fce847475b07842ba4"
@@ -82,6 +84,9 @@ PATCHES = {
     ),
     "0004-array-join-stops-at-failure.patch": (
         "3be841df5d4cd33ac5467fc369816c328f4aa4be4f3c0b422198cba31437519a"
+    ),
+    "0005-domexception-is-an-error.patch": (
+        "03fa2614e8334bf796fa092bdbbfa7d03ec6bc38492989e137bdb5b3c750e026"
     ),
 }
 WASM_PATH = GUEST_DIR / "quickjail.wasm"

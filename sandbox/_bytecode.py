@@ -158,9 +158,9 @@ class _Compiler:
         self.done = False
         body = batch_record([(name, source)])
         stack = engine.js_stack_limit
-        self.record = (
-            RUN_HEADER.pack(KIND_COMPILE, 0, 0, 0, soft_limit, stack, 0, len(body), 0, 0, 0) + body
-        )
+        # a compile has no clock or entropy: the header words after globals_len stay 0
+        words = (KIND_COMPILE, 0, 0, 0, soft_limit, stack, 0, len(body), 0, 0, 0)
+        self.record = RUN_HEADER.pack(*words, *(0,) * (RUN_HEADER.size // 4 - len(words))) + body
         self.instance: NativeInstance
 
     def clock_ns(self, clock_id: int) -> int:

@@ -9,7 +9,9 @@ runs which slice.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import struct
 import threading
 import time
 import traceback
@@ -28,6 +30,8 @@ from quickjail.sandbox._abi import (
     FLAG_ARGS,
     FLAG_BYTECODE,
     FLAG_DYNAMIC,
+    HDR_ENTROPY_0,
+    HDR_ENTROPY_7,
     KIND_AUTO,
     KIND_MODULE,
     KIND_SCRIPT,
@@ -73,6 +77,7 @@ _OUTCOME_KINDS = frozenset({OUT_VALUE, OUT_ERROR, OUT_LINK_ERROR})
 _KINDS = {"module": KIND_MODULE, "script": KIND_SCRIPT, "auto": KIND_AUTO}
 NUDGE_INTERVAL = 0.005  # seconds between epoch advances while a stopped run winds down
 DETERMINISTIC_EPOCH_NS = 1_735_689_600_000_000_000  # 2025-01-01T00:00:00Z
+_ENTROPY_WORDS = struct.Struct(f"<{HDR_ENTROPY_7 - HDR_ENTROPY_0 + 1}I")
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _U64_MAX = 2**64 - 1
 
@@ -455,6 +460,11 @@ class Run:
             seed = 0
         else:
             seed = int.from_bytes(os.urandom(8), "little")
+        entropy = _crypto_key(seed if o.seed is not None or o.deterministic else None)
+        if o.deterministic:
+            mono = wall = DETERMINISTIC_EPOCH_NS
+        else:
+            mono, wall = time.monotonic_ns(), time.time_ns()
         flags = (
             (FLAG_DYNAMIC if o.dynamic_code else 0)
             | (FLAG_ARGS if o.args is not None else 0)
@@ -472,6 +482,11 @@ class Run:
             len(fn),
             len(args),
             len(glob),
+            mono & 0xFFFFFFFF,
+            mono >> 32,
+            wall & 0xFFFFFFFF,
+            wall >> 32,
+            *_ENTROPY_WORDS.unpack(entropy),
         )
         record = b"".join((header, filename, source, fn, args, glob))
         self._bytes_in += len(record)
@@ -627,6 +642,14 @@ class Run:
         self._end()
         _engine.release_store(self._store_key)
         self._instance.close()
+
+
+def _crypto_key(seed: int | None) -> bytes:
+    """The key of the run's ChaCha20 stream behind ``crypto`` (256 bits): fresh entropy, or
+    derived from the seed so that a seeded or deterministic run repeats its random bytes."""
+    if seed is None:
+        return os.urandom(_ENTROPY_WORDS.size)
+    return hashlib.sha256(b"quickjail crypto seed\0" + seed.to_bytes(8, "little")).digest()
 
 
 def _soft_limit(hard: int, stack: int) -> int:

@@ -389,7 +389,6 @@ def test_the_sandbox_has_ecmascript_and_nothing_else() -> None:
         "WebAssembly",
         "std",
         "os",
-        "performance",
         "navigator",
         "scriptArgs",
         "print",

@@ -10,6 +10,8 @@
  *   builtins.c    console, report, Math.random, the switch for eval and Function, namespaces
  *   web.c         the web-platform globals: runs _guest/web/*.js at build time, their C side
  *   timers.c      the timer table behind setTimeout/setInterval and native.setTimer
+ *   web_crypto.c  crypto's C side: the run's ChaCha20 stream, SHA-1/256/384/512
+ *   web_perf.c    performance's C side: the run's time origin, now()
  *   hostfn.c      host functions: closures that call the host, sync or async
  *   modules.c     module names and the loader: source, bytecode and host modules
  *   rejections.c  unhandled promise rejections, told to the host at the end of a run
@@ -133,6 +135,15 @@ int32_t timers_wait_ms(double now);
 int timers_fire_one(JSContext *ctx, double now);
 /* the entry settled: cancel what is pending and tell the host the counts (QJ_OP_TIMERS) */
 void timers_end(JSContext *ctx);
+/* ---- web_crypto.c */
+
+int web_crypto_natives(JSContext *ctx, JSValueConst native);
+void crypto_seed(const uint32_t key[8]);
+
+/* ---- web_perf.c */
+
+int web_perf_natives(JSContext *ctx, JSValueConst native);
+void perf_start(uint64_t mono_ns, uint64_t wall_ns);
 
 /* ---- hostfn.c */
 

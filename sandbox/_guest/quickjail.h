@@ -72,6 +72,11 @@
  *   QJ_RUN_HEADER_WORDS little-endian u32, indexed by QJ_HDR_*:
  *     kind (QJ_KIND_*) | flags (QJ_FLAG_*) | seed_lo | seed_hi | soft memory limit (bytes, 0 =
  *     none) | stack limit (bytes) | filename_len | source_len | fn_len | args_len | globals_len
+ *     | mono_lo | mono_hi | wall_lo | wall_hi | entropy (8 words)
+ *   seed is Math.random's; entropy is the key of the run's ChaCha20 stream behind `crypto`
+ *   (256 bits: fresh, or derived from the seed when one is given); mono and wall are the
+ *   host's monotonic and wall clocks (ns) when it started the run, the origin of
+ *   performance.now() and performance.timeOrigin.
  *   then the byte fields in this order: filename, source (or the entry module's bytecode with
  *   QJ_FLAG_BYTECODE), fn (the export to call), args (with QJ_FLAG_ARGS: a value message
  *   holding an array), globals (when globals_len > 0: a value message holding an object whose
@@ -168,7 +173,19 @@ enum {
     QJ_HDR_FN_LEN = 8,
     QJ_HDR_ARGS_LEN = 9,
     QJ_HDR_GLOBALS_LEN = 10,
-    QJ_RUN_HEADER_WORDS = 11,
+    QJ_HDR_MONO_LO = 11,
+    QJ_HDR_MONO_HI = 12,
+    QJ_HDR_WALL_LO = 13,
+    QJ_HDR_WALL_HI = 14,
+    QJ_HDR_ENTROPY_0 = 15,
+    QJ_HDR_ENTROPY_1 = 16,
+    QJ_HDR_ENTROPY_2 = 17,
+    QJ_HDR_ENTROPY_3 = 18,
+    QJ_HDR_ENTROPY_4 = 19,
+    QJ_HDR_ENTROPY_5 = 20,
+    QJ_HDR_ENTROPY_6 = 21,
+    QJ_HDR_ENTROPY_7 = 22,
+    QJ_RUN_HEADER_WORDS = 23,
 };
 
 /* the first byte of a QJ_OP_MODULE reply */

@@ -324,6 +324,9 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
     g.dynamic = (flags & QJ_FLAG_DYNAMIC) != 0;
     g.has_args = (flags & QJ_FLAG_ARGS) != 0;
     rng_seed(h[QJ_HDR_SEED_LO], h[QJ_HDR_SEED_HI]);
+    crypto_seed(h + QJ_HDR_ENTROPY_0);
+    perf_start((uint64_t)h[QJ_HDR_MONO_HI] << 32 | h[QJ_HDR_MONO_LO],
+               (uint64_t)h[QJ_HDR_WALL_HI] << 32 | h[QJ_HDR_WALL_LO]);
 
     char *filename = malloc((size_t)filename_len + 1);
     char *source = malloc((size_t)source_len + 1);

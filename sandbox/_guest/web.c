@@ -25,8 +25,33 @@ static const WebFile web_files[] = {
 typedef int (*AddNatives)(JSContext *ctx, JSValueConst native);
 static const AddNatives add_natives[] = {
     web_timers_natives,
+    web_crypto_natives,
+    web_perf_natives,
     NULL,
 };
+
+/* Compile a file and evaluate it as bytecode without its source text: QuickJS keeps a copy of
+ * every function's source (nested ones overlap), which would only grow the snapshot and the
+ * pages a run touches; Function.prototype.toString then shows no source, as for built-ins.
+ * Line numbers stay, for the frames. */
+static JSValue load_file(JSContext *ctx, const WebFile *f, const char *filename)
+{
+    /* JS_Eval needs the byte after the source to be NUL: a C string literal has it */
+    JSValue fn = JS_Eval(ctx, f->src, f->len, filename,
+                         JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY);
+    if (JS_IsException(fn))
+        return fn;
+    size_t n;
+    uint8_t *bc = JS_WriteObject(ctx, &n, fn, JS_WRITE_OBJ_BYTECODE | JS_WRITE_OBJ_STRIP_SOURCE);
+    JS_FreeValue(ctx, fn);
+    if (!bc)
+        return JS_EXCEPTION;
+    fn = JS_ReadObject(ctx, bc, n, JS_READ_OBJ_BYTECODE);
+    js_free(ctx, bc);
+    if (JS_IsException(fn))
+        return fn;
+    return JS_EvalFunction(ctx, fn);
+}
 
 int install_web(JSContext *ctx)
 {
@@ -39,9 +64,7 @@ int install_web(JSContext *ctx)
     for (size_t i = 0; web_files[i].name && !rc; i++) {
         char filename[96];
         snprintf(filename, sizeof filename, "<quickjail:web/%s>", web_files[i].name);
-        /* JS_Eval needs the byte after the source to be NUL: a C string literal has it */
-        JSValue install = JS_Eval(ctx, web_files[i].src, web_files[i].len, filename,
-                                  JS_EVAL_TYPE_GLOBAL);
+        JSValue install = load_file(ctx, &web_files[i], filename);
         if (JS_IsException(install)) {
             rc = -1;
             break;

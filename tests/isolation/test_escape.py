@@ -84,8 +84,26 @@ ECMASCRIPT_GLOBALS = frozenset(
 # engine builtins that are not host capabilities: QuickJS's error class and a job-queue hook
 ENGINE_EXTRAS = frozenset({"InternalError", "queueMicrotask"})
 SANDBOX_GLOBALS = frozenset({"console", "report"})
-# web-platform globals with no I/O: the runtime's own standard library
-WEB_GLOBALS = frozenset({"setTimeout", "setInterval", "clearTimeout", "clearInterval"})
+# the web-platform globals (sandbox/_guest/web/): no I/O, no host capability
+WEB_GLOBALS = frozenset(
+    {
+        "DOMException",
+        "Event",
+        "CustomEvent",
+        "EventTarget",
+        "AbortController",
+        "AbortSignal",
+        "Crypto",
+        "SubtleCrypto",
+        "crypto",
+        "Performance",
+        "performance",
+        "setTimeout",
+        "setInterval",
+        "clearTimeout",
+        "clearInterval",
+    }
+)
 LIBC_NAMES = [
     "std",
     "os",
@@ -100,7 +118,6 @@ LIBC_NAMES = [
     "Deno",
     "Bun",
     "navigator",
-    "performance",
     "importScripts",
     "XMLHttpRequest",
     "__filename",
