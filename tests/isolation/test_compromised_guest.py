@@ -429,7 +429,7 @@ def test_a_compromised_guest_is_refused_and_charged_nothing(
         compiler.instance, store = engine.new_instance(16 * MiB, compiler)
         try:
             _play(attack, compiler, _compiler_snapshot(fresh_cache, key))
-            assert fresh_cache.get(key) is None or attack.setup is not None
+            assert fresh_cache.get(key) is None  # nothing a hostile answer sent was kept
         finally:
             _engine.release_store(store)
             compiler.instance.close()

@@ -188,7 +188,11 @@ def test_ten_thousand_mixed_runs_with_hostile_ones_leave_rss_threads_and_fds_fla
     rss_start = proc.memory_info().rss
     threads_start = threading.active_count()
     fds_start = proc.num_fds()
-    anyio.run(_batch, 1000, RUNS - 1000, outcomes)
+    half = (RUNS + 1000) // 2
+    anyio.run(_batch, 1000, half - 1000, outcomes)
+    gc.collect()
+    rss_half = proc.memory_info().rss
+    anyio.run(_batch, half, RUNS - half, outcomes)
     gc.collect()
     # on a busy machine the pool may have grown for a burst: extra workers exit once idle
     settle = time.monotonic() + 10 * IDLE_EXIT
@@ -198,7 +202,8 @@ def test_ten_thousand_mixed_runs_with_hostile_ones_leave_rss_threads_and_fds_fla
     growth = rss_end - rss_start
     print(
         f"\nsoak: {RUNS} runs {outcomes}; RSS start {rss_start >> 20} MiB, "
-        f"end {rss_end >> 20} MiB (growth {growth / 2**20:.1f} MiB); "
+        f"half-way {rss_half >> 20} MiB, end {rss_end >> 20} MiB (growth {growth / 2**20:.1f} "
+        f"MiB, {(rss_end - rss_half) / 2**20:.1f} MiB in the second half); "
         f"threads {threads_start}->{threading.active_count()}; fds {fds_start}->"
         f"{proc.num_fds()}"
     )
