@@ -152,11 +152,11 @@ CASES = [
         check=_not_called,
     ),
     Case(
-        "wide-report-500k",
-        "report(Array.from({length: 500000}, () => [])); export default 1",
+        "wide-report-200k",
+        "report(Array.from({length: 200000}, () => [])); export default 1",
         "completes",
         result=1,
-        memory=128 * MiB,
+        memory=64 * MiB,
         check=_reports(1),
     ),
     # ---- DAGs: 14 arrays in the guest, millions of lists on the host, stopped by the budget
