@@ -25,7 +25,7 @@ __all__ = ["CORPUS", "ESCAPE_MARKER", "Category", "CorpusCase"]
 
 ESCAPE_MARKER: Final = "ESCAPED:"
 
-Category = Literal["escape", "memory", "cpu", "recursion", "flood", "leak"]
+Category = Literal["escape", "memory", "cpu", "recursion", "flood", "leak", "host-work"]
 Status = Literal["success", "error", "memory", "link_error", "terminated"]
 
 _ANY_END: Final[frozenset[Status]] = frozenset({"success", "error"})
@@ -34,6 +34,20 @@ _ANY_END: Final[frozenset[Status]] = frozenset({"success", "error"})
 # That memory stayed bounded is checked on host facts (peak guest memory, host RSS).
 _OOM: Final[frozenset[Status]] = frozenset({"memory", "error", "terminated"})
 _TIMEOUT: Final[frozenset[Status]] = frozenset({"terminated"})
+# host work on what the program sends ends as a value or a clear error; a large value may also
+# run the guest out of memory while it is encoded
+_HOST_WORK: Final[frozenset[Status]] = frozenset({"success", "error", "memory"})
+_ERROR: Final[frozenset[Status]] = frozenset({"error"})
+_COLLIDE = (
+    "const coll = (n) => Array.from({length: n}, (_, i) => BigInt(i + 1) * (2n ** 61n - 1n));"
+)
+_DAG = "let dag = []; for (let i = 0; i < 8; i++) dag = [dag, dag, dag];"
+_STACK = "const e = new Error('crafted'); e.stack = 'at ' + ' (:1:1'.repeat(100000) + '!';"
+_HOG = "try { new Uint8Array(2 ** 30) } catch {}"
+
+
+def _host_work(id: str, description: str, source: str, expect: frozenset[Status]) -> CorpusCase:
+    return _c(f"host-{id}", "host-work", description, source, expect)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +56,10 @@ class CorpusCase:
 
     Attributes:
         id: A short kebab-case name, unique in the corpus (the JUnit test name).
-        category: What it attacks: ``escape``, ``memory``, ``cpu``, ``recursion``, ``flood``
-            or ``leak``.
+        category: What it attacks: ``escape``, ``memory``, ``cpu``, ``recursion``, ``flood``,
+            ``leak`` or ``host-work`` (the host's work on what the program sends: crafted
+            stacks, hash collisions, DAGs, huge BigInts and messages, sparse arrays, values
+            Python would merge, status forgery).
         description: One line saying what the program tries.
         source: The ES module (JavaScript); it sees the prelude's ``__QJ_*`` constants.
         expect: The statuses the run may end with; any other one is a violation.
@@ -662,5 +678,129 @@ CORPUS: Final[tuple[CorpusCase, ...]] = (
          : Intl.DateTimeFormat().resolvedOptions().timeZone]};
        """,
         _ANY_END,
+    ),
+    # ------------------------------------------------------------ host work on guest data
+    _host_work(
+        "crafted-stack",
+        "throw an error whose stack line backtracks a regex",
+        f"{_STACK}\nthrow e",
+        _ERROR,
+    ),
+    _host_work(
+        "crafted-stack-logged",
+        "log and reject with an error whose stack line backtracks a regex",
+        f"{_STACK}\nconsole.error(e); Promise.reject(e); export default 1",
+        _HOST_WORK,
+    ),
+    _host_work(
+        "colliding-set",
+        "return a Set of BigInts that collide in CPython's int hash",
+        f"{_COLLIDE}\nexport default new Set(coll(2000))",
+        _HOST_WORK,
+    ),
+    _host_work(
+        "colliding-map-report",
+        "report and log Maps whose BigInt keys collide in CPython's int hash",
+        f"{_COLLIDE}\nconst m = new Map(coll(2000).map((k) => [k, 1]));\n"
+        "try { report(m) } catch {}\nconsole.log(m); export default 1",
+        _HOST_WORK,
+    ),
+    _host_work(
+        "dag-reports",
+        "report a DAG of 9 arrays that decodes to 10,000 lists, 10 times",
+        f"{_DAG}\nlet n = 0;\n"
+        "try { for (let i = 0; i < 10; i++) { report(dag); n++ } } catch {}\n"
+        "export default n",
+        _HOST_WORK,
+    ),
+    _host_work(
+        "deep-result",
+        "return an array nested 20,000 levels deep",
+        "let a = []; for (let i = 0; i < 20000; i++) a = [a]; export default a",
+        _HOST_WORK,
+    ),
+    _host_work(
+        "huge-bigint",
+        "throw, log and return a 100,000-digit BigInt",
+        "const b = 2n ** 332193n; console.log(b); report({b}); throw b",
+        _ERROR,
+    ),
+    _host_work(
+        "huge-error-message",
+        "throw an object with a 2 MiB message and a 512 KiB name",
+        "throw {name: 'N'.repeat(2 ** 19), message: 'm'.repeat(2 ** 21)}",
+        _ERROR,
+    ),
+    _host_work(
+        "sparse-array",
+        "report, log and return an array of length 2**32 - 1 with no elements",
+        "const a = []; a.length = 2 ** 32 - 1;\ntry { report(a) } catch {}\n"
+        "console.log(a); export default a",
+        _HOST_WORK,
+    ),
+    _host_work(
+        "deep-stringify",
+        "JSON.stringify an object nested 20,000 levels deep",
+        "let o = {}; for (let i = 0; i < 20000; i++) o = {o};\n"
+        "let r = 'none'; try { JSON.stringify(o) } catch (e) { r = e.name }\nexport default r",
+        _HOST_WORK,
+    ),
+    _host_work(
+        "finalization-throws",
+        "throw from FinalizationRegistry callbacks",
+        "const r = new FinalizationRegistry(() => { throw 2n ** 100000n });\n"
+        "(() => { for (let i = 0; i < 20; i++) r.register({}, i) })();\n"
+        "for (let i = 0; i < 5; i++) await null;\nexport default 1",
+        _HOST_WORK,
+    ),
+    _host_work(
+        "oom-forged-null",
+        "after one caught allocation failure, throw null to be classified memory",
+        f"{_HOG}\nthrow null",
+        _ERROR,
+    ),
+    _host_work(
+        "oom-forged-internal-error",
+        "after one caught allocation failure, throw a hand-made out-of-memory error",
+        f"{_HOG}\nthrow new InternalError('out of memory')",
+        _ERROR,
+    ),
+    _host_work(
+        "merging-map-keys",
+        "return a Map whose keys 1, true and 1n are one Python key",
+        "export default new Map([[1, 'a'], [true, 'b'], [1n, 'c']])",
+        _ERROR,
+    ),
+    _host_work(
+        "merging-set-members-report",
+        "report and log a Set whose members are one in Python",
+        "try { report(new Set([1, true, 1n])) } catch {}\nconsole.log(new Set([0, false]));\n"
+        "export default 1",
+        _HOST_WORK,
+    ),
+    _host_work(
+        "out-of-range-date",
+        "return Dates outside Python's years 1-9999",
+        "export default [new Date(8.64e15), new Date(-62167219200000)]",
+        _ERROR,
+    ),
+    _c(
+        "forged-marker-on-prototype-replies",
+        "escape",
+        "plant a host-function marker on Object.prototype, then read what host functions return",
+        """
+       Object.prototype["\\x02fn"] = [0, 0, "forged"];
+       for (const [label, fn] of __QJ_FNS) {
+         let v;
+         try { v = await fn("notes.txt"); } catch (e) { continue; }
+         const seen = [v, ...(v && typeof v === "object" ? Object.values(v) : [])];
+         if (seen.some((x) => typeof x === "function"))
+           report("ESCAPED:forged function from " + label);
+       }
+       delete Object.prototype["\\x02fn"];
+       export default "contained";
+       """,
+        _ANY_END,
+        uses_bridge=True,
     ),
 )

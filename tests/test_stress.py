@@ -7,15 +7,22 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from quickjail import _stress, bridge
 from quickjail._corpus import CORPUS, ESCAPE_MARKER
-from quickjail._stress._bridge import readonlydir_root
+from quickjail._stress import _guest
+from quickjail._stress._bridge import analyse_bridge, readonlydir_root
 from quickjail._stress._canary import plant_canary
+from quickjail._stress._guest import MOVE_RSS_MARGIN, MOVES, make_run, run_guest
+from quickjail._stress._runner import Runner
+from quickjail.sandbox._run import Run
 
 ROOT = Path(__file__).resolve().parent.parent
 # small and fast: the corpus's CPU hogs each take the whole timeout; 1 s still leaves the
@@ -146,7 +153,15 @@ def test_canary_is_planted_outside_a_root_holding_tmp_home_and_cwd(
 def test_corpus_table_is_well_formed() -> None:
     assert len(CORPUS) >= 40
     assert len({c.id for c in CORPUS}) == len(CORPUS)
-    assert {c.category for c in CORPUS} == {"escape", "memory", "cpu", "recursion", "flood", "leak"}
+    assert {c.category for c in CORPUS} == {
+        "escape",
+        "memory",
+        "cpu",
+        "recursion",
+        "flood",
+        "leak",
+        "host-work",
+    }
     for case in CORPUS:
         assert case.expect, case.id
         assert "success" not in case.expect or case.category not in ("memory", "cpu"), case.id
@@ -223,3 +238,83 @@ def test_pytest_fixture_reports_violations(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout
+
+
+@pytest.fixture
+def guest_runner() -> Iterator[Runner]:
+    """A stress runner with the project's ReadOnlyDir bridge, as :func:`run_stress` makes it."""
+    from tests.stress_bridges import readonly
+
+    b = analyse_bridge(readonly())
+    canary = plant_canary(b.roots)
+    try:
+        yield Runner(b, 1.0, 32 * 2**20, canary)
+    finally:
+        canary.close()
+
+
+def _play_guest(runner: Runner, new_run: Callable[[Runner], Run] = make_run) -> list[Any]:
+    return run_guest(runner, lambda _event: None, lambda: 0, new_run=new_run)
+
+
+def test_the_compromised_guest_phase_passes_the_hosts_own_handler(guest_runner: Runner) -> None:
+    results = _play_guest(guest_runner)
+    assert len(results) == len(MOVES) + 1  # every move, and the compile instance
+    assert [str(v) for r in results for v in r.violations] == []
+    assert all(r.runs == 1 for r in results)
+    assert {"span-report", "fetch-twice", "malformed-result-blob-reused"} <= {
+        r.name for r in results
+    }
+
+
+def _broken(how: str, release: threading.Event, hoard: list[bytearray]) -> Any:
+    """A run whose host-call handler breaks one invariant of the guest phase."""
+
+    def new_run(runner: Runner) -> Run:
+        r = make_run(runner)
+        honest = r.on_host
+
+        def on_host(op: int, a: int, b: int, c: int, d: int) -> int:
+            if how == "raises":
+                raise LookupError("a host bug")
+            if how == "charges":
+                r._bytes_out += 1  # charged whatever the answer
+            if how == "hangs":
+                release.wait(60)
+            if how == "grows" and not hoard:
+                hoard.append(bytearray(b"\x01" * (MOVE_RSS_MARGIN + 32 * 2**20)))
+            rc = honest(op, a, b, c, d)
+            return 0 if how == "accepts" else rc
+
+        r.on_host = on_host  # type: ignore[method-assign]
+        return r
+
+    return new_run
+
+
+@pytest.mark.parametrize(
+    ("how", "kind"),
+    [
+        ("raises", "host-exception"),
+        ("charges", "quota"),
+        ("accepts", "outcome"),
+        ("hangs", "hang"),
+        ("grows", "memory"),
+    ],
+)
+def test_the_compromised_guest_phase_reports_a_broken_handler(
+    guest_runner: Runner, monkeypatch: pytest.MonkeyPatch, how: str, kind: str
+) -> None:
+    monkeypatch.setattr(_guest, "MOVE_TIMEOUT", 0.5)
+    release = threading.Event()
+    hoard: list[bytearray] = []
+    try:
+        results = _play_guest(guest_runner, _broken(how, release, hoard))
+    finally:
+        release.set()
+        hoard.clear()
+    kinds = {v.kind for r in results for v in r.violations}
+    assert kind in kinds, [str(v) for r in results for v in r.violations][:5]
+    assert all(v.phase == "guest" for r in results for v in r.violations)
+    if how == "hangs":  # the first hang ends the phase: the other moves are skipped
+        assert sum(r.skipped is not None for r in results) == len(results) - 1

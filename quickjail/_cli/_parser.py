@@ -271,10 +271,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     stress = sub.add_parser(
         "stress",
-        help="stress-test your bridge: hostile programs and fuzzed host calls",
+        help="stress-test your bridge: hostile programs, fuzzed host calls, a compromised guest",
         description="Run quickjail's adversarial corpus (escape attempts, memory bombs, CPU\n"
-        "hogs, deep recursion, floods, information leaks) with your bridge, then\n"
-        "fuzz every bridged host function with hostile arguments, and check that\n"
+        "hogs, deep recursion, floods, information leaks, host work on what the\n"
+        "program sends) with your bridge, fuzz every bridged host function with\n"
+        "hostile arguments, play a compromised guest against the host-call handler\n"
+        "(every hostile call refused, nothing charged), and check that\n"
         "the host stays safe: nothing escapes, no exception leaves the sandbox,\n"
         "a canary file outside your ReadOnlyDir roots is never read, time and\n"
         "memory stay bounded, no thread is left running. Needs the 'stress'\n"
@@ -293,7 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
     stress.add_argument(
         "--junit",
         metavar="FILE",
-        help="write a JUnit XML report: one testcase per corpus program and per fuzzed function",
+        help="write a JUnit XML report: one testcase per corpus program, per fuzzed function "
+        "and per compromised-guest move",
     )
     stress.add_argument(
         "--seed",

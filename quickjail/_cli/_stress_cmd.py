@@ -34,9 +34,12 @@ class _StressProgress:
 
     def __call__(self, event: Progress) -> None:
         now = time.monotonic()
-        what = {"corpus": "hostile programs", "fuzz": "fuzzed host calls", "host": "host check(s)"}[
-            event.phase
-        ]
+        what = {
+            "corpus": "hostile programs",
+            "fuzz": "fuzzed host calls",
+            "guest": "compromised-guest moves",
+            "host": "host check(s)",
+        }[event.phase]
         if event.event == "start":
             self._started = now
             print(f"{event.phase}: {event.total} {what}", file=self._stream, flush=True)

@@ -17,8 +17,15 @@ to :func:`bridge.run_code` — and checks the host's invariants under attack:
     temporary directory outside every :class:`bridge.ReadOnlyDir` root of the bridge. No
     exception may escape the run, the secret may never reach the program, and each run must
     stay within its time and memory bounds.
+``guest``
+    A compromised guest, played in-process against the host-call handler with the bridge:
+    spans no memory holds for every op, replies fetched twice, unknown ops, functions and
+    outcome kinds, malformed and over-cap value messages (blob indices out of range, negative
+    or reused; hash-colliding members; 200,000 levels of nesting), a compile instance
+    answering for another module or twice. The host must refuse each call, charge no counter
+    or quota, not raise, not hang and not grow.
 ``host``
-    After both phases: no thread the stress test did not find at the start is still alive
+    After the phases: no thread the stress test did not find at the start is still alive
     (the sandbox's own worker pool excepted), and the process's resident memory grew by at
     most the guest memory limit plus a margin.
 
@@ -27,8 +34,8 @@ handled them. What the function *returns* is not judged, only what crosses the b
 
 One module per part: ``_report`` (the results), ``_bridge`` (loading and analysing the
 bridge), ``_canary``, ``_texts`` (the host facts a run must not show), ``_runner`` (running
-one program and the checks every run shares), ``_corpus``, ``_fuzz`` and ``_host`` (the
-phases). :func:`run_stress` puts them together.
+one program and the checks every run shares), ``_corpus``, ``_fuzz``, ``_guest`` and
+``_host`` (the phases). :func:`run_stress` puts them together.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from quickjail._stress._bridge import StressConfigError, analyse_bridge, load_br
 from quickjail._stress._canary import plant_canary
 from quickjail._stress._corpus import run_corpus
 from quickjail._stress._fuzz import run_fuzz
+from quickjail._stress._guest import run_guest
 from quickjail._stress._host import check_host
 from quickjail._stress._report import (
     Phase,
@@ -83,7 +91,7 @@ def run_stress(
     memory_limit_bytes: int | None = None,
     progress: Callable[[Progress], None] | None = None,
 ) -> StressReport:
-    """Run the corpus and the fuzzer against a bridge and check the host's invariants.
+    """Run the corpus, the fuzzer and the compromised guest against a bridge; check the host.
 
     Args:
         bridge_config: ``{"imports": ..., "globals": ...}`` as given to
@@ -144,6 +152,7 @@ def run_stress(
 
         cases += run_corpus(runner, notify, count)
         cases += run_fuzz(runner, examples, seed, notify, count)
+        cases += run_guest(runner, notify, count)
         notify(Progress("host", "start", 0, 1, violations=count()))
         cases.append(check_host(runner, baseline))
         notify(Progress("host", "end", 1, 1, "host-invariants", count()))

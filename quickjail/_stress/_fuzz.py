@@ -2,8 +2,12 @@
 
 hypothesis draws the arguments (wrong types, megabyte strings and bytes, values nested 200
 deep, lone surrogates, huge ints, NaN and infinities, forged host-function markers, long
-argument lists); the canary's path tricks are always tried as explicit examples. Arguments
-the host codec refuses are passed again as JSON text and parsed in JS. Only what the
+argument lists); the canary's path tricks are always tried as explicit examples, and so are
+the values only JS can build (:data:`JS_HOSTILE`: a DAG sharing its children, a Set of BigInts
+colliding in CPython's hash, a sparse array of length 2**32 - 1, Map keys that are one in
+Python, Dates outside Python's years, a 100,000-digit BigInt, 100,000 levels of nesting, a
+host-function marker planted on ``Object.prototype``). Arguments the host codec refuses are
+passed again as JSON text and parsed in JS. Only what the
 function *throws* is scanned for host information; what it returns is its own business.
 """
 
@@ -23,7 +27,7 @@ from quickjail._stress._texts import show, texts_of
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-__all__ = ["run_fuzz"]
+__all__ = ["JS_HOSTILE", "run_fuzz"]
 
 
 _FORGED: Final = (
@@ -32,6 +36,33 @@ _FORGED: Final = (
     [{"\x02fn": [99999, False, ""]}],
     {"\x01": 1, "\x02": 2, "\x03": [0]},
 )
+
+
+# hostile arguments only JS can build: (name, expression); each is passed as the only argument
+JS_HOSTILE: Final = (
+    ("dag", "(() => { let d = []; for (let i = 0; i < 10; i++) d = [d, d, d]; return d })()"),
+    (
+        "colliding-set",
+        "new Set(Array.from({length: 5000}, (_, i) => BigInt(i + 1) * (2n ** 61n - 1n)))",
+    ),
+    ("sparse", "(() => { const a = []; a.length = 2 ** 32 - 1; return a })()"),
+    ("merging-map", "new Map([[1, 'a'], [true, 'b'], [1n, 'c']])"),
+    ("out-of-range-date", "[new Date(8.64e15), new Date(-62167219200000)]"),
+    ("huge-bigint", "2n ** 332193n"),
+    ("deep", "(() => { let a = []; for (let i = 0; i < 100000; i++) a = [a]; return a })()"),
+    ("proto-marker", "(Object.prototype['\\x02fn'] = [0, 0, 'x'], {path: 'notes.txt'})"),
+)
+
+
+def _js_program(target: Target, expr: str) -> str:
+    """A module that builds one hostile value in JS and passes it to the target."""
+    return (
+        target.prelude() + "export default await (async () => {\n"
+        f"  let a;\n  try {{ a = {expr}; }} catch (e) {{ return {{built: String(e)}}; }}\n"
+        "  try { return {ok: await __qj_target(a)}; }\n"
+        "  catch (e) { return {err: String(e), stack: String(e && e.stack)}; }\n"
+        "  finally { delete Object.prototype['\\x02fn']; }\n})();\n"
+    )
 
 
 def _nest_list(depth: int) -> Any:
@@ -159,6 +190,21 @@ def _fuzz_target(
                 violations.append(v)
         on_step()
 
+    for name, expr in JS_HOSTILE:
+        if runner.hung:
+            break
+        source = _js_program(target, expr)
+        outcome = runner.run(source)
+        runs += 1
+        runner.sample_rss(f"fuzz {target.label}")
+        for v in runner.check(
+            "fuzz", target.label, outcome, source, f"<JS {name}>", errors_only=True
+        ):
+            kinds[v.kind] = kinds.get(v.kind, 0) + 1
+            if kinds[v.kind] <= 3:
+                violations.append(v)
+        on_step()
+
     test = given(_strategies(runner.canary.tricks, target.arity))(one)
     for trick in runner.canary.tricks:
         if runner.canary.secret not in trick:
@@ -211,6 +257,7 @@ def run_fuzz(
     """
     targets = runner.bridge.targets
     explicit = sum(1 + (t.arity >= 2) for t in targets) * len(runner.canary.tricks)
+    explicit += len(JS_HOSTILE) * len(targets)
     total = examples * len(targets) + explicit
     done = 0
     notify(Progress("fuzz", "start", 0, total, violations=count()))

@@ -23,7 +23,7 @@ __all__ = [
     "ViolationKind",
 ]
 
-Phase = Literal["corpus", "fuzz", "host"]
+Phase = Literal["corpus", "fuzz", "guest", "host"]
 ViolationKind = Literal[
     "escape",
     "canary",
@@ -35,6 +35,7 @@ ViolationKind = Literal[
     "limits",
     "threads",
     "hang",
+    "quota",
 ]
 
 
@@ -43,11 +44,12 @@ class Violation:
     """One broken invariant.
 
     Attributes:
-        phase: ``"corpus"``, ``"fuzz"`` or ``"host"``.
-        case: The corpus case id, the fuzzed function (``imports.fs.readFile``) or
-            ``"host-invariants"``.
+        phase: ``"corpus"``, ``"fuzz"``, ``"guest"`` or ``"host"``.
+        case: The corpus case id, the fuzzed function (``imports.fs.readFile``), the
+            compromised guest's move or ``"host-invariants"``.
         kind: What broke: ``escape``, ``canary``, ``leak``, ``outcome``, ``host-exception``,
-            ``time``, ``memory``, ``limits``, ``threads`` or ``hang``.
+            ``time``, ``memory``, ``limits``, ``threads``, ``hang`` or ``quota`` (a refused
+            host call charged a counter or quota).
         message: What happened, in one or two sentences.
         example: The arguments of the fuzzed call that broke it (``repr``, truncated).
     """
@@ -134,7 +136,7 @@ class StressReport:
     def summary(self) -> list[PhaseSummary]:
         """One row per phase: cases, passed, violations, skipped."""
         rows = []
-        for phase in ("corpus", "fuzz", "host"):
+        for phase in ("corpus", "fuzz", "guest", "host"):
             cases = [c for c in self.cases if c.phase == phase]
             rows.append(
                 PhaseSummary(
@@ -183,7 +185,7 @@ class StressReport:
             failures=str(sum(not c.passed and c.skipped is None for c in self.cases)),
             time=f"{self.duration_s:.3f}",
         )
-        for phase in ("corpus", "fuzz", "host"):
+        for phase in ("corpus", "fuzz", "guest", "host"):
             cases = [c for c in self.cases if c.phase == phase]
             suite = ET.SubElement(
                 root,

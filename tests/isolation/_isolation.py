@@ -8,7 +8,12 @@ Outcome classes (``Case.expect``):
 ``link_error``  status ``link_error``: the module graph did not link
 ``terminated``  status ``terminated`` with ``reason`` (``"timeout"`` unless the case says)
 ``memory``      status ``memory``: the memory limit stopped the program
+``refused``     nothing ran: the API refused the call with ``TypeError``/``ValueError``
+                (``error`` names the class, ``message`` a part of its text)
 ==============  =============================================================================
+
+The compromised-guest category is a table of :class:`Attack` rows instead: each plays the
+guest by calling the host-call handler directly, and its outcome class is ``refused``.
 
 Every case runs with a deadline on the run (``timeout``) *and* a watchdog on the host side, so a
 library hang fails the case quickly with a clear message instead of hanging the suite. Users run
@@ -44,18 +49,21 @@ from quickjail.sandbox import CodeResult
 __all__ = [
     "ANY",
     "HOST_PATH_MARKERS",
+    "Attack",
     "Case",
     "Ctx",
     "Expect",
     "MiB",
     "assert_no_host_text",
     "case_id",
+    "run_any",
     "run_case",
+    "run_refused",
     "table",
 ]
 
 MiB = 2**20
-Expect = Literal["completes", "js_error", "link_error", "terminated", "memory"]
+Expect = Literal["completes", "js_error", "link_error", "terminated", "memory", "refused"]
 STATUS_OF: dict[str, str] = {
     "completes": "success",
     "js_error": "error",
@@ -63,6 +71,7 @@ STATUS_OF: dict[str, str] = {
     "terminated": "terminated",
     "memory": "memory",
 }
+KINDS = ("completes", "js_error", "link_error", "terminated", "memory", "refused")
 # text that would reveal the host to the guest: paths, the interpreter, the source tree
 HOST_PATH_MARKERS = ("/work/", "/home", "/root", "/tmp/", "site-packages", ".py", "Traceback")
 _HOST_PATH_RE = re.compile("|".join(re.escape(m) for m in HOST_PATH_MARKERS))
@@ -134,6 +143,26 @@ class Case:
         }
 
 
+@dataclass(frozen=True)
+class Attack:
+    """One move of a compromised guest: host calls made with arguments it chose.
+
+    ``setup`` makes the well-formed calls the attack needs first (they may be charged);
+    ``play`` returns the hostile ``(op, a, b, c, d)`` calls, each of which the host must
+    refuse (a negative return, or exactly ``rc``) without charging anything; ``check`` looks
+    at what the host kept afterwards (e.g. the outcome a refused result left).
+    """
+
+    id: str
+    play: Callable[[Any], Iterable[tuple[int, int, int, int, int]]]
+    setup: Callable[[Any], None] | None = None
+    rc: int | None = None
+    changes: frozenset[str] = frozenset()  # counters this attack is allowed to move
+    check: Callable[[Any], None] | None = None
+    target: Literal["run", "compiler"] = "run"
+    expect: Expect = "refused"
+
+
 def _safe_repr(value: Any) -> str:
     try:
         return repr(value)
@@ -141,11 +170,11 @@ def _safe_repr(value: Any) -> str:
         return f"<{type(value).__name__} that repr() refuses>"
 
 
-def case_id(case: Case) -> str:
+def case_id(case: Case | Attack) -> str:
     return case.id
 
 
-def table(cases: Iterable[Case]) -> list[Any]:
+def table(cases: Iterable[Case] | Iterable[Attack]) -> list[Any]:
     """The parametrize table: each case, as a strict xfail when it documents a library bug."""
     out: list[Any] = []
     seen: set[str] = set()
@@ -153,7 +182,7 @@ def table(cases: Iterable[Case]) -> list[Any]:
         if case.id in seen:
             raise ValueError(f"duplicate case id {case.id!r}")
         seen.add(case.id)
-        if case.bug is not None:
+        if isinstance(case, Case) and case.bug is not None:
             if not case.bug.startswith("BUG: "):
                 raise ValueError(f"{case.id}: a bug reason starts with 'BUG: '")
             out.append(pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=case.bug)))
@@ -208,11 +237,18 @@ class Outcome:
     result: CodeResult | None
     wall: float
     raised: BaseException | None = None
+    refused: Exception | None = None
 
 
 def _drive(case: Case, options: dict[str, Any]) -> Outcome:
     """Run the case once: sync API, or the async handle when the case terminates it itself."""
     t0 = time.perf_counter()
+    if case.expect == "refused":
+        try:
+            run_code_sync(case.src, **options)
+        except (TypeError, ValueError) as exc:
+            return Outcome(None, time.perf_counter() - t0, refused=exc)
+        raise AssertionError("the call was not refused")
     if case.terminate_after is None:
         res = run_code_sync(case.src, **options)
         return Outcome(res, time.perf_counter() - t0)
@@ -319,6 +355,7 @@ def run_case(case: Case, ctx: Ctx) -> CodeResult:
         out = _run_with_watchdog(case, options)
     info = describe(case, out, host)
     assert out.raised is None, info
+    assert case.expect != "refused", f"{info}: use run_any for a case that must be refused"
     r = out.result
     assert r is not None, info
 
@@ -352,3 +389,27 @@ def run_case(case: Case, ctx: Ctx) -> CodeResult:
     if case.check is not None:
         case.check(r, ctx)
     return r
+
+
+def run_refused(case: Case, ctx: Ctx) -> Exception:
+    """Run a ``refused`` case: the API must refuse it (nothing runs) and the host stay small."""
+    options = case.options(ctx)
+    with _HostMonitor() as host:
+        out = _run_with_watchdog(case, options)
+    info = describe(case, out, host)
+    assert out.raised is None, info
+    exc = out.refused
+    assert exc is not None, info
+    assert case.error is None or type(exc).__name__ == case.error, f"{info}\n  {exc!r}"
+    assert case.message is None or case.message in str(exc), f"{info}\n  {exc}"
+    assert host.growth < case.memory + RSS_SLACK + case.host_bytes, info
+    assert host.stall < case.max_stall, info
+    return exc
+
+
+def run_any(case: Case, ctx: Ctx) -> None:
+    """Run a case of any outcome class, ``refused`` included."""
+    if case.expect == "refused":
+        run_refused(case, ctx)
+    else:
+        run_case(case, ctx)

@@ -1,8 +1,9 @@
 """Fixtures of the isolation suite and the summary of its case tables.
 
 The summary (printed at the end of any pytest run that collected isolation cases) counts the
-cases per category (the test module) and per expected outcome class, and how many are strict
-xfails documenting a library bug.
+cases per category (the test module) and per expected outcome class (``refused``: the API or
+the host-call handler refused what it was given), and how many are strict xfails documenting a
+library bug.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _isolation import Case, Ctx
+from _isolation import KINDS, Attack, Case, Ctx
 
 from quickjail.bridge import run_code_sync
 
@@ -59,24 +60,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.path.resolve().parent != here:
             continue
         callspec = getattr(item, "callspec", None)
-        case = callspec.params.get("case") if callspec is not None else None
-        if not isinstance(case, Case):
+        params = callspec.params if callspec is not None else {}
+        case = params.get("case", params.get("attack"))
+        if not isinstance(case, Case | Attack):
             continue
         cat = _category(item)
         if cat not in _CATEGORIES:
             _CATEGORIES.append(cat)
         _COUNTS[(cat, case.expect)] += 1
-        if case.bug is not None:
+        if isinstance(case, Case) and case.bug is not None:
             _BUGS[cat] += 1
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if not _COUNTS:
         return
-    kinds = ["completes", "js_error", "link_error", "terminated", "memory"]
+    kinds = list(KINDS)
     tr = terminalreporter
     tr.section("isolation cases per category and expected outcome")
-    head = f"{'category':<16}" + "".join(f"{k:>11}" for k in kinds) + f"{'total':>8}{'xfail':>7}"
+    head = f"{'category':<18}" + "".join(f"{k:>11}" for k in kinds) + f"{'total':>8}{'xfail':>7}"
     tr.write_line(head)
     totals: Counter[str] = Counter()
     for cat in _CATEGORIES:
@@ -84,10 +86,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         for k, n in zip(kinds, row, strict=True):
             totals[k] += n
         tr.write_line(
-            f"{cat:<16}" + "".join(f"{n:>11}" for n in row) + f"{sum(row):>8}{_BUGS[cat]:>7}"
+            f"{cat:<18}" + "".join(f"{n:>11}" for n in row) + f"{sum(row):>8}{_BUGS[cat]:>7}"
         )
     tr.write_line(
-        f"{'all':<16}"
+        f"{'all':<18}"
         + "".join(f"{totals[k]:>11}" for k in kinds)
         + f"{sum(totals.values()):>8}{sum(_BUGS.values()):>7}"
     )
