@@ -5,7 +5,9 @@ the run has checked the pointer and length. Order of checks: the function exists
 is well-formed (the guest's business), the quota admits it (before decoding anything), the
 arguments decode and ``prepare`` accepts them (validation), then a sync function is called at
 once and an async one is queued for the driver. Every admitted call ends with exactly one
-``HostCalls.reply``.
+``HostCalls.reply``. Decoded arguments are charged to the run's decode budget while the host
+holds them (until a sync call returns, until an async call settles), so calls cannot make the
+host hold more than results and reports could.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ class Dispatch:
     functions: tuple[HostFunction, ...]
     calls: HostCalls | None
     on_error: Callable[[BaseException], None]  # keeps a host exception for the result
+    budget: _values.DecodeBudget  # the run's: arguments are charged while the call holds them
     count: int = 0
+    held: dict[int, int] = field(default_factory=dict)  # async call id -> bytes charged
     refusals: int = 0
     pending: list[PendingCall] = field(default_factory=list)
 
@@ -67,14 +71,17 @@ class Dispatch:
             self.refusals += 1
             return self._error_reply(fn, (exc.js_name, str(exc)))
         self.count += 1
+        mark = self.budget.used
         try:
-            args = _values.decode(read())
+            args = _values.decode(read(), budget=self.budget)
             if not isinstance(args, list):
                 raise TransferError("host call arguments must be an array")
             prepared = fn.prepare(args) if fn.prepare is not None else tuple(args)
         except Exception as exc:  # the program's arguments were refused: not a host error
+            self.budget.used = mark
             return self.finish(fn, exc, sync=not fn.is_async, record=False)
         if fn.is_async:
+            self.held[call_id] = self.budget.used - mark
             self.pending.append(PendingCall(call_id, fn, prepared))
             return None
         try:
@@ -84,7 +91,15 @@ class Dispatch:
                 raise TypeError("a sync host function returned an awaitable")
         except Exception as exc:
             return self.finish(fn, exc, sync=True)
+        finally:
+            self.budget.used = mark  # the arguments are the function's now, or gone
         return self.finish(fn, value, sync=True, ok=True)
+
+    def release(self, call_id: int) -> None:
+        """An async call settled: the host no longer holds its arguments for the run.
+
+        Called on the run's slice (with the decodes), so the budget has one writer."""
+        self.budget.used -= self.held.pop(call_id, 0)
 
     def finish(
         self, fn: HostFunction, outcome: Any, *, sync: bool, ok: bool = False, record: bool = True

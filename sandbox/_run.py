@@ -99,10 +99,12 @@ class Run:
         self.reports: list[Any] = []
         self.logs: list[LogEntry] = []
         self.host_errors: list[BaseException] = []
+        self._decoded = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
         self.dispatch = Dispatch(
             program.functions,
             opts.host.calls() if opts.host is not None and program.functions else None,
             self.keep_error,
+            self._decoded,
         )
         self.on_report_threadsafe: Callable[[Any], None] | None = None
         self.on_stop: Callable[[], None] | None = None
@@ -115,7 +117,6 @@ class Run:
         self._log_bytes = 0
         self._report_bytes = 0
         self._logs_dropped = False
-        self._decoded = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
         self._bytes_in = 0
         self._bytes_out = 0
         self._slices = 0
@@ -500,6 +501,7 @@ class Run:
     def slice_resume(self, settled: list[tuple[int, bool, bytes]]) -> int:
         status = QJ_PENDING
         for call_id, ok, data in settled:
+            self.dispatch.release(call_id)
             self._bytes_in += len(data)
             ptr = self._call(self._place, data)
             if ptr is None:
