@@ -9,6 +9,8 @@
  *   decode.c      value message -> JS value; host error records -> JS errors
  *   builtins.c    console, report, Math.random, the switch for eval and Function
  *   web.c         the web-platform globals: runs _guest/web/*.js at build time, their C side
+ *   web_encoding.c  the UTF-8 loops of TextEncoder and TextDecoder (web/encoding.js)
+ *   web_clone.c   the class of an object, for structuredClone (web/clone.js)
  *   hostfn.c      host functions: closures that call the host, sync or async
  *   modules.c     module names and the loader: source, bytecode and host modules
  *   rejections.c  unhandled promise rejections, told to the host at the end of a run
@@ -112,6 +114,14 @@ int disable_dynamic_code(JSContext *ctx);
 /* ---- web.c */
 
 int install_web(JSContext *ctx);
+
+/* ---- web_encoding.c */
+
+int web_encoding_natives(JSContext *ctx, JSValueConst native);
+
+/* ---- web_clone.c */
+
+int web_clone_natives(JSContext *ctx, JSValueConst native);
 
 /* ---- hostfn.c */
 

@@ -24,6 +24,8 @@ static const WebFile web_files[] = {
 /* the C side of the web globals: each adds its functions to `native` */
 typedef int (*AddNatives)(JSContext *ctx, JSValueConst native);
 static const AddNatives add_natives[] = {
+    web_encoding_natives,
+    web_clone_natives,
     NULL,
 };
 
