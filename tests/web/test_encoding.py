@@ -98,9 +98,7 @@ def test_ignore_bom_keeps_the_bom() -> None:
 def test_labels_are_trimmed_and_case_insensitive_and_unknown_ones_are_rangeerrors(
     label: str, outcome: str
 ) -> None:
-    got = js(
-        f"try {{ new TextDecoder({json.dumps(label)}).encoding }} catch (e) {{ e.name }}"
-    )
+    got = js(f"try {{ new TextDecoder({json.dumps(label)}).encoding }} catch (e) {{ e.name }}")
     assert got == outcome
 
 
@@ -160,8 +158,11 @@ def test_a_decoder_is_reset_after_a_flush_and_after_a_fatal_error() -> None:
         ("new Int8Array([104, 105])", "hi"),
         ("new Float64Array(1).fill(0).subarray(0, 0)", ""),
         ("(() => { const b = new ArrayBuffer(2); b.transfer(); return b })()", ""),  # detached
-        ("typeof SharedArrayBuffer === 'function' ? (() => { const s = new SharedArrayBuffer(2);"
-         " new Uint8Array(s).set([104, 105]); return s })() : new Uint8Array([104, 105])", "hi"),
+        (
+            "typeof SharedArrayBuffer === 'function' ? (() => { const s = new SharedArrayBuffer(2);"
+            " new Uint8Array(s).set([104, 105]); return s })() : new Uint8Array([104, 105])",
+            "hi",
+        ),
         ("undefined", ""),
     ],
 )
@@ -219,7 +220,8 @@ def test_encode_into_reports_exact_read_and_written(
 
 def test_encode_into_writes_through_a_view_at_its_offset() -> None:
     got = js(
-        "const b = new Uint8Array(6); const r = new TextEncoder().encodeInto('xy', b.subarray(2, 3));"
+        "const b = new Uint8Array(6);"
+        "const r = new TextEncoder().encodeInto('xy', b.subarray(2, 3));"
         "[r.read, r.written, b]"
     )
     assert got == [1, 1, b"\x00\x00x\x00\x00\x00"]

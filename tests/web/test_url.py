@@ -160,7 +160,7 @@ PARSE: list[tuple[str, str | None, str | None]] = [
     ("http://h/a/.", None, "http://h/a/"),
     ("http://h/a/./b/../../c", None, "http://h/c"),
     ("http://h/..a/.b", None, "http://h/..a/.b"),
-    ("http://h/ a\"<>`{}|", None, "http://h/%20a%22%3C%3E%60%7B%7D|"),
+    ('http://h/ a"<>`{}|', None, "http://h/%20a%22%3C%3E%60%7B%7D|"),
     ("http://h/\u00e9?\u00e9#\u00e9", None, "http://h/%C3%A9?%C3%A9#%C3%A9"),
     ("http://h/%41%zz", None, "http://h/%41%zz"),
     ("http://h/\U0001f600", None, "http://h/%F0%9F%98%80"),
@@ -177,17 +177,21 @@ PARSE: list[tuple[str, str | None, str | None]] = [
     # query, fragment
     ("http://h/?a'b", None, "http://h/?a%27b"),
     ("foo://h/?a'b", None, "foo://h/?a'b"),
-    ("http://h/?a b\"<>`", None, "http://h/?a%20b%22%3C%3E`"),
+    ('http://h/?a b"<>`', None, "http://h/?a%20b%22%3C%3E`"),
     ("http://h/?%zz&\u00e9", None, "http://h/?%zz&%C3%A9"),
     ("http://h/?q?r", None, "http://h/?q?r"),
-    ("http://h/#a b\"<>`#", None, "http://h/#a%20b%22%3C%3E%60#"),
+    ('http://h/#a b"<>`#', None, "http://h/#a%20b%22%3C%3E%60#"),
     ("http://h/#\u00e9", None, "http://h/#%C3%A9"),
     # IDNA: Punycode, lower-casing, NFKC, ignored code points
     ("http://m\u00fcnchen.de/", None, "http://xn--mnchen-3ya.de/"),
     ("http://M\u00dcNCHEN.DE/", None, "http://xn--mnchen-3ya.de/"),
     ("http://b\u00fccher.example/", None, "http://xn--bcher-kva.example/"),
     ("http://\u4f8b\u3048.\u30c6\u30b9\u30c8/", None, "http://xn--r8jz45g.xn--zckzah/"),
-    ("http://\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45\uff0e\uff43\uff4f\uff4d/", None, "http://example.com/"),
+    (
+        "http://\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45\uff0e\uff43\uff4f\uff4d/",
+        None,
+        "http://example.com/",
+    ),
     ("http://a\u3002b/", None, "http://a.b/"),
     ("http://xn--mnchen-3ya.de/", None, "http://xn--mnchen-3ya.de/"),
     ("http://XN--MNCHEN-3YA.de/", None, "http://xn--mnchen-3ya.de/"),
@@ -329,7 +333,9 @@ def test_setters(href: str, setter: str, value: str, expected: str) -> None:
 
 
 def test_href_setter_throws_on_failure_and_keeps_the_url() -> None:
-    got = js("const u = new URL('http://h/'); try { u.href = 'nope' } catch (e) { [e.name, u.href] }")
+    got = js(
+        "const u = new URL('http://h/'); try { u.href = 'nope' } catch (e) { [e.name, u.href] }"
+    )
     assert got == ["TypeError", "http://h/"]
 
 
@@ -346,7 +352,10 @@ def test_href_setter_throws_on_failure_and_keeps_the_url() -> None:
         ("[['x', 1], new Set(['y', 'z'])]", [["x", "1"], ["y", "z"]]),
         ("{ b: 2, a: undefined }", [["b", "2"], ["a", "undefined"]]),
         ("new URLSearchParams('q=1')", [["q", "1"]]),
-        ("Object.create({ inherited: 1 }, { own: { value: 1, enumerable: true } })", [["own", "1"]]),
+        (
+            "Object.create({ inherited: 1 }, { own: { value: 1, enumerable: true } })",
+            [["own", "1"]],
+        ),
         ("undefined", []),
         ("null", [["null", ""]]),
     ],
