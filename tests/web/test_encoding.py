@@ -227,6 +227,14 @@ def test_encode_into_writes_through_a_view_at_its_offset() -> None:
     assert got == [1, 1, b"\x00\x00x\x00\x00\x00"]
 
 
+def test_encode_into_a_detached_buffer_writes_nothing() -> None:
+    got = js(
+        "const u = new Uint8Array(4); u.buffer.transfer();"
+        "const r = new TextEncoder().encodeInto('abc', u); [r.read, r.written]"
+    )
+    assert got == [0, 0]
+
+
 @pytest.mark.parametrize("dest", ["new Uint16Array(4)", "new ArrayBuffer(4)", "[]", "null"])
 def test_encode_into_needs_a_uint8array(dest: str) -> None:
     got = js(f"try {{ new TextEncoder().encodeInto('a', {dest}) }} catch (e) {{ e.name }}")

@@ -55,7 +55,9 @@
     }
     encodeInto(source, destination) {
       if (call(taTag, destination)?.[0] !== "Uint8Array") throw new TypeError("encodeInto: destination is not a Uint8Array");
-      const [read, written] = utf8EncodeInto(`${source}`, destination);
+      const s = `${source}`;
+      if (detached(taBuffer.call(destination))) return { read: 0, written: 0 };
+      const [read, written] = utf8EncodeInto(s, destination);
       return { read, written };
     }
   }

@@ -2,7 +2,7 @@
 // host parser (domains, IPv4 in all its number forms, IPv6, opaque hosts), the serializer, the
 // getters and setters, and application/x-www-form-urlencoded with its live link to the query.
 // IDNA: lower-casing, NFKC and the "ignored" code points stand in for the UTS #46 mapping
-// table; Punycode (RFC 3492) is complete. No JavaScript of the program runs during a parse.
+// table; Punycode (RFC 3492) is complete.
 (native) => {
   const { utf8Decode, utf8Encode } = native;
   const { defineProperty } = Object;
