@@ -161,6 +161,7 @@ PARSE: list[tuple[str, str | None, str | None]] = [
     ("http://h/a/./b/../../c", None, "http://h/c"),
     ("http://h/..a/.b", None, "http://h/..a/.b"),
     ('http://h/ a"<>`{}|', None, "http://h/%20a%22%3C%3E%60%7B%7D|"),
+    ("http://h/a^b", None, "http://h/a%5Eb"),
     ("http://h/\u00e9?\u00e9#\u00e9", None, "http://h/%C3%A9?%C3%A9#%C3%A9"),
     ("http://h/%41%zz", None, "http://h/%41%zz"),
     ("http://h/\U0001f600", None, "http://h/%F0%9F%98%80"),
@@ -174,6 +175,9 @@ PARSE: list[tuple[str, str | None, str | None]] = [
     ("javascript:alert(1)", None, "javascript:alert(1)"),
     ("sc:\u0001x y", None, "sc:%01x y"),
     ("urn:isbn:0451450523", None, "urn:isbn:0451450523"),
+    ("sc:a b  ?q", None, "sc:a b %20?q"),
+    ("sc:a b  #f", None, "sc:a b %20#f"),
+    ("sc:a b  ", None, "sc:a b"),
     # query, fragment
     ("http://h/?a'b", None, "http://h/?a%27b"),
     ("foo://h/?a'b", None, "foo://h/?a'b"),
@@ -322,8 +326,8 @@ def test_origin(url: str, origin: str) -> None:
         ("http://h/p#a", "hash", "b c", "http://h/p#b%20c"),
         ("http://h/p#a", "hash", "", "http://h/p"),
         ("http://h/p", "hash", "##x", "http://h/p##x"),
-        ("sc:a  #f", "hash", "", "sc:a"),  # trailing spaces of an opaque path go with the hash
-        ("sc:a  ?q", "search", "", "sc:a"),
+        ("sc:a  #f", "hash", "", "sc:a %20"),  # the path never ends in a bare space
+        ("sc:a  ?q", "search", "", "sc:a %20"),
         ("http://h/", "href", "https://x/?q=1", "https://x/?q=1"),
     ],
 )
@@ -446,7 +450,7 @@ def test_search_params_are_live_both_ways() -> None:
         "http://k/",
         "",
         0,
-        "sc:a",
+        "sc:a%20",
         "1",
     ]
 

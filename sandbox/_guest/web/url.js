@@ -569,6 +569,9 @@
           } else if (c === "#") {
             url.fragment = "";
             state = S.FRAGMENT;
+          } else if (c === " ") {
+            // a space before the query or fragment is encoded, so opaque paths round-trip
+            url.path += cps[p + 1] === "?" || cps[p + 1] === "#" ? "%20" : " ";
           } else if (c !== undefined) url.path += pct(c, C0);
           break;
         case S.QUERY:
@@ -611,9 +614,6 @@
     }
     if (!isSpecial(u.scheme) || u.scheme === "file") return "null";
     return `${u.scheme}://${u.host}${u.port !== null ? `:${u.port}` : ""}`;
-  };
-  const stripTrailingSpaces = (u) => {
-    if (typeof u.path === "string" && u.fragment === null && u.query === null) u.path = u.path.replace(/ +$/, "");
   };
   const cannotHaveCredentials = (u) => u.host === null || u.host === "" || u.scheme === "file";
 
@@ -664,7 +664,6 @@
       const u = recordOf(this.#url);
       const s = formSerialize(this.#list);
       u.query = s === "" ? null : s;
-      if (s === "") stripTrailingSpaces(u);
     }
     get size() {
       return this.#list.length;
@@ -836,7 +835,6 @@
       if (v === "") {
         u.query = null;
         setList(this.#params, []);
-        stripTrailingSpaces(u);
         return;
       }
       const input = v[0] === "?" ? v.slice(1) : v;
@@ -856,7 +854,6 @@
       const u = this.#u;
       if (v === "") {
         u.fragment = null;
-        stripTrailingSpaces(u);
         return;
       }
       u.fragment = "";
