@@ -12,6 +12,8 @@
  *   timers.c      the timer table behind setTimeout/setInterval and native.setTimer
  *   web_crypto.c  crypto's C side: the run's ChaCha20 stream, SHA-1/256/384/512
  *   web_perf.c    performance's C side: the run's time origin, now()
+ *   web_encoding.c  the UTF-8 loops of TextEncoder and TextDecoder (web/encoding.js)
+ *   web_clone.c   the class of an object, for structuredClone (web/clone.js)
  *   hostfn.c      host functions: closures that call the host, sync or async
  *   modules.c     module names and the loader: source, bytecode and host modules
  *   rejections.c  unhandled promise rejections, told to the host at the end of a run
@@ -135,6 +137,7 @@ int32_t timers_wait_ms(double now);
 int timers_fire_one(JSContext *ctx, double now);
 /* the entry settled: cancel what is pending and tell the host the counts (QJ_OP_TIMERS) */
 void timers_end(JSContext *ctx);
+
 /* ---- web_crypto.c */
 
 int web_crypto_natives(JSContext *ctx, JSValueConst native);
@@ -144,6 +147,13 @@ void crypto_seed(const uint32_t key[8]);
 
 int web_perf_natives(JSContext *ctx, JSValueConst native);
 void perf_start(uint64_t mono_ns, uint64_t wall_ns);
+/* ---- web_encoding.c */
+
+int web_encoding_natives(JSContext *ctx, JSValueConst native);
+
+/* ---- web_clone.c */
+
+int web_clone_natives(JSContext *ctx, JSValueConst native);
 
 /* ---- hostfn.c */
 

@@ -20,12 +20,13 @@ int32_t qj_init(void)
     if (!ctx)
         return QJ_FAIL;
     g.ctx = ctx;
-    /* the explicit list of intrinsics: ECMAScript and DOMException, no quickjs-libc */
+    /* the explicit list of intrinsics: ECMAScript, plus DOMException and atob/btoa (HTML), no
+     * quickjs-libc */
     if (JS_AddIntrinsicBaseObjects(ctx) || JS_AddIntrinsicDate(ctx) || JS_AddIntrinsicEval(ctx) ||
         JS_AddIntrinsicRegExp(ctx) || JS_AddIntrinsicJSON(ctx) || JS_AddIntrinsicProxy(ctx) ||
         JS_AddIntrinsicMapSet(ctx) || JS_AddIntrinsicTypedArrays(ctx) ||
         JS_AddIntrinsicPromise(ctx) || JS_AddIntrinsicBigInt(ctx) || JS_AddIntrinsicWeakRef(ctx) ||
-        JS_AddIntrinsicDOMException(ctx))
+        JS_AddIntrinsicDOMException(ctx) || JS_AddIntrinsicAToB(ctx))
         return QJ_FAIL;
     JS_SetModuleLoaderFunc2(g.rt, module_normalize, module_loader, module_check_attributes,
                             NULL);

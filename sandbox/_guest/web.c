@@ -27,6 +27,8 @@ static const AddNatives add_natives[] = {
     web_timers_natives,
     web_crypto_natives,
     web_perf_natives,
+    web_encoding_natives,
+    web_clone_natives,
     NULL,
 };
 

@@ -1,0 +1,130 @@
+// TextEncoder and TextDecoder (WHATWG Encoding, UTF-8 only: the one encoding TextEncoder has
+// and the one nearly all text is in), and the argument checks of atob/btoa, whose work is
+// QuickJS-ng's own (JS_AddIntrinsicAToB, the HTML forgiving-base64 rules).
+(native) => {
+  const { utf8Decode, utf8Encode, utf8EncodeInto } = native;
+  const { defineProperty, getOwnPropertyDescriptor: gopd } = Object;
+  const getter = (C, name) => gopd(C.prototype, name).get;
+  const abLength = getter(ArrayBuffer, "byteLength");
+  const abDetached = getter(ArrayBuffer, "detached");
+  const SAB = globalThis.SharedArrayBuffer;
+  const sabLength = SAB && getter(SAB, "byteLength");
+  const TypedArray = Object.getPrototypeOf(Uint8Array);
+  const taBuffer = getter(TypedArray, "buffer");
+  const taOffset = getter(TypedArray, "byteOffset");
+  const taLength = getter(TypedArray, "byteLength");
+  const taTag = getter(TypedArray, Symbol.toStringTag);
+  const dvBuffer = getter(DataView, "buffer");
+  const dvOffset = getter(DataView, "byteOffset");
+  const dvLength = getter(DataView, "byteLength");
+  const U8 = Uint8Array;
+  const call = (f, x) => {
+    try {
+      return [f.call(x)];
+    } catch {
+      return null;
+    }
+  };
+  const isBuffer = (x) => call(abLength, x) || (sabLength && call(sabLength, x));
+  const detached = (b) => call(abLength, b) !== null && abDetached.call(b);
+  // The bytes of an AllowSharedBufferSource, as a Uint8Array over the same memory.
+  const bytesOf = (x) => {
+    if (x === undefined) return new U8(0);
+    if (x !== null && (typeof x === "object" || typeof x === "function")) {
+      if (isBuffer(x)) return detached(x) ? new U8(0) : new U8(x);
+      const tag = call(taTag, x);
+      const [buf, off, len] = tag && tag[0] ? [taBuffer, taOffset, taLength]
+        : call(dvBuffer, x) ? [dvBuffer, dvOffset, dvLength] : [];
+      if (buf) {
+        const b = buf.call(x);
+        return detached(b) ? new U8(0) : new U8(b, off.call(x), len.call(x));
+      }
+    }
+    throw new TypeError("The provided value is not an ArrayBuffer, a SharedArrayBuffer or an ArrayBufferView");
+  };
+  const labels = ["unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "utf-8", "utf8", "x-unicode20utf8"];
+  const def = (name, value) => defineProperty(globalThis, name, { value, writable: true, configurable: true });
+  const tag = (C) => defineProperty(C.prototype, Symbol.toStringTag, { value: C.name, configurable: true });
+
+  class TextEncoder {
+    get encoding() {
+      return "utf-8";
+    }
+    encode(input = "") {
+      return utf8Encode(`${input}`);
+    }
+    encodeInto(source, destination) {
+      if (call(taTag, destination)?.[0] !== "Uint8Array") throw new TypeError("encodeInto: destination is not a Uint8Array");
+      const s = `${source}`;
+      if (detached(taBuffer.call(destination))) return { read: 0, written: 0 };
+      const [read, written] = utf8EncodeInto(s, destination);
+      return { read, written };
+    }
+  }
+
+  class TextDecoder {
+    #fatal;
+    #ignoreBOM;
+    #pending = new U8(0);
+    #bomSeen = false;
+    #flush = true;
+    constructor(label = "utf-8", options = {}) {
+      const name = `${label}`.replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, "").toLowerCase();
+      if (!labels.includes(name)) throw new RangeError(`The encoding label provided ('${label}') is invalid (only UTF-8 is supported).`);
+      if (options !== undefined && options !== null && typeof options !== "object" && typeof options !== "function") {
+        throw new TypeError("TextDecoder: options is not an object");
+      }
+      this.#fatal = !!options?.fatal;
+      this.#ignoreBOM = !!options?.ignoreBOM;
+    }
+    get encoding() {
+      return "utf-8";
+    }
+    get fatal() {
+      return this.#fatal;
+    }
+    get ignoreBOM() {
+      return this.#ignoreBOM;
+    }
+    decode(input = undefined, options = {}) {
+      let bytes = bytesOf(input);
+      const stream = !!options?.stream;
+      if (this.#flush) {
+        this.#pending = new U8(0);
+        this.#bomSeen = false;
+      }
+      this.#flush = !stream;
+      if (this.#pending.length) {
+        const joined = new U8(this.#pending.length + bytes.length);
+        joined.set(this.#pending);
+        joined.set(bytes, this.#pending.length);
+        bytes = joined;
+      }
+      const [text, used] = utf8Decode(bytes, this.#fatal, stream);
+      this.#pending = used < bytes.length ? bytes.slice(used) : new U8(0);
+      if (text === null) {
+        this.#pending = new U8(0);
+        this.#flush = true;
+        throw new TypeError("The encoded data was not valid UTF-8");
+      }
+      if (this.#bomSeen || !text.length) return text;
+      this.#bomSeen = true;
+      return !this.#ignoreBOM && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    }
+  }
+
+  tag(TextEncoder);
+  tag(TextDecoder);
+  def("TextEncoder", TextEncoder);
+  def("TextDecoder", TextDecoder);
+
+  // atob() and btoa() with no argument are TypeErrors (Web IDL), not atob("undefined")
+  for (const name of ["atob", "btoa"]) {
+    const f = globalThis[name];
+    const w = { [name](data) {
+      if (arguments.length < 1) throw new TypeError(`${name}: 1 argument required, but only 0 present.`);
+      return f(data);
+    } }[name];
+    def(name, w);
+  }
+};

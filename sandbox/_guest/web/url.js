@@ -1,0 +1,878 @@
+// URL and URLSearchParams (WHATWG URL Standard): the basic URL parser's state machine, the
+// host parser (domains, IPv4 in all its number forms, IPv6, opaque hosts), the serializer, the
+// getters and setters, and application/x-www-form-urlencoded with its live link to the query.
+// IDNA: lower-casing, NFKC and the "ignored" code points stand in for the UTS #46 mapping
+// table; Punycode (RFC 3492) is complete.
+(native) => {
+  const { utf8Decode, utf8Encode } = native;
+  const { defineProperty } = Object;
+  const FAIL = {};
+  const SPECIAL = { ftp: 21, file: null, http: 80, https: 443, ws: 80, wss: 443 };
+  const isSpecial = (scheme) => Object.hasOwn(SPECIAL, scheme);
+  const toUSV = (v) => `${v}`.toWellFormed();
+
+  // percent-encode sets: a table of the ASCII code points each encodes (C0 controls, U+007F and
+  // every non-ASCII code point are in all of them)
+  const set = (parent, chars) => {
+    const t = parent ? parent.slice() : Array.from({ length: 128 }, (_, i) => i < 0x20 || i === 0x7f);
+    for (const ch of chars) t[ch.charCodeAt(0)] = true;
+    return t;
+  };
+  const C0 = set(null, "");
+  const FRAGMENT = set(C0, ' "<>`');
+  const QUERY = set(C0, ' "#<>');
+  const SPECIAL_QUERY = set(QUERY, "'");
+  const PATH = set(QUERY, "?^`{}");
+  const USERINFO = set(PATH, "/:;=@[\\]|");
+  const COMPONENT = set(USERINFO, "$%&+,");
+  const FORM = set(COMPONENT, "!'()~");
+  const hex2 = (b) => `%${b < 16 ? "0" : ""}${b.toString(16).toUpperCase()}`;
+  const pct = (s, t) => {
+    let out = "";
+    for (const ch of s) {
+      const c = ch.codePointAt(0);
+      out += c >= 0x80 ? encodeURIComponent(ch) : t[c] ? hex2(c) : ch;
+    }
+    return out;
+  };
+  const isHex = (c) => /^[0-9a-fA-F]$/.test(c ?? "");
+  // percent-decode (bytes of the UTF-8 of s), then UTF-8 decode with replacement
+  const pctDecode = (s) => {
+    if (!s.includes("%")) return s;
+    const b = utf8Encode(s);
+    const out = new Uint8Array(b.length);
+    let n = 0;
+    for (let i = 0; i < b.length; i++) {
+      const h = String.fromCharCode(b[i + 1] ?? 0, b[i + 2] ?? 0);
+      if (b[i] === 0x25 && /^[0-9a-fA-F]{2}$/.test(h)) {
+        out[n++] = parseInt(h, 16);
+        i += 2;
+      } else out[n++] = b[i];
+    }
+    return utf8Decode(out.subarray(0, n), false, false)[0];
+  };
+
+  // Punycode (RFC 3492)
+  const BASE = 36, TMIN = 1, TMAX = 26;
+  const adapt = (delta, count, first) => {
+    delta = first ? Math.floor(delta / 700) : delta >> 1;
+    delta += Math.floor(delta / count);
+    let k = 0;
+    for (; delta > 455; k += BASE) delta = Math.floor(delta / 35);
+    return k + Math.floor((36 * delta) / (delta + 38));
+  };
+  const digit = (d) => String.fromCharCode(d + 22 + 75 * (d < 26));
+  const punyEncode = (input) => {
+    const cps = Array.from(input, (ch) => ch.codePointAt(0));
+    let out = cps.filter((c) => c < 0x80).map((c) => String.fromCharCode(c)).join("");
+    const b = out.length;
+    let h = b, n = 128, delta = 0, bias = 72;
+    if (b) out += "-";
+    while (h < cps.length) {
+      const m = Math.min(...cps.filter((c) => c >= n));
+      delta += (m - n) * (h + 1);
+      n = m;
+      for (const c of cps) {
+        if (c < n) delta++;
+        if (c !== n) continue;
+        let q = delta;
+        for (let k = BASE; ; k += BASE) {
+          const t = k <= bias ? TMIN : k >= bias + TMAX ? TMAX : k - bias;
+          if (q < t) break;
+          out += digit(t + ((q - t) % (BASE - t)));
+          q = Math.floor((q - t) / (BASE - t));
+        }
+        out += digit(q);
+        bias = adapt(delta, h + 1, h === b);
+        delta = 0;
+        h++;
+      }
+      delta++;
+      n++;
+    }
+    return out;
+  };
+  const punyDecode = (input) => {
+    const d = input.lastIndexOf("-");
+    const out = d > 0 ? Array.from(input.slice(0, d), (ch) => ch.charCodeAt(0)) : [];
+    if (out.some((c) => c >= 0x80)) return FAIL;
+    let n = 128, i = 0, bias = 72;
+    for (let p = d > 0 ? d + 1 : 0; p < input.length; ) {
+      const old = i;
+      for (let w = 1, k = BASE; ; k += BASE) {
+        if (p >= input.length) return FAIL;
+        const c = input.charCodeAt(p++);
+        const v = c - 48 < 10 ? c - 22 : c - 65 < 26 ? c - 65 : c - 97 < 26 ? c - 97 : BASE;
+        if (v >= BASE) return FAIL;
+        i += v * w;
+        const t = k <= bias ? TMIN : k >= bias + TMAX ? TMAX : k - bias;
+        if (v < t) break;
+        w *= BASE - t;
+        if (i > 0x10ffff * 1e6 || w > 1e12) return FAIL;
+      }
+      bias = adapt(i - old, out.length + 1, old === 0);
+      n += Math.floor(i / (out.length + 1));
+      i %= out.length + 1;
+      if (n > 0x10ffff || (n >= 0xd800 && n <= 0xdfff)) return FAIL;
+      out.splice(i++, 0, n);
+    }
+    return String.fromCodePoint(...out);
+  };
+
+  // domain to ASCII: the UTS #46 steps this implementation has (see the README)
+  const IGNORED = /[\u00ad\u034f\u180b-\u180f\u200b\u2060\ufe00-\ufe0f\ufeff]/gu;
+  const toASCII = (domain) => {
+    let d = domain;
+    if (/[^\x00-\x7f]/.test(d)) {
+      d = d.replace(IGNORED, "").toLowerCase().normalize("NFKC").toLowerCase();
+      d = d.replace(/[\u3002\uff0e\uff61]/g, ".");
+    } else d = d.toLowerCase();
+    const labels = d.split(".").map((label) => {
+      if (/^xn--/.test(label)) {
+        const u = punyDecode(label.slice(4));
+        if (u === FAIL || u === "" || !/[^\x00-\x7f]/.test(u) || u.normalize("NFC") !== u) return FAIL;
+        return label;
+      }
+      return /[^\x00-\x7f]/.test(label) ? `xn--${punyEncode(label)}` : label;
+    });
+    return labels.includes(FAIL) || d === "" ? FAIL : labels.join(".");
+  };
+
+  // hosts: stored serialized (a domain, "[v6]", dotted IPv4, an opaque host or "")
+  const FORBIDDEN_HOST = /[\0\t\n\r #/:<>?@[\\\]^|]/;
+  const FORBIDDEN_DOMAIN = /[\0-\x1f #%/:<>?@[\\\]^|\x7f]/;
+  const v4Number = (s) => {
+    if (s === "") return FAIL;
+    let r = 10;
+    if (/^0[xX]/.test(s)) {
+      s = s.slice(2);
+      r = 16;
+    } else if (s.length > 1 && s[0] === "0") {
+      s = s.slice(1);
+      r = 8;
+    }
+    if (s === "") return 0;
+    const ok = r === 10 ? /^[0-9]+$/ : r === 16 ? /^[0-9a-fA-F]+$/ : /^[0-7]+$/;
+    if (!ok.test(s)) return FAIL;
+    return r === 10 ? Number(s) : r === 16 ? Number(`0x${s}`) : parseInt(s, 8);
+  };
+  const endsInNumber = (s) => {
+    const parts = s.split(".");
+    if (parts.at(-1) === "") {
+      if (parts.length === 1) return false;
+      parts.pop();
+    }
+    const last = parts.at(-1);
+    return /^[0-9]+$/.test(last) || v4Number(last) !== FAIL;
+  };
+  const parseV4 = (s) => {
+    const parts = s.split(".");
+    if (parts.at(-1) === "" && parts.length > 1) parts.pop();
+    if (parts.length > 4) return FAIL;
+    const nums = parts.map(v4Number);
+    if (nums.includes(FAIL)) return FAIL;
+    if (nums.slice(0, -1).some((n) => n > 255)) return FAIL;
+    let v = nums.at(-1);
+    if (v >= 256 ** (5 - nums.length)) return FAIL;
+    nums.slice(0, -1).forEach((n, i) => (v += n * 256 ** (3 - i)));
+    return [24, 16, 8, 0].map((sh) => Math.floor(v / 2 ** sh) % 256).join(".");
+  };
+  const parseV6 = (s) => {
+    const a = [0, 0, 0, 0, 0, 0, 0, 0];
+    let idx = 0, compress = null, p = 0;
+    const at = (k) => s[p + k];
+    if (at(0) === ":") {
+      if (at(1) !== ":") return FAIL;
+      p += 2;
+      compress = ++idx;
+    }
+    while (at(0) !== undefined) {
+      if (idx === 8) return FAIL;
+      if (at(0) === ":") {
+        if (compress !== null) return FAIL;
+        p++;
+        compress = ++idx;
+        continue;
+      }
+      let v = 0, len = 0;
+      while (len < 4 && isHex(at(0))) {
+        v = v * 16 + parseInt(at(0), 16);
+        p++;
+        len++;
+      }
+      if (at(0) === ".") {
+        if (len === 0) return FAIL;
+        p -= len;
+        if (idx > 6) return FAIL;
+        let seen = 0;
+        while (at(0) !== undefined) {
+          let piece = null;
+          if (seen > 0) {
+            if (at(0) === "." && seen < 4) p++;
+            else return FAIL;
+          }
+          if (!/[0-9]/.test(at(0) ?? "")) return FAIL;
+          while (/[0-9]/.test(at(0) ?? "")) {
+            const n = +at(0);
+            if (piece === null) piece = n;
+            else if (piece === 0) return FAIL;
+            else piece = piece * 10 + n;
+            if (piece > 255) return FAIL;
+            p++;
+          }
+          a[idx] = a[idx] * 256 + piece;
+          if (++seen === 2 || seen === 4) idx++;
+        }
+        if (seen !== 4) return FAIL;
+        break;
+      } else if (at(0) === ":") {
+        p++;
+        if (at(0) === undefined) return FAIL;
+      } else if (at(0) !== undefined) return FAIL;
+      a[idx++] = v;
+    }
+    if (compress !== null) {
+      let swaps = idx - compress;
+      idx = 7;
+      while (idx !== 0 && swaps > 0) {
+        [a[idx], a[compress + swaps - 1]] = [a[compress + swaps - 1], a[idx]];
+        idx--;
+        swaps--;
+      }
+    } else if (idx !== 8) return FAIL;
+    return a;
+  };
+  const serializeV6 = (a) => {
+    let best = -1, bestLen = 1;
+    for (let i = 0; i < 8; ) {
+      let j = i;
+      while (j < 8 && a[j] === 0) j++;
+      if (j - i > bestLen) [best, bestLen] = [i, j - i];
+      i = j === i ? i + 1 : j;
+    }
+    let out = "";
+    for (let i = 0; i < 8; i++) {
+      if (i === best) {
+        out += i === 0 ? "::" : ":";
+        i += bestLen - 1;
+        continue;
+      }
+      out += a[i].toString(16) + (i < 7 ? ":" : "");
+    }
+    return out;
+  };
+  const parseHost = (input, opaque) => {
+    if (input[0] === "[") {
+      if (input.at(-1) !== "]") return FAIL;
+      const a = parseV6(input.slice(1, -1));
+      return a === FAIL ? FAIL : `[${serializeV6(a)}]`;
+    }
+    if (opaque) return FORBIDDEN_HOST.test(input) ? FAIL : pct(input, C0);
+    const ascii = toASCII(pctDecode(input));
+    if (ascii === FAIL || FORBIDDEN_DOMAIN.test(ascii)) return FAIL;
+    return endsInNumber(ascii) ? parseV4(ascii) : ascii;
+  };
+
+  // the basic URL parser
+  const isDrive = (s) => /^[a-zA-Z][:|]$/.test(s);
+  const isNormDrive = (s) => /^[a-zA-Z]:$/.test(s);
+  const startsWithDrive = (cps, p) =>
+    isDrive((cps[p] ?? "") + (cps[p + 1] ?? "")) && (cps.length === p + 2 || "/\\?#".includes(cps[p + 2]));
+  const isSingleDot = (s) => s === "." || s.toLowerCase() === "%2e";
+  const isDoubleDot = (s) => /^(\.|%2e)(\.|%2e)$/i.test(s);
+  const shorten = (u) => {
+    if (u.scheme === "file" && u.path.length === 1 && isNormDrive(u.path[0])) return;
+    u.path.pop();
+  };
+  const hasCredentials = (u) => u.username !== "" || u.password !== "";
+  const newRecord = () => ({ scheme: "", username: "", password: "", host: null, port: null, path: [], query: null, fragment: null });
+  const S = {
+    SCHEME_START: 1, SCHEME: 2, NO_SCHEME: 3, SPECIAL_RELATIVE_OR_AUTHORITY: 4, PATH_OR_AUTHORITY: 5,
+    RELATIVE: 6, RELATIVE_SLASH: 7, SPECIAL_AUTHORITY_SLASHES: 8, SPECIAL_AUTHORITY_IGNORE_SLASHES: 9,
+    AUTHORITY: 10, HOST: 11, HOSTNAME: 12, PORT: 13, FILE: 14, FILE_SLASH: 15, FILE_HOST: 16,
+    PATH_START: 17, PATH: 18, OPAQUE_PATH: 19, QUERY: 20, FRAGMENT: 21,
+  };
+  const parse = (input, base, url, override) => {
+    if (!url) {
+      url = newRecord();
+      input = input.replace(/^[\0-\x20]+|[\0-\x20]+$/g, "");
+    }
+    const cps = Array.from(input.replace(/[\t\n\r]/g, ""));
+    let state = override || S.SCHEME_START;
+    let buf = "", atSeen = false, inBrackets = false, passwordSeen = false;
+    for (let p = 0; ; p++) {
+      const c = cps[p];
+      const special = isSpecial(url.scheme);
+      const slash = c === "/" || (special && c === "\\");
+      switch (state) {
+        case S.SCHEME_START:
+          if (/[a-zA-Z]/.test(c ?? "")) {
+            buf += c.toLowerCase();
+            state = S.SCHEME;
+          } else if (!override) {
+            state = S.NO_SCHEME;
+            p--;
+          } else return FAIL;
+          break;
+        case S.SCHEME:
+          if (/[a-zA-Z0-9+\-.]/.test(c ?? "")) buf += c.toLowerCase();
+          else if (c === ":") {
+            if (override) {
+              if (isSpecial(url.scheme) !== isSpecial(buf)) return;
+              if ((hasCredentials(url) || url.port !== null) && buf === "file") return;
+              if (url.scheme === "file" && url.host === "") return;
+            }
+            url.scheme = buf;
+            if (override) {
+              if (url.port === SPECIAL[url.scheme]) url.port = null;
+              return;
+            }
+            buf = "";
+            if (url.scheme === "file") state = S.FILE;
+            else if (isSpecial(url.scheme) && base && base.scheme === url.scheme) state = S.SPECIAL_RELATIVE_OR_AUTHORITY;
+            else if (isSpecial(url.scheme)) state = S.SPECIAL_AUTHORITY_SLASHES;
+            else if (cps[p + 1] === "/") {
+              state = S.PATH_OR_AUTHORITY;
+              p++;
+            } else {
+              url.path = "";
+              state = S.OPAQUE_PATH;
+            }
+          } else if (!override) {
+            buf = "";
+            state = S.NO_SCHEME;
+            p = -1;
+          } else return FAIL;
+          break;
+        case S.NO_SCHEME:
+          if (!base || (typeof base.path === "string" && c !== "#")) return FAIL;
+          if (typeof base.path === "string") {
+            Object.assign(url, { scheme: base.scheme, path: base.path, query: base.query, fragment: "" });
+            state = S.FRAGMENT;
+          } else {
+            state = base.scheme !== "file" ? S.RELATIVE : S.FILE;
+            p--;
+          }
+          break;
+        case S.SPECIAL_RELATIVE_OR_AUTHORITY:
+          if (c === "/" && cps[p + 1] === "/") {
+            state = S.SPECIAL_AUTHORITY_IGNORE_SLASHES;
+            p++;
+          } else {
+            state = S.RELATIVE;
+            p--;
+          }
+          break;
+        case S.PATH_OR_AUTHORITY:
+          if (c === "/") state = S.AUTHORITY;
+          else {
+            state = S.PATH;
+            p--;
+          }
+          break;
+        case S.RELATIVE:
+          url.scheme = base.scheme;
+          if (c === "/" || (isSpecial(url.scheme) && c === "\\")) state = S.RELATIVE_SLASH;
+          else {
+            const { username, password, host, port, query } = base;
+            Object.assign(url, { username, password, host, port, query, path: base.path.slice() });
+            if (c === "?") {
+              url.query = "";
+              state = S.QUERY;
+            } else if (c === "#") {
+              url.fragment = "";
+              state = S.FRAGMENT;
+            } else if (c !== undefined) {
+              url.query = null;
+              shorten(url);
+              state = S.PATH;
+              p--;
+            }
+          }
+          break;
+        case S.RELATIVE_SLASH:
+          if (special && (c === "/" || c === "\\")) state = S.SPECIAL_AUTHORITY_IGNORE_SLASHES;
+          else if (c === "/") state = S.AUTHORITY;
+          else {
+            const { username, password, host, port } = base;
+            Object.assign(url, { username, password, host, port });
+            state = S.PATH;
+            p--;
+          }
+          break;
+        case S.SPECIAL_AUTHORITY_SLASHES:
+          state = S.SPECIAL_AUTHORITY_IGNORE_SLASHES;
+          if (c === "/" && cps[p + 1] === "/") p++;
+          else p--;
+          break;
+        case S.SPECIAL_AUTHORITY_IGNORE_SLASHES:
+          if (c !== "/" && c !== "\\") {
+            state = S.AUTHORITY;
+            p--;
+          }
+          break;
+        case S.AUTHORITY:
+          if (c === "@") {
+            if (atSeen) buf = `%40${buf}`;
+            atSeen = true;
+            for (const ch of buf) {
+              if (ch === ":" && !passwordSeen) passwordSeen = true;
+              else if (passwordSeen) url.password += pct(ch, USERINFO);
+              else url.username += pct(ch, USERINFO);
+            }
+            buf = "";
+          } else if (c === undefined || slash || c === "?" || c === "#") {
+            if (atSeen && buf === "") return FAIL;
+            p -= Array.from(buf).length + 1;
+            buf = "";
+            state = S.HOST;
+          } else buf += c;
+          break;
+        case S.HOST:
+        case S.HOSTNAME:
+          if (override && url.scheme === "file") {
+            p--;
+            state = S.FILE_HOST;
+          } else if (c === ":" && !inBrackets) {
+            if (buf === "") return FAIL;
+            if (override === S.HOSTNAME) return FAIL;
+            const host = parseHost(buf, !special);
+            if (host === FAIL) return FAIL;
+            url.host = host;
+            buf = "";
+            state = S.PORT;
+          } else if (c === undefined || slash || c === "?" || c === "#") {
+            p--;
+            if (special && buf === "") return FAIL;
+            if (override && buf === "" && (hasCredentials(url) || url.port !== null)) return FAIL;
+            const host = parseHost(buf, !special);
+            if (host === FAIL) return FAIL;
+            url.host = host;
+            buf = "";
+            state = S.PATH_START;
+            if (override) return;
+          } else {
+            if (c === "[") inBrackets = true;
+            if (c === "]") inBrackets = false;
+            buf += c;
+          }
+          break;
+        case S.PORT:
+          if (/[0-9]/.test(c ?? "")) buf += c;
+          else if (c === undefined || slash || c === "?" || c === "#" || override) {
+            if (buf !== "") {
+              const port = Number(buf);
+              if (port > 65535) return FAIL;
+              url.port = port === SPECIAL[url.scheme] ? null : port;
+              buf = "";
+              if (override) return;
+            }
+            if (override) return FAIL;
+            state = S.PATH_START;
+            p--;
+          } else return FAIL;
+          break;
+        case S.FILE:
+          url.scheme = "file";
+          url.host = "";
+          if (c === "/" || c === "\\") state = S.FILE_SLASH;
+          else if (base && base.scheme === "file") {
+            Object.assign(url, { host: base.host, path: base.path.slice(), query: base.query });
+            if (c === "?") {
+              url.query = "";
+              state = S.QUERY;
+            } else if (c === "#") {
+              url.fragment = "";
+              state = S.FRAGMENT;
+            } else if (c !== undefined) {
+              url.query = null;
+              if (!startsWithDrive(cps, p)) shorten(url);
+              else url.path = [];
+              state = S.PATH;
+              p--;
+            }
+          } else {
+            state = S.PATH;
+            p--;
+          }
+          break;
+        case S.FILE_SLASH:
+          if (c === "/" || c === "\\") state = S.FILE_HOST;
+          else {
+            if (base && base.scheme === "file") {
+              url.host = base.host;
+              if (!startsWithDrive(cps, p) && isNormDrive(base.path[0] ?? "")) url.path.push(base.path[0]);
+            }
+            state = S.PATH;
+            p--;
+          }
+          break;
+        case S.FILE_HOST:
+          if (c === undefined || c === "/" || c === "\\" || c === "?" || c === "#") {
+            p--;
+            if (!override && isDrive(buf)) state = S.PATH;
+            else if (buf === "") {
+              url.host = "";
+              if (override) return;
+              state = S.PATH_START;
+            } else {
+              let host = parseHost(buf, !special);
+              if (host === FAIL) return FAIL;
+              if (host === "localhost") host = "";
+              url.host = host;
+              if (override) return;
+              buf = "";
+              state = S.PATH_START;
+            }
+          } else buf += c;
+          break;
+        case S.PATH_START:
+          if (special) {
+            state = S.PATH;
+            if (c !== "/" && c !== "\\") p--;
+          } else if (!override && c === "?") {
+            url.query = "";
+            state = S.QUERY;
+          } else if (!override && c === "#") {
+            url.fragment = "";
+            state = S.FRAGMENT;
+          } else if (c !== undefined) {
+            state = S.PATH;
+            if (c !== "/") p--;
+          } else if (override && url.host === null) url.path.push("");
+          break;
+        case S.PATH:
+          if (c === undefined || slash || (!override && (c === "?" || c === "#"))) {
+            if (isDoubleDot(buf)) {
+              shorten(url);
+              if (!slash) url.path.push("");
+            } else if (isSingleDot(buf) && !slash) url.path.push("");
+            else if (!isSingleDot(buf)) {
+              if (url.scheme === "file" && url.path.length === 0 && isDrive(buf)) buf = `${buf[0]}:`;
+              url.path.push(buf);
+            }
+            buf = "";
+            if (c === "?") {
+              url.query = "";
+              state = S.QUERY;
+            }
+            if (c === "#") {
+              url.fragment = "";
+              state = S.FRAGMENT;
+            }
+          } else buf += pct(c, PATH);
+          break;
+        case S.OPAQUE_PATH:
+          if (c === "?") {
+            url.query = "";
+            state = S.QUERY;
+          } else if (c === "#") {
+            url.fragment = "";
+            state = S.FRAGMENT;
+          } else if (c === " ") {
+            // a space before the query or fragment is encoded, so opaque paths round-trip
+            url.path += cps[p + 1] === "?" || cps[p + 1] === "#" ? "%20" : " ";
+          } else if (c !== undefined) url.path += pct(c, C0);
+          break;
+        case S.QUERY:
+          if ((!override && c === "#") || c === undefined) {
+            url.query += pct(buf, special ? SPECIAL_QUERY : QUERY);
+            buf = "";
+            if (c === "#") {
+              url.fragment = "";
+              state = S.FRAGMENT;
+            }
+          } else buf += c;
+          break;
+        case S.FRAGMENT:
+          if (c !== undefined) url.fragment += pct(c, FRAGMENT);
+          break;
+      }
+      if (p >= cps.length) return url;
+    }
+  };
+  const serialize = (u, noFragment) => {
+    let out = `${u.scheme}:`;
+    if (u.host !== null) {
+      out += "//";
+      if (hasCredentials(u)) out += u.username + (u.password ? `:${u.password}` : "") + "@";
+      out += u.host + (u.port !== null ? `:${u.port}` : "");
+    }
+    if (typeof u.path === "string") out += u.path;
+    else {
+      if (u.host === null && u.path.length > 1 && u.path[0] === "") out += "/.";
+      for (const seg of u.path) out += `/${seg}`;
+    }
+    if (u.query !== null) out += `?${u.query}`;
+    if (!noFragment && u.fragment !== null) out += `#${u.fragment}`;
+    return out;
+  };
+  const origin = (u) => {
+    if (u.scheme === "blob") {
+      const inner = typeof u.path === "string" ? parse(u.path) : FAIL;
+      return inner !== FAIL && (inner.scheme === "http" || inner.scheme === "https") ? origin(inner) : "null";
+    }
+    if (!isSpecial(u.scheme) || u.scheme === "file") return "null";
+    return `${u.scheme}://${u.host}${u.port !== null ? `:${u.port}` : ""}`;
+  };
+  const cannotHaveCredentials = (u) => u.host === null || u.host === "" || u.scheme === "file";
+
+  // application/x-www-form-urlencoded
+  const formParse = (s) =>
+    s.split("&").filter((x) => x !== "").map((seq) => {
+      const i = seq.indexOf("=");
+      const [name, value] = i < 0 ? [seq, ""] : [seq.slice(0, i), seq.slice(i + 1)];
+      return [pctDecode(name.replace(/\+/g, " ")), pctDecode(value.replace(/\+/g, " "))];
+    });
+  const formEncode = (s) => pct(s, FORM).replace(/%20/g, "+");
+  const formSerialize = (list) => list.map(([n, v]) => `${formEncode(n)}=${formEncode(v)}`).join("&");
+
+  let recordOf, linkParams, setList;
+  const needArgs = (n, got, what) => {
+    if (got < n) throw new TypeError(`${what}: ${n} argument${n > 1 ? "s" : ""} required, but only ${got} present.`);
+  };
+
+  class URLSearchParams {
+    #list = [];
+    #url = null;
+    static {
+      linkParams = (sp, url) => (sp.#url = url);
+      setList = (sp, list) => (sp.#list = list);
+    }
+    constructor(init = "") {
+      if (init !== null && (typeof init === "object" || typeof init === "function")) {
+        if (init[Symbol.iterator] !== undefined) {
+          for (const pair of init) {
+            if (pair === null || (typeof pair !== "object" && typeof pair !== "function")) throw new TypeError("URLSearchParams: each pair must be an iterable object");
+            const kv = Array.from(pair);
+            if (kv.length !== 2) throw new TypeError("URLSearchParams: each pair must have exactly two items");
+            this.#list.push([toUSV(kv[0]), toUSV(kv[1])]);
+          }
+        } else {
+          for (const key of Reflect.ownKeys(init)) {
+            const desc = Reflect.getOwnPropertyDescriptor(init, key);
+            if (desc?.enumerable) this.#list.push([toUSV(key), toUSV(init[key])]);
+          }
+        }
+      } else {
+        const s = toUSV(init);
+        this.#list = formParse(s[0] === "?" ? s.slice(1) : s);
+      }
+    }
+    #update() {
+      if (!this.#url) return;
+      const u = recordOf(this.#url);
+      const s = formSerialize(this.#list);
+      u.query = s === "" ? null : s;
+    }
+    get size() {
+      return this.#list.length;
+    }
+    append(name, value) {
+      needArgs(2, arguments.length, "append");
+      this.#list.push([toUSV(name), toUSV(value)]);
+      this.#update();
+    }
+    delete(name, value) {
+      needArgs(1, arguments.length, "delete");
+      name = toUSV(name);
+      const v = value === undefined ? undefined : toUSV(value);
+      this.#list = this.#list.filter(([n, x]) => n !== name || (v !== undefined && x !== v));
+      this.#update();
+    }
+    get(name) {
+      needArgs(1, arguments.length, "get");
+      name = toUSV(name);
+      return this.#list.find(([n]) => n === name)?.[1] ?? null;
+    }
+    getAll(name) {
+      needArgs(1, arguments.length, "getAll");
+      name = toUSV(name);
+      return this.#list.filter(([n]) => n === name).map(([, v]) => v);
+    }
+    has(name, value) {
+      needArgs(1, arguments.length, "has");
+      name = toUSV(name);
+      const v = value === undefined ? undefined : toUSV(value);
+      return this.#list.some(([n, x]) => n === name && (v === undefined || x === v));
+    }
+    set(name, value) {
+      needArgs(2, arguments.length, "set");
+      name = toUSV(name);
+      value = toUSV(value);
+      const i = this.#list.findIndex(([n]) => n === name);
+      if (i < 0) this.#list.push([name, value]);
+      else {
+        this.#list[i][1] = value;
+        this.#list = this.#list.filter(([n], j) => j <= i || n !== name);
+      }
+      this.#update();
+    }
+    sort() {
+      this.#list.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      this.#update();
+    }
+    toString() {
+      return formSerialize(this.#list);
+    }
+    forEach(callback, thisArg = undefined) {
+      if (typeof callback !== "function") throw new TypeError("forEach: callback is not a function");
+      for (let i = 0; i < this.#list.length; i++) callback.call(thisArg, this.#list[i][1], this.#list[i][0], this);
+    }
+    *entries() {
+      for (let i = 0; i < this.#list.length; i++) yield [this.#list[i][0], this.#list[i][1]];
+    }
+    *keys() {
+      for (let i = 0; i < this.#list.length; i++) yield this.#list[i][0];
+    }
+    *values() {
+      for (let i = 0; i < this.#list.length; i++) yield this.#list[i][1];
+    }
+  }
+  URLSearchParams.prototype[Symbol.iterator] = URLSearchParams.prototype.entries;
+
+  const parseArgs = (url, base) => {
+    let b = null;
+    if (base !== undefined) {
+      b = parse(toUSV(base));
+      if (b === FAIL) return FAIL;
+    }
+    return parse(toUSV(url), b);
+  };
+  const invalid = (url) => new TypeError(`Invalid URL: ${`${url}`.slice(0, 200)}`);
+
+  class URL {
+    #u;
+    #params;
+    static {
+      recordOf = (url) => url.#u;
+    }
+    constructor(url, base = undefined) {
+      needArgs(1, arguments.length, "URL");
+      const u = parseArgs(url, base);
+      if (u === FAIL) throw invalid(url);
+      this.#u = u;
+      this.#params = new URLSearchParams();
+      setList(this.#params, formParse(u.query ?? ""));
+      linkParams(this.#params, this);
+    }
+    static canParse(url, base = undefined) {
+      needArgs(1, arguments.length, "URL.canParse");
+      return parseArgs(url, base) !== FAIL;
+    }
+    static parse(url, base = undefined) {
+      needArgs(1, arguments.length, "URL.parse");
+      return parseArgs(url, base) === FAIL ? null : new URL(url, base);
+    }
+    get href() {
+      return serialize(this.#u);
+    }
+    set href(v) {
+      const u = parse(toUSV(v));
+      if (u === FAIL) throw invalid(v);
+      this.#u = u;
+      setList(this.#params, formParse(u.query ?? ""));
+    }
+    get origin() {
+      return origin(this.#u);
+    }
+    get protocol() {
+      return `${this.#u.scheme}:`;
+    }
+    set protocol(v) {
+      this.#edit(`${toUSV(v)}:`, S.SCHEME_START);
+    }
+    get username() {
+      return this.#u.username;
+    }
+    set username(v) {
+      if (!cannotHaveCredentials(this.#u)) this.#u.username = pct(toUSV(v), USERINFO);
+    }
+    get password() {
+      return this.#u.password;
+    }
+    set password(v) {
+      if (!cannotHaveCredentials(this.#u)) this.#u.password = pct(toUSV(v), USERINFO);
+    }
+    get host() {
+      const u = this.#u;
+      return u.host === null ? "" : u.port === null ? u.host : `${u.host}:${u.port}`;
+    }
+    set host(v) {
+      if (typeof this.#u.path !== "string") this.#edit(toUSV(v), S.HOST);
+    }
+    get hostname() {
+      return this.#u.host ?? "";
+    }
+    set hostname(v) {
+      if (typeof this.#u.path !== "string") this.#edit(toUSV(v), S.HOSTNAME);
+    }
+    get port() {
+      return this.#u.port === null ? "" : `${this.#u.port}`;
+    }
+    set port(v) {
+      if (cannotHaveCredentials(this.#u)) return;
+      v = toUSV(v);
+      if (v === "") this.#u.port = null;
+      else this.#edit(v, S.PORT);
+    }
+    get pathname() {
+      const p = this.#u.path;
+      return typeof p === "string" ? p : p.map((s) => `/${s}`).join("");
+    }
+    set pathname(v) {
+      if (typeof this.#u.path === "string") return;
+      this.#u.path = [];
+      parse(toUSV(v), null, this.#u, S.PATH_START);
+    }
+    get search() {
+      const q = this.#u.query;
+      return q ? `?${q}` : "";
+    }
+    set search(v) {
+      v = toUSV(v);
+      const u = this.#u;
+      if (v === "") {
+        u.query = null;
+        setList(this.#params, []);
+        return;
+      }
+      const input = v[0] === "?" ? v.slice(1) : v;
+      u.query = "";
+      parse(input, null, u, S.QUERY);
+      setList(this.#params, formParse(input));
+    }
+    get searchParams() {
+      return this.#params;
+    }
+    get hash() {
+      const f = this.#u.fragment;
+      return f ? `#${f}` : "";
+    }
+    set hash(v) {
+      v = toUSV(v);
+      const u = this.#u;
+      if (v === "") {
+        u.fragment = null;
+        return;
+      }
+      u.fragment = "";
+      parse(v[0] === "#" ? v.slice(1) : v, null, u, S.FRAGMENT);
+    }
+    toString() {
+      return serialize(this.#u);
+    }
+    toJSON() {
+      return serialize(this.#u);
+    }
+    // a setter's parse edits the record in place; a failure keeps what was done before it
+    #edit(input, state) {
+      parse(input, null, this.#u, state);
+    }
+  }
+
+  for (const C of [URL, URLSearchParams]) {
+    defineProperty(C.prototype, Symbol.toStringTag, { value: C.name, configurable: true });
+    defineProperty(globalThis, C.name, { value: C, writable: true, configurable: true });
+  }
+};
