@@ -102,6 +102,13 @@ WEB_GLOBALS = frozenset(
         "setInterval",
         "clearTimeout",
         "clearInterval",
+        "TextEncoder",
+        "TextDecoder",
+        "atob",
+        "btoa",
+        "URL",
+        "URLSearchParams",
+        "structuredClone",
     }
 )
 LIBC_NAMES = [
