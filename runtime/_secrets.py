@@ -96,6 +96,10 @@ class Redactor:
     def __bool__(self) -> bool:
         return bool(self._secrets)
 
+    def __len__(self) -> int:
+        """How many secret values it knows (grows as tools register secrets)."""
+        return len(self._secrets)
+
     def text(self, value: str) -> str:
         """Redact a string."""
         return _scrub(value, self._secrets, REDACTED)

@@ -256,6 +256,20 @@ class Store:
         row = (thread_id, role, kind, dumps(content), tool_call_id, tool_name, parent_call_id)
         return await self._run(partial(_insert_message, row))
 
+    async def replace_content(self, thread_id: str, message_id: int, content: Any) -> None:
+        """Replace a message's content (already redacted): used to redact a ``tool_call``
+        again when its tool registered a secret after the call was stored."""
+        row = (dumps(content), message_id, thread_id)
+        await self._run(partial(_update_content, row))
+        await anyio.to_thread.run_sync(self._checkpoint)
+
+    def _checkpoint(self) -> None:
+        """Fold the WAL into the database and empty it, so a replaced row's old text (with
+        ``secure_delete`` on) survives in neither file."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     async def add_tool_result(
         self,
         thread_id: str,
@@ -467,6 +481,10 @@ def _insert_message(row: tuple[Any, ...], conn: sqlite3.Connection) -> Message:
         f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE id = ?", (cursor.lastrowid,)
     ).fetchone()
     return _message(found)
+
+
+def _update_content(row: tuple[Any, ...], conn: sqlite3.Connection) -> None:
+    conn.execute("UPDATE messages SET content = ? WHERE id = ? AND thread_id = ?", row)
 
 
 def _free_attachment_path(conn: sqlite3.Connection, thread_id: str, name: str) -> str:

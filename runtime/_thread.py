@@ -156,7 +156,8 @@ async def run_call(
         return None
     core.execution.step_count += 1
     arguments = call.arguments if call.arguments is not None else call.raw_arguments
-    await core.store.add_message(
+    known = len(core.redactor)
+    stored = await core.store.add_message(
         core.thread_id,
         "assistant",
         "tool_call",
@@ -186,6 +187,9 @@ async def run_call(
         raise
     except Exception as exc:  # Tool.call returns failures; this is the net for what it misses
         result = ToolResult.failure(f"tool {call.name!r} failed: {type(exc).__name__}")
+    if len(core.redactor) != known:  # the tool registered a secret (maybe one of its arguments)
+        redacted = core.redactor.value({"name": call.name, "arguments": arguments})
+        await core.store.replace_content(core.thread_id, stored.id, redacted)
     return await _persist(core, core.redact_result(result), call, parent_call_id)
 
 

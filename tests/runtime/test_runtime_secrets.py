@@ -157,3 +157,32 @@ async def test_overwriting_a_text_value_with_a_secret_leaves_no_plaintext_behind
         await state.set_env("TOKEN", SECRET, type="secret")
         await state.write_file("x.txt", "filler" * 1000)
     assert SECRET.encode() not in db_bytes(db_path)
+
+
+class KeyArgs(BaseModel):
+    key: str
+
+
+async def _store_key(state: ThreadState, args: KeyArgs) -> ToolResult:
+    await state.set_env("API_KEY", args.key, type="secret")
+    return ToolResult.success("stored")
+
+
+async def test_a_secret_a_tool_stores_from_its_arguments_is_redacted_from_its_stored_call(
+    open_runtime: Callable[..., runtime.Runtime], db_path: Path
+) -> None:
+    store_key = define_tool(
+        description="Store an API key.", args=KeyArgs, execute=_store_key, name="store_key"
+    )
+    call = {"type": "tool_use", "id": "k", "name": "store_key", "input": {"key": SECRET}}
+    async with open_runtime(tools=[store_key]) as rt:
+        thread = await rt.thread()
+        (result,) = await thread.execute_tool_calls([call])
+        messages = await runtime.helpers.get_messages(thread.state)
+        while_open = db_bytes(db_path)
+    assert result.ok
+    stored_call = next(m for m in messages if m.kind == "tool_call")
+    assert stored_call.content == {"name": "store_key", "arguments": {"key": "[REDACTED]"}}
+    assert SECRET not in repr(messages)
+    assert SECRET.encode() not in while_open
+    assert SECRET.encode() not in db_bytes(db_path)
