@@ -312,23 +312,28 @@ def load_tools(module: str, options: ServerOptions) -> list[Tool]:
         ValueError: The module defines no local tool, one named ``run_code``, or one MCP
             cannot describe (``ProviderFormatError``).
     """
+    import contextlib
     import importlib
     import importlib.util
     import sys
 
     from quickjail.runtime import Tool, code_mode_tool
 
-    if module.endswith(".py") or os.sep in module or "/" in module:
-        path = Path(module)
-        name = f"_quickjail_mcp_tools_{path.stem}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ValueError(f"cannot load {module!r} as a Python file")
-        loaded = importlib.util.module_from_spec(spec)
-        sys.modules[name] = loaded
-        spec.loader.exec_module(loaded)
-    else:
-        loaded = importlib.import_module(module)
+    # stdout is the MCP stream: what the module prints while it loads goes to stderr instead
+    with contextlib.redirect_stdout(sys.stderr):
+        if module.endswith(".py") or os.sep in module or "/" in module:
+            path = Path(module)
+            name = f"_quickjail_mcp_tools_{path.stem}"
+            spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                raise ValueError(f"cannot load {module!r} as a Python file")
+            loaded = importlib.util.module_from_spec(spec)
+            sys.modules[name] = loaded
+            spec.loader.exec_module(loaded)
+        else:
+            if "" not in sys.path and os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())  # as `python -m` does, for the console script
+            loaded = importlib.import_module(module)
     found: list[Tool] = []
     for value in vars(loaded).values():
         if isinstance(value, Tool) and value.execution_mode == "local" and value not in found:

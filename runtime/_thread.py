@@ -108,8 +108,9 @@ class Thread:
         call as cancelled, drops the calls not yet started and propagates.
 
         Args:
-            calls: OpenAI Responses (``function_call``), OpenAI Chat (``{"id", "function"}``) or
-                Anthropic (``tool_use``) tool calls, as dicts or SDK objects.
+            calls: OpenAI Responses (``function_call``), OpenAI Chat (``{"id", "function"}``),
+                Anthropic (``tool_use``) or neutral (``{"id", "name", "arguments"}``, arguments
+                as an object or JSON text) tool calls, as dicts or SDK objects.
 
         Returns:
             The results (``call_id`` and ``tool_name`` set), in execution order.

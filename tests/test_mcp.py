@@ -257,6 +257,8 @@ async def test_unknown_tool_is_a_protocol_error() -> None:
 TOOLS_MODULE = """
 from pydantic import BaseModel
 
+print("loading the agent's tools")  # stdout is the MCP stream: this must not reach it
+
 from quickjail.runtime import AttachmentRef, ThreadState, ToolAttachment, ToolResult, Variable
 from quickjail.runtime import define_tool
 
