@@ -257,7 +257,6 @@ async def test_unknown_tool_is_a_protocol_error() -> None:
 TOOLS_MODULE = """
 from pydantic import BaseModel
 
-print("loading the agent's tools")  # stdout is the MCP stream: this must not reach it
 
 from quickjail.runtime import AttachmentRef, ThreadState, ToolAttachment, ToolResult, Variable
 from quickjail.runtime import define_tool
@@ -441,3 +440,16 @@ def test_tools_flag_mistakes_are_usage_errors(
 
     assert main(["mcp", *args]) == EXIT_USAGE
     assert message in capsys.readouterr().err
+
+
+def test_what_a_tools_module_prints_while_loading_goes_to_stderr_not_the_mcp_stream(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from quickjail import _mcp
+
+    module = tmp_path / "noisy_tools.py"
+    module.write_text('print("loading tools")\n' + TOOLS_MODULE, encoding="utf-8")
+    tools = _mcp.load_tools(str(module), _mcp.ServerOptions())
+    out, err = capsys.readouterr()
+    assert out == "" and "loading tools" in err
+    assert "add" in {tool.name for tool in tools}
