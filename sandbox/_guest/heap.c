@@ -190,7 +190,9 @@ static int grow(uint32_t size)
 {
     uint32_t avail = 0;
     Block *sentinel = heap.has_top ? (Block *)(heap.top - HDR) : NULL;
-    if (sentinel && (sentinel->size & F_PREV_FREE))
+    /* the free block before the sentinel counts only if the new pages will follow it */
+    uintptr_t now = (uintptr_t)__builtin_wasm_memory_size(0) * PAGE;
+    if (sentinel && now == heap.top && (sentinel->size & F_PREV_FREE))
         avail = sentinel->prev_size;
     uint32_t need = size > avail ? size - avail : MIN_BLOCK;
     uint64_t bytes = (uint64_t)need + 2 * HDR;

@@ -105,7 +105,7 @@ static void *qj_js_realloc(void *opaque, void *ptr, size_t size)
 
 static size_t qj_js_usable(const void *ptr)
 {
-    return heap_usable(ptr);
+    return ptr ? heap_usable(ptr) : 0;
 }
 
 const JSMallocFunctions qj_malloc_funcs = {
