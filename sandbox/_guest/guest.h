@@ -3,6 +3,7 @@
  * (the ABI is quickjail.h).
  *
  *   boundary.c    the scratch buffer, qj_scratch, qj_alloc, fetching long replies
+ *   heap.c        the guest's heap (TLSF over memory.grow), also behind libc's malloc family
  *   mem.c         the allocator QuickJS uses: soft memory cap, grace, reserves, OOM signal
  *   oom.c         which value an allocation failure threw (hooks our quickjs.c patch calls)
  *   encode.c      JS value -> value message (and the byte buffer it writes)
@@ -72,6 +73,16 @@ static inline uint32_t rd_u32(const uint8_t *p)
 {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
+
+/* ---- heap.c: 16-aligned blocks; heap_block_size counts the header, heap_usable does not */
+
+void *heap_malloc(size_t n);
+void *heap_calloc(size_t count, size_t n);
+void *heap_realloc(void *p, size_t n);
+void *heap_memalign(size_t align, size_t n);
+void heap_free(void *p);
+size_t heap_usable(const void *p);
+size_t heap_block_size(const void *p);
 
 /* ---- mem.c */
 

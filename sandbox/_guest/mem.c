@@ -1,9 +1,8 @@
 /*
  * The allocator QuickJS uses: our own malloc functions, so the soft memory cap and the OOM
- * signal are ours (wasmtime's limit on linear memory is the hard cap).
+ * signal are ours (wasmtime's limit on linear memory is the hard cap). The blocks come from
+ * the guest's heap (heap.c) and count with their real size, header included.
  */
-#include <malloc.h>
-#include <stdlib.h>
 #include "guest.h"
 
 typedef struct {
@@ -22,7 +21,7 @@ static MemState mem;
 void mem_finishing(void)
 {
     mem.soft_limit = 0;
-    free(mem.finish_reserve);
+    heap_free(mem.finish_reserve);
     mem.finish_reserve = NULL;
 }
 
@@ -31,7 +30,7 @@ static void *mem_fail(size_t size)
     /* when linear memory itself is exhausted, give back the emergency block so the error
      * object and the program's `catch` block can still allocate */
     if (mem.emergency) {
-        free(mem.emergency);
+        heap_free(mem.emergency);
         mem.emergency = NULL;
     }
     qj_host(QJ_OP_OOM, (int32_t)(size > INT32_MAX ? INT32_MAX : size), 0, 0, 0);
@@ -60,10 +59,10 @@ static void *qj_js_malloc(void *opaque, size_t size)
     (void)opaque;
     if (mem.used + size > mem_cap())
         return mem_fail_soft(size);
-    void *p = malloc(size);
+    void *p = heap_malloc(size);
     if (!p)
         return mem_fail(size);
-    mem.used += malloc_usable_size(p);
+    mem.used += heap_block_size(p);
     return p;
 }
 
@@ -75,10 +74,10 @@ static void *qj_js_calloc(void *opaque, size_t count, size_t size)
     size_t total = count * size;
     if (mem.used + total > mem_cap())
         return mem_fail_soft(total);
-    void *p = calloc(count, size);
+    void *p = heap_calloc(count, size);
     if (!p)
         return mem_fail(total);
-    mem.used += malloc_usable_size(p);
+    mem.used += heap_block_size(p);
     return p;
 }
 
@@ -87,26 +86,26 @@ static void qj_js_free(void *opaque, void *ptr)
     (void)opaque;
     if (!ptr)
         return;
-    mem.used -= malloc_usable_size(ptr);
-    free(ptr);
+    mem.used -= heap_block_size(ptr);
+    heap_free(ptr);
 }
 
 static void *qj_js_realloc(void *opaque, void *ptr, size_t size)
 {
     (void)opaque;
-    size_t old = ptr ? malloc_usable_size(ptr) : 0;
+    size_t old = ptr ? heap_block_size(ptr) : 0;
     if (size > old && mem.used - old + size > mem_cap())
         return mem_fail_soft(size);
-    void *p = realloc(ptr, size);
+    void *p = heap_realloc(ptr, size);
     if (!p && size)
         return mem_fail(size);
-    mem.used = mem.used - old + (p ? malloc_usable_size(p) : 0);
+    mem.used = mem.used - old + (p ? heap_block_size(p) : 0);
     return p;
 }
 
 static size_t qj_js_usable(const void *ptr)
 {
-    return malloc_usable_size((void *)ptr);
+    return ptr ? heap_usable(ptr) : 0;
 }
 
 const JSMallocFunctions qj_malloc_funcs = {
@@ -117,8 +116,8 @@ const JSMallocFunctions qj_malloc_funcs = {
  * a fresh instance has them for free. */
 void mem_hold_reserves(void)
 {
-    mem.emergency = malloc(1024 * 1024);
-    mem.finish_reserve = malloc(256 * 1024);
+    mem.emergency = heap_malloc(1024 * 1024);
+    mem.finish_reserve = heap_malloc(256 * 1024);
 }
 
 /* A run's soft cap (0 = none); the grace beyond it is a sixteenth, at least 1 MiB. */

@@ -408,7 +408,7 @@ CASES = [
         "completes",
         result=lambda v: isinstance(v, list) and v[0] in ("InternalError", "RangeError"),
         opts=_host,
-        memory=64 * MiB,
+        memory=32 * MiB,
         timeout=5,
         host_bytes=64 * MiB,
     ),

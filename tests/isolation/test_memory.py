@@ -19,24 +19,6 @@ async def _tick() -> int:
 
 
 ASYNC_HOST: dict[str, Any] = {"globals": {"tick": _tick}}
-SOFT_CAP_BUG = (
-    "BUG: DESIGN §1 promises a catchable error at the soft cap, but filling the heap with small "
-    "objects ({a: n} pushed into an array) ends the run as status 'memory' before the catch "
-    "block runs. The cause is the guest's libc allocator, not QuickJS: zig 0.17's malloc for "
-    "wasm (lib/c/malloc.zig over std.heap.BrkAllocator) rounds every block up to a power-of-two "
-    "size class (plus a 16-byte header) and reuses a freed block only for its own class, while "
-    "malloc_usable_size reports the requested size. The guest's count of used bytes (mem.c) "
-    "stood at 17.8 MB of the 26.75 MB soft cap when linear memory hit the 32 MiB hard cap; "
-    "then malloc(16) and malloc(4080) fail even right after the 1 MiB emergency block is "
-    "freed (a 100 KB malloc still succeeds from a freed array buffer), so neither the error "
-    "object nor the catch block can allocate. Counting the rounded size would not be enough "
-    "(memory freed in one class never serves another), and failing soft every malloc that "
-    "grows linear memory past the soft cap makes this case catchable but takes ~2 MiB of "
-    "usable heap from every program at a 32 MiB cap (the floods suite's microtask storm then "
-    "runs out); the fix is a coalescing allocator in the guest. Arrays, strings and typed "
-    "arrays are catchable; the host is unaffected and the status is right"
-)
-
 CASES = [
     # ---- arrays and objects
     Case("array-of-arrays", "const a = []; for (;;) a.push([1, 2, 3, 4]);", "memory"),
@@ -146,7 +128,6 @@ CASES = [
         "export default c",
         "completes",
         result="caught",
-        bug=SOFT_CAP_BUG,
     ),
     Case(
         "caught-oom-after-strings-program-continues",
