@@ -83,6 +83,8 @@ void *heap_memalign(size_t align, size_t n);
 void heap_free(void *p);
 size_t heap_usable(const void *p);
 size_t heap_block_size(const void *p);
+/* snapshot time: set init's free holes aside (zeroed) so runs allocate at the top */
+size_t heap_seal(void);
 
 /* ---- mem.c */
 

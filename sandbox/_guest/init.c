@@ -55,5 +55,6 @@ int32_t qj_init(void)
     g.args = JS_UNDEFINED;
     /* settle the heap so the snapshot holds no garbage */
     JS_RunGC(g.rt);
+    heap_seal();
     return QJ_DONE;
 }
