@@ -231,7 +231,10 @@ class Run:
             if op == OP_SLEEP:
                 return self._on_sleep(a, b)
             if op == OP_TIMERS:
-                self._timers_fired, self._timers_cancelled = max(a, 0), max(b, 0)
+                # counts only grow: a guest sending them again (an honest one may, when its
+                # result fails to encode) can raise them, never lower them
+                self._timers_fired = max(self._timers_fired, a)
+                self._timers_cancelled = max(self._timers_cancelled, b)
                 return 0
             if op not in _SPAN_OPS:
                 return E_HOST

@@ -22,6 +22,7 @@ from quickjail._stress._bridge import analyse_bridge, readonlydir_root
 from quickjail._stress._canary import plant_canary
 from quickjail._stress._guest import MOVE_RSS_MARGIN, MOVES, make_run, run_guest
 from quickjail._stress._runner import Runner
+from quickjail.sandbox._abi import OP_TIMERS
 from quickjail.sandbox._run import Run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -262,9 +263,13 @@ def test_the_compromised_guest_phase_passes_the_hosts_own_handler(guest_runner: 
     assert len(results) == len(MOVES) + 1  # every move, and the compile instance
     assert [str(v) for r in results for v in r.violations] == []
     assert all(r.runs == 1 for r in results)
-    assert {"span-report", "fetch-twice", "malformed-result-blob-reused"} <= {
-        r.name for r in results
-    }
+    assert {
+        "span-report",
+        "fetch-twice",
+        "malformed-result-blob-reused",
+        "sleep-out-of-range",
+        "timers-lowered",
+    } <= {r.name for r in results}
 
 
 def _broken(how: str, release: threading.Event, hoard: list[bytearray]) -> Any:
@@ -283,6 +288,9 @@ def _broken(how: str, release: threading.Event, hoard: list[bytearray]) -> Any:
                 release.wait(60)
             if how == "grows" and not hoard:
                 hoard.append(bytearray(b"\x01" * (MOVE_RSS_MARGIN + 32 * 2**20)))
+            if how == "overwrites" and op == OP_TIMERS:  # a second count replaces the first
+                r._timers_fired, r._timers_cancelled = max(a, 0), max(b, 0)
+                return 0
             rc = honest(op, a, b, c, d)
             return 0 if how == "accepts" else rc
 
@@ -300,6 +308,7 @@ def _broken(how: str, release: threading.Event, hoard: list[bytearray]) -> Any:
         ("accepts", "outcome"),
         ("hangs", "hang"),
         ("grows", "memory"),
+        ("overwrites", "quota"),
     ],
 )
 def test_the_compromised_guest_phase_reports_a_broken_handler(

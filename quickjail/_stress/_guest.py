@@ -7,13 +7,15 @@ handler, ``Run.on_host(op, a, b, c, d)``, with what the attacker would choose: s
 holds for every op, replies fetched twice or with a lying length, outcomes of unknown kind or
 sent twice, unknown functions and modules, malformed and over-cap value messages (blob
 indices out of range, negative or reused, hash-colliding members, 200,000 levels of nesting),
-and a compile instance answering for another module or twice. Every hostile call must be
-refused (a negative return, or the documented answer for over-cap output) and charge nothing:
+timer waits and timer counts out of range or sent again, and a compile instance answering for
+another module or twice. Every hostile call must be refused (a negative return, or the
+documented answer: a report refusal's code, a clamped timer wait or count) and charge nothing:
 a violation is reported when the handler raises (``host-exception``), does not return within
 :data:`MOVE_TIMEOUT` (``hang``), accepts a hostile call (``outcome``), moves a counter or a
-quota (``quota``; the decode budget, charged before parsing, may only grow, and a refused
-result counts its bytes as sent), or makes the host grow (``memory``: resident memory over
-:data:`MOVE_RSS_MARGIN`, or more host errors or logs kept than the limits allow).
+quota (``quota``; the decode budget, charged before parsing, may only grow, a refused
+result counts its bytes as sent, and no counter ever goes down), or makes the host grow
+(``memory``: resident memory over :data:`MOVE_RSS_MARGIN`, or more host errors or logs kept
+than the limits allow).
 
 :func:`run_guest` takes ``make_run`` (a factory of the run to attack) so the stress test's
 own tests can hand it a deliberately broken handler and see each kind reported.
@@ -35,7 +37,9 @@ from quickjail._stress._runner import Runner
 from quickjail.sandbox import _bytecode, _engine, _values
 from quickjail.sandbox._abi import (
     E_HOST,
+    E_PENDING,
     E_REFUSED,
+    E_UNTRANSFERABLE,
     OP_BYTECODE,
     OP_CALL,
     OP_FETCH,
@@ -44,6 +48,8 @@ from quickjail.sandbox._abi import (
     OP_REJECTION,
     OP_REPORT,
     OP_RESULT,
+    OP_SLEEP,
+    OP_TIMERS,
     OUT_VALUE,
 )
 from quickjail.sandbox._program import Program
@@ -61,6 +67,26 @@ _MiB: Final = 2**20
 _MAY_GROW: Final = frozenset({"decoded"})
 # a refused result becomes the run's error, and its bytes count as sent
 _RESULT_REFUSED: Final = frozenset({"sent", "bytes_out"})
+# counters no call may lower, whatever it is allowed to move
+_NEVER_DOWN: Final = frozenset(
+    {
+        "log_bytes",
+        "report_bytes",
+        "bytes_in",
+        "bytes_out",
+        "decoded",
+        "rejections",
+        "calls",
+        "refusals",
+        "virtual_ns",
+        "timers_fired",
+        "timers_cancelled",
+    }
+)
+_I32_MAX: Final = 2**31 - 1
+# hostile (a, b) of OP_SLEEP (ms to the next timer, async calls in flight) and OP_TIMERS
+# (timers fired, cancelled)
+_I32_PAIRS: Final = ((-1, 0), (-(2**31), -1), (_I32_MAX, 0), (10, _I32_MAX), (0, -(2**31)))
 
 Call = tuple[int, int, int, int, int]
 _SPAN_OPS: Final = {
@@ -162,6 +188,10 @@ def _async_calls_without_id(r: Run) -> list[Call]:
     return [(OP_CALL, fid, ptr, length, cid) for fid in fids[:1] for cid in (0, -1)]
 
 
+def _timers_sent(r: Run) -> None:
+    r.on_host(OP_TIMERS, 100, 50, 0, 0)
+
+
 def _spans(op: int) -> Callable[[Run], list[Call]]:
     return lambda r: [(op, a, p, n, a) for p, n in _SPANS for a in (0, 1)]
 
@@ -169,7 +199,31 @@ def _spans(op: int) -> Callable[[Run], list[Call]]:
 def _moves() -> tuple[Move, ...]:
     moves = [Move(f"span-{name}", _spans(op)) for name, op in _SPAN_OPS.items()]
     moves += [
-        Move("unknown-ops", lambda r: [(op, 0, 0, 8, 0) for op in (0, 10, -1, OP_BYTECODE)]),
+        Move(
+            "unknown-ops",
+            lambda r: [(op, 0, 0, 8, 0) for op in (0, 12, 255, -1, _I32_MAX, OP_BYTECODE)],
+            rc=E_HOST,
+        ),
+        # a timer wait: the guest waits for the driver (clamped to 0..2^31-1 ms), nothing else
+        Move(
+            "sleep-out-of-range",
+            lambda r: [(OP_SLEEP, a, b, 0, 0) for a, b in _I32_PAIRS],
+            rc=E_PENDING,
+            changes=frozenset({"wake_in"}),
+        ),
+        # end-of-run timer counts: clamped, and never lowered by a second message
+        Move(
+            "timers-out-of-range",
+            lambda r: [(OP_TIMERS, a, b, 0, 0) for a, b in _I32_PAIRS],
+            rc=0,
+            changes=frozenset({"timers_fired", "timers_cancelled"}),
+        ),
+        Move(
+            "timers-lowered",
+            lambda r: [(OP_TIMERS, a, b, 0, 0) for a, b in ((1, 0), (-1, -1), (100, 50))],
+            setup=_timers_sent,
+            rc=0,
+        ),
         Move("fetch-nothing-pending", lambda r: [(OP_FETCH, 0, r.engine.scratch_addr, 16, 0)]),
         Move(
             "fetch-twice",
@@ -196,12 +250,14 @@ def _moves() -> tuple[Move, ...]:
         Move("call-async-without-id", _async_calls_without_id, rc=E_HOST),
         Move(
             "over-cap-report",
+            # refused unread: E_REPORT_BYTES, or E_HOST when the span lies past the memory
+            # the guest has so far (the isolation suite pins E_REPORT_BYTES)
             lambda r: [(OP_REPORT, 0, 0, r.opts.output_limits.max_report_bytes + 1, 0)],
         ),
     ]
     for name, data in _malformed().items():
         moves += [
-            Move(f"malformed-report-{name}", _with(OP_REPORT, data), rc=E_REFUSED),
+            Move(f"malformed-report-{name}", _with(OP_REPORT, data), rc=E_UNTRANSFERABLE),
             Move(
                 f"malformed-result-{name}",
                 _with(OP_RESULT, data, a=OUT_VALUE),
@@ -253,6 +309,10 @@ def counters(r: Run) -> dict[str, Any]:
         "refusals": r.dispatch.refusals,
         "pending": len(r.dispatch.pending),
         "quota": {k: getattr(calls, k) for k in getattr(calls, "__slots__", ())},
+        "wake_in": r.wake_in,
+        "virtual_ns": r._virtual_ns,
+        "timers_fired": r._timers_fired,
+        "timers_cancelled": r._timers_cancelled,
     }
 
 
@@ -285,9 +345,16 @@ def _play_run(runner: Runner, move: Move, new_run: Callable[[Runner], Run]) -> l
                 and k not in move.changes
                 and not (k in _MAY_GROW and after[k] > before[k])
             )
+            moved += sorted(k for k in _NEVER_DOWN if after[k] < before[k] and k not in moved)
             if moved:
                 shown = ", ".join(f"{k}: {before[k]!r} -> {after[k]!r}"[:120] for k in moved)
                 add("quota", f"a refused call charged the host's counters ({shown})", call)
+            wake = r.wake_in
+            if wake is not None and not 0 <= wake <= _I32_MAX / 1000:
+                add("outcome", f"the guest would be woken in {wake!r} s", call)
+            if not (0 <= r._timers_fired <= _I32_MAX and 0 <= r._timers_cancelled <= _I32_MAX):
+                shown = f"{r._timers_fired}, {r._timers_cancelled}"
+                add("outcome", f"the timer counts left the guest's range ({shown})", call)
         if r.fatal is not None:
             add("host-exception", f"the run was stopped by {type(r.fatal).__name__}")
         limits = runner.bridge.output_limits
@@ -321,6 +388,17 @@ def _play_compiler(runner: Runner) -> list[Violation]:
                         f"a compile instance's bytecode for module {index} was accepted",
                     )
                 )
+        for op in (OP_SLEEP, OP_TIMERS):  # a compile batch has no timers
+            for a, b in _I32_PAIRS:
+                if compiler.on_host(op, a, b, 0, 0) >= 0:
+                    out.append(
+                        Violation(
+                            "guest",
+                            "compile-timer-op",
+                            "outcome",
+                            f"a compile instance's op {op} ({a}, {b}) was accepted",
+                        )
+                    )
         compiler.on_host(OP_BYTECODE, 0, addr, -1, 0)  # its one answer, spent on a bad span
         if compiler.on_host(OP_BYTECODE, 0, addr, 64, 0) >= 0 or engine.bytecode.get(key):
             out.append(

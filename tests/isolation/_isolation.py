@@ -159,7 +159,7 @@ class Attack:
     rc: int | None = None
     changes: frozenset[str] = frozenset()  # counters this attack is allowed to move
     check: Callable[[Any], None] | None = None
-    target: Literal["run", "compiler"] = "run"
+    target: Literal["run", "deterministic", "compiler"] = "run"  # "deterministic": virtual time
     expect: Expect = "refused"
 
 

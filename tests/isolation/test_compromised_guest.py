@@ -5,7 +5,8 @@ These rows play the guest. Each calls the host-call handler, ``Run.on_host(op, a
 (or a compile instance's), directly with arguments an attacker controlling the guest's code
 would choose: hostile spans for every op, replies fetched twice or with a lying length, blob
 indices out of range, negative or reused, over-cap and malformed messages, unknown ops,
-functions and outcome kinds, and a compile instance answering for another module or twice.
+functions and outcome kinds, timer waits and timer counts no honest guest would send, and a
+compile instance answering for another module or twice.
 The run is built the way ``run_code`` builds it (a fresh instance, real memory). After each
 hostile call the host must have returned a refusal and every counter, limit and quota it
 keeps must be as before: only what an attack declares in ``changes`` may move (as its
@@ -28,7 +29,10 @@ from quickjail.bridge import Quotas, run_code, run_code_sync
 from quickjail.sandbox import OutputLimits, _bytecode, _engine, _values
 from quickjail.sandbox._abi import (
     E_HOST,
+    E_PENDING,
     E_REFUSED,
+    E_REPORT_BYTES,
+    E_UNTRANSFERABLE,
     OP_BYTECODE,
     OP_CALL,
     OP_FETCH,
@@ -38,8 +42,11 @@ from quickjail.sandbox._abi import (
     OP_REJECTION,
     OP_REPORT,
     OP_RESULT,
+    OP_SLEEP,
+    OP_TIMERS,
     OUT_ERROR,
     OUT_VALUE,
+    REFUSAL_TEXT_MAX,
 )
 from quickjail.sandbox._program import Program
 from quickjail.sandbox._run import Run
@@ -79,6 +86,23 @@ RESULT_CAP = 1 * MiB
 # the decode budget is charged with a message's estimate before parsing it, so a malformed
 # message may use it up (never give it back): the guest pays for what it sent
 MAY_GROW = frozenset({"decoded"})
+# counters that never go down, whatever a call declares it may move
+NEVER_DOWN = frozenset(
+    {
+        "log_bytes",
+        "report_bytes",
+        "bytes_in",
+        "bytes_out",
+        "decoded",
+        "rejections",
+        "calls",
+        "refusals",
+        "virtual_ns",
+        "timers_fired",
+        "timers_cancelled",
+    }
+)
+I32_MAX = 2**31 - 1
 # a result is the run's last message: refused, it becomes the run's error and its bytes
 # count as sent
 RESULT_REFUSED = frozenset({"sent", "bytes_out"})
@@ -105,9 +129,10 @@ def message(text: str, blobs: tuple[bytes, ...] = (), *, tagged: bool = True) ->
 # ---------------------------------------------------------------- the run and its counters
 
 
-def _make_run() -> Run:
+def _make_run(*, deterministic: bool = False) -> Run:
     """A run with host functions (id 0 sync, id 1 async), quotas, small output caps and a
-    module whose source does not fit in scratch, built as ``run_code`` builds it."""
+    module whose source does not fit in scratch, built as ``run_code`` builds it (with
+    virtual time when ``deterministic``)."""
     scratch = _engine.get_engine().scratch_size
     execution = run_code(
         "export default 1",
@@ -118,6 +143,7 @@ def _make_run() -> Run:
             max_log_bytes=LOG_CAP, max_report_bytes=REPORT_CAP, max_result_bytes=RESULT_CAP
         ),
         memory_limit_bytes=64 * MiB,
+        deterministic=deterministic,
     )
     program = execution._program
     assert isinstance(program, Program)
@@ -145,6 +171,10 @@ def counters(r: Run) -> dict[str, Any]:
         "pending": list(r.dispatch.pending),
         "quota": quota,
         "fatal": r.fatal,
+        "wake_in": r.wake_in,
+        "virtual_ns": r._virtual_ns,
+        "timers_fired": r._timers_fired,
+        "timers_cancelled": r._timers_cancelled,
     }
 
 
@@ -201,6 +231,52 @@ def _log_dropped_with_a_note(r: Run) -> None:
     assert r._logs_dropped and len(r.logs) == 1 and "log limit" in r.logs[0].args[0]
 
 
+def _refused_with_the_limit(limit: int) -> Callable[[Run], None]:
+    """The refusal left the limit it names in scratch (u64 LE) for the guest's RangeError."""
+
+    def check(r: Run) -> None:
+        got = int.from_bytes(r.instance.read(r.engine.scratch_addr, 8), "little")
+        assert got == limit, (got, limit)
+
+    return check
+
+
+def _refused_with_a_reason(r: Run) -> None:
+    """The refusal left a short UTF-8 reason in scratch (u32 LE length, then the text)."""
+    n = int.from_bytes(r.instance.read(r.engine.scratch_addr, 4), "little")
+    assert 0 < n <= REFUSAL_TEXT_MAX, n
+    r.instance.read(r.engine.scratch_addr + 4, n).decode("utf-8")
+
+
+def _wakes_in(seconds: float | None) -> Callable[[Run], None]:
+    def check(r: Run) -> None:
+        assert r.wake_in == seconds, r.wake_in
+
+    return check
+
+
+def _virtual_time_jumped(ms: int) -> Callable[[Run], None]:
+    def check(r: Run) -> None:
+        assert r._virtual_ns == ms * 1_000_000, r._virtual_ns
+        assert isinstance(r.clock_ns(0), int)
+
+    return check
+
+
+def _timer_counts(fired: int, cancelled: int) -> Callable[[Run], None]:
+    def check(r: Run) -> None:
+        assert (r._timers_fired, r._timers_cancelled) == (fired, cancelled)
+
+    return check
+
+
+def _timers(fired: int, cancelled: int) -> Callable[[Run], None]:
+    def setup(r: Run) -> None:
+        assert r.on_host(OP_TIMERS, fired, cancelled, 0, 0) == 0
+
+    return setup
+
+
 def _span(op: int, ptr: int, length: int) -> Callable[[Run], list[Call]]:
     """The span ``(ptr, length)`` for ``op``, with each of two plausible first arguments."""
     return lambda r: [(op, a, ptr, length, d) for a, d in ((0, 0), (1, 1))]
@@ -235,7 +311,7 @@ ATTACKS: list[Attack] = [
     # ops no run knows, or that only a compile instance may send
     *(
         Attack(f"unknown-op-{op}", _bare(op), rc=E_HOST)
-        for op in (0, 10, 11, -1, 2**31 - 1, OP_BYTECODE)
+        for op in (0, 12, 13, 255, -1, 2**31 - 1, OP_BYTECODE)
     ),
     # replies: fetched with nothing pending, twice, with a lying length
     Attack("fetch-nothing-pending", lambda r: [(OP_FETCH, 0, r.engine.scratch_addr, 16, 0)]),
@@ -282,7 +358,12 @@ ATTACKS: list[Attack] = [
 # run's outcome becomes a RangeError naming the cap (results); never read, never charged
 _OVER = b"\x00" * (max(LOG_CAP, REPORT_CAP, RESULT_CAP) + 1)
 ATTACKS += [
-    Attack("over-cap-report", _with(OP_REPORT, _OVER), rc=E_REFUSED),
+    Attack(
+        "over-cap-report",
+        _with(OP_REPORT, _OVER),
+        rc=E_REPORT_BYTES,
+        check=_refused_with_the_limit(REPORT_CAP),
+    ),
     Attack(
         "over-cap-log",
         _with(OP_LOG, _OVER),
@@ -322,7 +403,12 @@ MALFORMED: dict[str, bytes] = {
 }
 for _name, _data in MALFORMED.items():
     ATTACKS += [
-        Attack(f"malformed-report-{_name}", _with(OP_REPORT, _data), rc=E_REFUSED),
+        Attack(
+            f"malformed-report-{_name}",
+            _with(OP_REPORT, _data),
+            rc=E_UNTRANSFERABLE,
+            check=_refused_with_a_reason,
+        ),
         Attack(
             f"malformed-result-{_name}",
             _with(OP_RESULT, _data, a=OUT_VALUE),
@@ -332,8 +418,110 @@ for _name, _data in MALFORMED.items():
         ),
     ]
 ATTACKS += [
-    Attack(f"malformed-log-{name}", _with(OP_LOG, MALFORMED[name]), rc=E_REFUSED)
+    Attack(
+        f"malformed-log-{name}",
+        _with(OP_LOG, MALFORMED[name]),
+        rc=E_UNTRANSFERABLE,
+        check=_refused_with_a_reason,
+    )
     for name in ("truncated-header", "text-length-past-end", "blob-reused", "nested-200k")
+]
+
+
+# timer waits (OP_SLEEP: a = ms to the next timer, b = async calls in flight) and end-of-run
+# timer counts (OP_TIMERS) no honest guest sends. With real time a wait is clamped to 0..2^31-1
+# ms and only sets when the driver wakes the guest (the run's timeout still stops it); with
+# virtual time it jumps the run's own clock forward, never back; the counts only grow
+_WAIT = frozenset({"wake_in"})
+ATTACKS += [
+    *(
+        Attack(
+            f"sleep-{name}",
+            lambda r, a=a, b=b: [(OP_SLEEP, a, b, 0, 0)],
+            rc=E_PENDING,
+            changes=_WAIT,
+            check=_wakes_in(max(a, 0) / 1000),
+        )
+        for name, a, b in (
+            ("nothing-pending", 10, 0),
+            ("ms-minus-1", -1, 0),
+            ("ms-minus-2g", -(2**31), 0),
+            ("ms-2g", I32_MAX, 0),
+            ("in-flight-minus-1", 10, -1),
+            ("in-flight-2g", 10, I32_MAX),
+            ("in-flight-minus-2g", 0, -(2**31)),
+        )
+    ),
+    Attack(
+        "sleep-after-the-result",
+        lambda r: [(OP_SLEEP, I32_MAX, 0, 0, 0)],
+        setup=_send_result,
+        rc=E_PENDING,
+        changes=_WAIT,
+        check=lambda r: (_wakes_in(I32_MAX / 1000)(r), _first_result_kept(r)),
+    ),
+    *(
+        Attack(
+            f"virtual-sleep-{name}",
+            lambda r, a=a, b=b: [(OP_SLEEP, a, b, 0, 0)],
+            target="deterministic",
+            rc=0,
+            changes=frozenset({"virtual_ns"}),
+            check=_virtual_time_jumped(max(a, 0)),
+        )
+        for name, a, b in (
+            ("ms-minus-1", -1, 0),
+            ("ms-minus-2g", -(2**31), -1),
+            ("ms-2g", I32_MAX, 0),
+            ("in-flight-minus-2g", I32_MAX, -(2**31)),
+        )
+    ),
+    Attack(
+        "virtual-sleep-in-flight-2g",
+        lambda r: [(OP_SLEEP, I32_MAX, I32_MAX, 0, 0)],
+        target="deterministic",
+        rc=E_PENDING,
+        check=lambda r: (_wakes_in(None)(r), _virtual_time_jumped(0)(r)),
+    ),
+    Attack(
+        "virtual-sleep-ten-thousand-times",
+        lambda r: [(OP_SLEEP, I32_MAX, 0, 0, 0)] * 10_000,
+        target="deterministic",
+        rc=0,
+        changes=frozenset({"virtual_ns"}),
+        check=_virtual_time_jumped(10_000 * I32_MAX),
+    ),
+    Attack(
+        "timers-negative",
+        lambda r: [(OP_TIMERS, -1, -(2**31), 0, 0)],
+        rc=0,
+        check=_timer_counts(0, 0),
+    ),
+    Attack(
+        "timers-2g",
+        lambda r: [(OP_TIMERS, I32_MAX, I32_MAX, 0, 0)],
+        rc=0,
+        changes=frozenset({"timers_fired", "timers_cancelled"}),
+        check=_timer_counts(I32_MAX, I32_MAX),
+    ),
+    *(
+        Attack(
+            f"timers-twice-{name}",
+            lambda r, a=a, b=b: [(OP_TIMERS, a, b, 0, 0)],
+            setup=_timers(100, 50),
+            rc=0,
+            check=_timer_counts(100, 50),
+        )
+        for name, a, b in (("lower", 1, 0), ("negative", -1, -(2**31)), ("same", 100, 50))
+    ),
+    Attack(
+        "timers-twice-higher",
+        lambda r: [(OP_TIMERS, 101, 51, 0, 0)],
+        setup=_timers(100, 50),
+        rc=0,
+        changes=frozenset({"timers_fired", "timers_cancelled"}),
+        check=_timer_counts(101, 51),
+    ),
 ]
 
 
@@ -358,7 +546,7 @@ ATTACKS += [
     ),
     *(
         Attack(f"compile-op-{op}", _bare(op), target="compiler")
-        for op in (OP_LOG, OP_CALL, OP_MODULE, OP_RESULT, OP_OOM)
+        for op in (OP_LOG, OP_CALL, OP_MODULE, OP_RESULT, OP_OOM, OP_SLEEP, OP_TIMERS)
     ),
     Attack("compile-empty-blob", _compiler_calls(0, 0), target="compiler", rc=E_HOST),
     Attack("compile-negative-length", _compiler_calls(0, -1), target="compiler", rc=E_HOST),
@@ -397,6 +585,8 @@ def _play(attack: Attack, target: Any, snapshot: Callable[[], Any]) -> None:
             assert moved <= allowed, (attack.id, call, {k: after[k] for k in moved - allowed})
             for k in moved & MAY_GROW:
                 assert after[k] > before[k], (attack.id, call, k, before[k], after[k])
+            for k in moved & NEVER_DOWN:
+                assert after[k] >= before[k], (attack.id, call, k, before[k], after[k])
         else:
             assert before == after, (attack.id, call)
     if attack.check is not None:
@@ -434,11 +624,13 @@ def test_a_compromised_guest_is_refused_and_charged_nothing(
             _engine.release_store(store)
             compiler.instance.close()
         return
-    r = _make_run()
+    r = _make_run(deterministic=attack.target == "deterministic")
     try:
         _play(attack, r, lambda: counters(r))
         assert r.fatal is None
         assert len(r.host_errors) <= len(ATTACKS)  # what the host kept stays bounded
+        metrics = r.finish(None).metrics  # the counts a result carries stay sane
+        assert 0 <= metrics.timers_fired <= I32_MAX and 0 <= metrics.timers_cancelled <= I32_MAX
     finally:
         r.release()
 

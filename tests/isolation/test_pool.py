@@ -85,7 +85,8 @@ CASES = [
     _pool("reentrant-tool", "export default tool('export default 40 + 2')", result=["success", 42]),
     _pool(
         "reentrant-tool-many",
-        "const out = []; for (let i = 0; i < 20; i++) out.push(tool(`export default ${i}`)[1]);\n"
+        "const out = [];\n"
+        "for (let i = 0; i < 20; i++) out.push((await tool(`export default ${i}`))[1]);\n"
         "export default out.reduce((a, b) => a + b)",
         result=190,
     ),

@@ -92,7 +92,7 @@ CASES = [
     # into the sandbox: a host function's result over the cap is a catchable error
     Case(
         "host-result-str-over-cap",
-        _caught("huge_str()"),
+        _caught("await huge_str()"),
         "completes",
         result=_names_the_cap,
         opts=_host,
@@ -108,7 +108,7 @@ CASES = [
     ),
     Case(
         "host-result-two-halves",
-        _caught("two()"),
+        _caught("await two()"),
         "completes",
         result=_names_the_cap,
         opts=_host,
@@ -117,7 +117,7 @@ CASES = [
     # out of the sandbox: the guest refuses before sending; the host reads nothing
     Case(
         "guest-arg-over-cap",
-        _caught("f('x'.repeat(2 ** 26 + 1))"),
+        _caught("await f('x'.repeat(2 ** 26 + 1))"),
         "completes",
         result=_names_the_cap,
         opts=_host,

@@ -43,7 +43,7 @@ RARE: list[tuple[str, dict[str, object], str]] = [
     ),
     ("while (true) {}", {"fuel": 200_000}, "terminated"),
     (
-        "let m; try { huge() } catch (e) { m = e.name } export default m",
+        "let m; try { await huge() } catch (e) { m = e.name } export default m",
         {"globals": "host", "memory_limit_bytes": 128 * 2**20},
         "success",
     ),
