@@ -24,6 +24,7 @@ own tests can hand it a deliberately broken handler and see each kind reported.
 from __future__ import annotations
 
 import functools
+import reprlib
 import struct
 import threading
 import time
@@ -64,11 +65,11 @@ _P61: Final = 2**61 - 1  # CPython hashes an int n as n mod P61: its multiples a
 _MiB: Final = 2**20
 # charged with a message's estimate before parsing: a malformed message may use it up, but no
 # call may give it back
-_MAY_GROW: Final = frozenset({"decoded"})
+MAY_GROW: Final = frozenset({"decoded"})
 # a refused result becomes the run's error, and its bytes count as sent
-_RESULT_REFUSED: Final = frozenset({"sent", "bytes_out"})
+RESULT_REFUSED: Final = frozenset({"sent", "bytes_out"})
 # counters no call may lower, whatever it is allowed to move
-_NEVER_DOWN: Final = frozenset(
+NEVER_DOWN: Final = frozenset(
     {
         "log_bytes",
         "report_bytes",
@@ -103,7 +104,7 @@ _SPAN_OPS: Final = {
 _SPANS: Final = ((0, -1), (0, -(2**31)), (-1, 1), (0, 2**31 - 1), (2**31 - 64, 64))
 
 
-def _message(text: str, blobs: Sequence[bytes] = (), *, tagged: bool = True) -> bytes:
+def message(text: str, blobs: Sequence[bytes] = (), *, tagged: bool = True) -> bytes:
     """A value message as a compromised guest writes it: header, JSON text, blobs."""
     data = text.encode("utf-8")
     parts = [struct.pack("<BI", 1 if tagged else 0, len(data)), data]
@@ -119,16 +120,16 @@ def _malformed() -> dict[str, bytes]:
     return {
         "truncated-header": b"\x01\x05\x00",
         "text-length-past-end": struct.pack("<BI", 1, 2**31) + b"[]",
-        "blob-count-huge": _message("[]")[:-4] + struct.pack("<I", 2**32 - 1),
-        "blob-length-past-end": _message("[]")[:-4] + struct.pack("<II", 1, 2**31),
-        "not-utf8": _message("[]").replace(b"[]", b"\xff\xfe"),
-        "not-json": _message("{[}"),
-        "unknown-tag": _message(tag + '["zz",0]}'),
-        "blob-index-negative": _message(tag + '["b",-1]}', (b"abc",)),
-        "blob-index-past-end": _message(tag + '["b",1]}', (b"abc",)),
-        "blob-reused": _message("[" + ",".join([tag + '["t",0]}'] * 64) + "]", (b"x" * 4096,)),
-        "colliding-set": _message(tag + '["s",[' + collide + "]]}"),
-        "nested-200k": _message("[" * 200_000 + "]" * 200_000, tagged=False),
+        "blob-count-huge": message("[]")[:-4] + struct.pack("<I", 2**32 - 1),
+        "blob-length-past-end": message("[]")[:-4] + struct.pack("<II", 1, 2**31),
+        "not-utf8": message("[]").replace(b"[]", b"\xff\xfe"),
+        "not-json": message("{[}"),
+        "unknown-tag": message(tag + '["zz",0]}'),
+        "blob-index-negative": message(tag + '["b",-1]}', (b"abc",)),
+        "blob-index-past-end": message(tag + '["b",1]}', (b"abc",)),
+        "blob-reused": message("[" + ",".join([tag + '["t",0]}'] * 64) + "]", (b"x" * 4096,)),
+        "colliding-set": message(tag + '["s",[' + collide + "]]}"),
+        "nested-200k": message("[" * 200_000 + "]" * 200_000, tagged=False),
     }
 
 
@@ -149,21 +150,24 @@ class Move:
     changes: frozenset[str] = field(default_factory=frozenset)
 
 
-def _put(r: Run, data: bytes) -> tuple[int, int]:
+def put(r: Run, data: bytes) -> tuple[int, int]:
+    """Write ``data`` into the guest's scratch area; its span."""
     addr = r.engine.scratch_addr
     r.instance.write(addr, data)
     return addr, len(data)
 
 
-def _with(op: int, data: bytes, a: int = 0, d: int = 0) -> Callable[[Run], list[Call]]:
+def with_data(op: int, data: bytes, a: int = 0, d: int = 0) -> Callable[[Run], list[Call]]:
+    """A move making one ``op`` call with ``data`` placed in scratch as its span."""
+
     def play(r: Run) -> list[Call]:
-        return [(op, a, *_put(r, data), d)]
+        return [(op, a, *put(r, data), d)]
 
     return play
 
 
 def _ask_big(r: Run) -> None:
-    ptr, n = _put(r, _BIG_MODULE.encode())
+    ptr, n = put(r, _BIG_MODULE.encode())
     r.on_host(OP_MODULE, 0, ptr, n, 0)
 
 
@@ -173,17 +177,17 @@ def _fetch_big(r: Run) -> None:
 
 
 def _send_result(r: Run) -> None:
-    r.on_host(OP_RESULT, OUT_VALUE, *_put(r, _values.encode("first")), 0)
+    r.on_host(OP_RESULT, OUT_VALUE, *put(r, _values.encode("first")), 0)
 
 
 def _calls_to_unknown(r: Run) -> list[Call]:
     n = len(r.dispatch.functions)
-    ptr, length = _put(r, _values.encode([1]))
+    ptr, length = put(r, _values.encode([1]))
     return [(OP_CALL, fid, ptr, length, 1) for fid in (-1, n, 2**31 - 1)]
 
 
 def _async_calls_without_id(r: Run) -> list[Call]:
-    ptr, length = _put(r, _values.encode([1]))
+    ptr, length = put(r, _values.encode([1]))
     fids = [i for i, fn in enumerate(r.dispatch.functions) if fn.is_async]
     return [(OP_CALL, fid, ptr, length, cid) for fid in fids[:1] for cid in (0, -1)]
 
@@ -237,15 +241,15 @@ def _moves() -> tuple[Move, ...]:
             ],
             setup=_ask_big,
         ),
-        Move("result-unknown-kind", _with(OP_RESULT, _values.encode(1), a=-1), rc=E_HOST),
+        Move("result-unknown-kind", with_data(OP_RESULT, _values.encode(1), a=-1), rc=E_HOST),
         Move(
             "result-twice",
-            _with(OP_RESULT, _values.encode("second"), a=OUT_VALUE),
+            with_data(OP_RESULT, _values.encode("second"), a=OUT_VALUE),
             setup=_send_result,
             rc=E_HOST,
         ),
         Move("module-name-1mib", lambda r: [(OP_MODULE, 0, 0, _MiB, 0)], rc=E_REFUSED),
-        Move("module-unknown", _with(OP_MODULE, b"__qj_nope.js"), rc=E_REFUSED),
+        Move("module-unknown", with_data(OP_MODULE, b"__qj_nope.js"), rc=E_REFUSED),
         Move("call-unknown-function", _calls_to_unknown, rc=E_HOST),
         Move("call-async-without-id", _async_calls_without_id, rc=E_HOST),
         Move(
@@ -257,12 +261,12 @@ def _moves() -> tuple[Move, ...]:
     ]
     for name, data in _malformed().items():
         moves += [
-            Move(f"malformed-report-{name}", _with(OP_REPORT, data), rc=E_UNTRANSFERABLE),
+            Move(f"malformed-report-{name}", with_data(OP_REPORT, data), rc=E_UNTRANSFERABLE),
             Move(
                 f"malformed-result-{name}",
-                _with(OP_RESULT, data, a=OUT_VALUE),
+                with_data(OP_RESULT, data, a=OUT_VALUE),
                 rc=E_REFUSED,
-                changes=_RESULT_REFUSED,
+                changes=RESULT_REFUSED,
             ),
         ]
     return tuple(moves)
@@ -292,8 +296,10 @@ def make_run(runner: Runner) -> Run:
 
 
 def counters(r: Run) -> dict[str, Any]:
-    """Everything a host call can charge: the run's counters and limits, and the quotas."""
+    """Everything a host call can charge: the run's counters, what it kept, and the quotas
+    (the lists are copies of the references, so a snapshot costs no guest data)."""
     calls = r.dispatch.calls
+    quota = {k: getattr(calls, k) for k in getattr(calls, "__slots__", ())}
     return {
         "log_bytes": r._log_bytes,
         "report_bytes": r._report_bytes,
@@ -301,14 +307,16 @@ def counters(r: Run) -> dict[str, Any]:
         "bytes_out": r._bytes_out,
         "decoded": r._decoded.used,
         "rejections": r._rejections,
-        "logs": len(r.logs),
-        "reports": len(r.reports),
+        "logs": list(r.logs),
+        "reports": list(r.reports),
+        "logs_dropped": r._logs_dropped,
         "sent": r._sent,
-        "reply": len(r._reply),
+        "reply": r._reply,
         "calls": r.dispatch.count,
         "refusals": r.dispatch.refusals,
-        "pending": len(r.dispatch.pending),
-        "quota": {k: getattr(calls, k) for k in getattr(calls, "__slots__", ())},
+        "pending": list(r.dispatch.pending),
+        "quota": quota,
+        "fatal": r.fatal,
         "wake_in": r.wake_in,
         "virtual_ns": r._virtual_ns,
         "timers_fired": r._timers_fired,
@@ -343,11 +351,13 @@ def _play_run(runner: Runner, move: Move, new_run: Callable[[Runner], Run]) -> l
                 for k in before
                 if before[k] != after[k]
                 and k not in move.changes
-                and not (k in _MAY_GROW and after[k] > before[k])
+                and not (k in MAY_GROW and after[k] > before[k])
             )
-            moved += sorted(k for k in _NEVER_DOWN if after[k] < before[k] and k not in moved)
+            moved += sorted(k for k in NEVER_DOWN if after[k] < before[k] and k not in moved)
             if moved:
-                shown = ", ".join(f"{k}: {before[k]!r} -> {after[k]!r}"[:120] for k in moved)
+                shown = ", ".join(
+                    f"{k}: {reprlib.repr(before[k])} -> {reprlib.repr(after[k])}" for k in moved
+                )
                 add("quota", f"a refused call charged the host's counters ({shown})", call)
             wake = r.wake_in
             if wake is not None and not 0 <= wake <= _I32_MAX / 1000:

@@ -25,6 +25,15 @@ from typing import Any
 import pytest
 from _isolation import Attack, MiB, case_id, table
 
+from quickjail._stress._guest import (
+    MAY_GROW,
+    NEVER_DOWN,
+    RESULT_REFUSED,
+    counters,
+    message,
+    put,
+    with_data,
+)
 from quickjail.bridge import Quotas, run_code, run_code_sync
 from quickjail.sandbox import OutputLimits, _bytecode, _engine, _values
 from quickjail.sandbox._abi import (
@@ -83,29 +92,7 @@ P61 = 2**61 - 1  # CPython hashes an int n as n mod P61: its multiples all hash 
 LOG_CAP = 1 * MiB
 REPORT_CAP = 1 * MiB
 RESULT_CAP = 1 * MiB
-# the decode budget is charged with a message's estimate before parsing it, so a malformed
-# message may use it up (never give it back): the guest pays for what it sent
-MAY_GROW = frozenset({"decoded"})
-# counters that never go down, whatever a call declares it may move
-NEVER_DOWN = frozenset(
-    {
-        "log_bytes",
-        "report_bytes",
-        "bytes_in",
-        "bytes_out",
-        "decoded",
-        "rejections",
-        "calls",
-        "refusals",
-        "virtual_ns",
-        "timers_fired",
-        "timers_cancelled",
-    }
-)
 I32_MAX = 2**31 - 1
-# a result is the run's last message: refused, it becomes the run's error and its bytes
-# count as sent
-RESULT_REFUSED = frozenset({"sent", "bytes_out"})
 
 
 def _sync(x: Any = None) -> Any:
@@ -114,16 +101,6 @@ def _sync(x: Any = None) -> Any:
 
 async def _async(x: Any = None) -> Any:
     return x
-
-
-def message(text: str, blobs: tuple[bytes, ...] = (), *, tagged: bool = True) -> bytes:
-    """A value message as a (compromised) guest writes it: header, JSON text, blobs."""
-    data = text.encode("utf-8")
-    parts = [struct.pack("<BI", 1 if tagged else 0, len(data)), data]
-    parts.append(struct.pack("<I", len(blobs)))
-    for blob in blobs:
-        parts += [struct.pack("<I", len(blob)), blob]
-    return b"".join(parts)
 
 
 # ---------------------------------------------------------------- the run and its counters
@@ -150,41 +127,6 @@ def _make_run(*, deterministic: bool = False) -> Run:
     return Run(execution._engine, execution._opts, program)
 
 
-def counters(r: Run) -> dict[str, Any]:
-    """Everything a host call can charge: the run's counters and limits, and the quotas."""
-    calls = r.dispatch.calls
-    quota = {k: getattr(calls, k) for k in getattr(calls, "__slots__", ())}
-    return {
-        "log_bytes": r._log_bytes,
-        "report_bytes": r._report_bytes,
-        "bytes_in": r._bytes_in,
-        "bytes_out": r._bytes_out,
-        "decoded": r._decoded.used,
-        "rejections": r._rejections,
-        "logs": list(r.logs),
-        "reports": list(r.reports),
-        "logs_dropped": r._logs_dropped,
-        "sent": r._sent,
-        "reply": r._reply,
-        "calls": r.dispatch.count,
-        "refusals": r.dispatch.refusals,
-        "pending": list(r.dispatch.pending),
-        "quota": quota,
-        "fatal": r.fatal,
-        "wake_in": r.wake_in,
-        "virtual_ns": r._virtual_ns,
-        "timers_fired": r._timers_fired,
-        "timers_cancelled": r._timers_cancelled,
-    }
-
-
-def put(r: Run, data: bytes) -> tuple[int, int]:
-    """Write ``data`` into the guest's scratch area; its span."""
-    addr = r.engine.scratch_addr
-    r.instance.write(addr, data)
-    return addr, len(data)
-
-
 def _module_name(r: Run, name: str = BIG_MODULE) -> tuple[int, int]:
     return put(r, name.encode())
 
@@ -203,14 +145,6 @@ def _fetch_big_module(r: Run) -> None:
 def _send_result(r: Run) -> None:
     ptr, n = put(r, _values.encode("first"))
     assert r.on_host(OP_RESULT, OUT_VALUE, ptr, n, 0) == 0
-
-
-def _with(op: int, data: bytes, a: int = 0, d: int = 0) -> Callable[[Run], list[Call]]:
-    def play(r: Run) -> list[Call]:
-        ptr, n = put(r, data)
-        return [(op, a, ptr, n, d)]
-
-    return play
 
 
 def _result_is_a_type_error(r: Run) -> None:
@@ -330,26 +264,28 @@ ATTACKS: list[Attack] = [
     ),
     # outcomes: of unknown kind, or a second one
     *(
-        Attack(f"result-kind-{kind}", _with(OP_RESULT, _values.encode("x"), a=kind), rc=E_HOST)
+        Attack(f"result-kind-{kind}", with_data(OP_RESULT, _values.encode("x"), a=kind), rc=E_HOST)
         for kind in (-1, 3, 2**31 - 1)
     ),
     Attack(
         "result-twice",
-        _with(OP_RESULT, _values.encode("second"), a=OUT_VALUE),
+        with_data(OP_RESULT, _values.encode("second"), a=OUT_VALUE),
         setup=_send_result,
         rc=E_HOST,
         check=_first_result_kept,
     ),
     # modules: a name longer than any the run has, or one it does not have
     Attack("module-name-1mib", lambda r: [(OP_MODULE, 0, 0, 1 * MiB, 0)], rc=E_REFUSED),
-    Attack("module-unknown", _with(OP_MODULE, b"nope.js"), rc=E_REFUSED),
+    Attack("module-unknown", with_data(OP_MODULE, b"nope.js"), rc=E_REFUSED),
     # calls: unknown function ids, an async call without a call id
     *(
-        Attack(f"call-fid-{fid}", _with(OP_CALL, _values.encode([1]), a=fid, d=1), rc=E_HOST)
+        Attack(f"call-fid-{fid}", with_data(OP_CALL, _values.encode([1]), a=fid, d=1), rc=E_HOST)
         for fid in (-1, 2, 2**31 - 1)
     ),
     *(
-        Attack(f"call-async-id-{cid}", _with(OP_CALL, _values.encode([1]), a=1, d=cid), rc=E_HOST)
+        Attack(
+            f"call-async-id-{cid}", with_data(OP_CALL, _values.encode([1]), a=1, d=cid), rc=E_HOST
+        )
         for cid in (0, -1, -(2**31))
     ),
 ]
@@ -360,25 +296,25 @@ _OVER = b"\x00" * (max(LOG_CAP, REPORT_CAP, RESULT_CAP) + 1)
 ATTACKS += [
     Attack(
         "over-cap-report",
-        _with(OP_REPORT, _OVER),
+        with_data(OP_REPORT, _OVER),
         rc=E_REPORT_BYTES,
         check=_refused_with_the_limit(REPORT_CAP),
     ),
     Attack(
         "over-cap-log",
-        _with(OP_LOG, _OVER),
+        with_data(OP_LOG, _OVER),
         rc=0,
         changes=frozenset({"logs", "logs_dropped"}),
         check=_log_dropped_with_a_note,
     ),
     Attack(
         "over-cap-result",
-        _with(OP_RESULT, _OVER, a=OUT_VALUE),
+        with_data(OP_RESULT, _OVER, a=OUT_VALUE),
         rc=0,
         changes=frozenset({"sent"}),
         check=_result_is_a_range_error_naming_the_cap,
     ),
-    Attack("over-cap-rejection", _with(OP_REJECTION, _OVER), rc=0),
+    Attack("over-cap-rejection", with_data(OP_REJECTION, _OVER), rc=0),
 ]
 
 # malformed value messages, and well-formed ones naming blobs they do not hold or reuse
@@ -405,13 +341,13 @@ for _name, _data in MALFORMED.items():
     ATTACKS += [
         Attack(
             f"malformed-report-{_name}",
-            _with(OP_REPORT, _data),
+            with_data(OP_REPORT, _data),
             rc=E_UNTRANSFERABLE,
             check=_refused_with_a_reason,
         ),
         Attack(
             f"malformed-result-{_name}",
-            _with(OP_RESULT, _data, a=OUT_VALUE),
+            with_data(OP_RESULT, _data, a=OUT_VALUE),
             rc=E_REFUSED,
             changes=RESULT_REFUSED,
             check=_result_is_a_type_error,
@@ -420,7 +356,7 @@ for _name, _data in MALFORMED.items():
 ATTACKS += [
     Attack(
         f"malformed-log-{name}",
-        _with(OP_LOG, MALFORMED[name]),
+        with_data(OP_LOG, MALFORMED[name]),
         rc=E_UNTRANSFERABLE,
         check=_refused_with_a_reason,
     )
