@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
+from _support import a_cancellation
 
 from quickjail.bridge import run_code, run_code_sync
 from quickjail.sandbox import CodeResult, _engine
@@ -296,21 +297,10 @@ async def test_terminate_ends_a_run_whose_report_callback_never_returns() -> Non
     assert any("(enough)" in str(e) for e in results[0].host_errors)
 
 
-async def _a_cancellation() -> BaseException:
-    """A genuine cancellation exception of the running backend, caught in its own scope."""
-    with anyio.CancelScope() as scope:
-        scope.cancel()
-        try:
-            await anyio.lowlevel.checkpoint()
-        except anyio.get_cancelled_exc_class() as exc:
-            return exc
-    raise AssertionError("the cancelled scope did not raise")
-
-
 @pytest.mark.anyio
 async def test_a_host_function_raising_the_cancellation_exception_fails_only_that_call() -> None:
     async def flaky() -> int:
-        raise await _a_cancellation()
+        raise await a_cancellation()
 
     async def fine() -> int:
         await anyio.lowlevel.checkpoint()

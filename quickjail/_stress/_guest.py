@@ -89,8 +89,9 @@ _I32_MAX: Final = 2**31 - 1
 # (timers fired, cancelled)
 _I32_PAIRS: Final = ((-1, 0), (-(2**31), -1), (_I32_MAX, 0), (10, _I32_MAX), (0, -(2**31)))
 
-Call = tuple[int, int, int, int, int]
-_SPAN_OPS: Final = {
+Call = tuple[int, int, int, int, int]  # (op, a, b, c, d) of one qj.host call
+# the ops that pass a span (b, c) of guest memory
+SPAN_OPS: Final = {
     "log": OP_LOG,
     "report": OP_REPORT,
     "result": OP_RESULT,
@@ -201,7 +202,7 @@ def _spans(op: int) -> Callable[[Run], list[Call]]:
 
 
 def _moves() -> tuple[Move, ...]:
-    moves = [Move(f"span-{name}", _spans(op)) for name, op in _SPAN_OPS.items()]
+    moves = [Move(f"span-{name}", _spans(op)) for name, op in SPAN_OPS.items()]
     moves += [
         Move(
             "unknown-ops",

@@ -11,6 +11,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 from _isolation import Case, Ctx, case_id, run_case, table
+from _support import a_cancellation
 
 from quickjail.sandbox import CodeResult
 
@@ -21,21 +22,10 @@ async def _stuck(_value: Any) -> None:
     await anyio.sleep_forever()
 
 
-async def _a_cancellation() -> BaseException:
-    """A genuine cancellation exception of the running backend, caught in its own scope."""
-    with anyio.CancelScope() as scope:
-        scope.cancel()
-        try:
-            await anyio.lowlevel.checkpoint()
-        except anyio.get_cancelled_exc_class() as exc:
-            return exc
-    raise AssertionError("the cancelled scope did not raise")
-
-
 def _host(ctx: Ctx) -> dict[str, Any]:
     async def flaky(x: Any = None) -> int:
         ctx.calls.append(x)
-        raise await _a_cancellation()
+        raise await a_cancellation()
 
     async def fine(x: Any = None) -> int:
         await anyio.lowlevel.checkpoint()

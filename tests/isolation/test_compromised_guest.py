@@ -29,6 +29,8 @@ from quickjail._stress._guest import (
     MAY_GROW,
     NEVER_DOWN,
     RESULT_REFUSED,
+    SPAN_OPS,
+    Call,
     counters,
     message,
     put,
@@ -62,16 +64,6 @@ from quickjail.sandbox._run import Run
 
 pytestmark = pytest.mark.timeout(120)
 
-Call = tuple[int, int, int, int, int]
-SPAN_OPS = {
-    "log": OP_LOG,
-    "report": OP_REPORT,
-    "result": OP_RESULT,
-    "rejection": OP_REJECTION,
-    "module": OP_MODULE,
-    "call": OP_CALL,
-    "fetch": OP_FETCH,
-}
 # (ptr, len) pairs no guest memory contains: negative lengths (which would lower a budget
 # charged with them), negative pointers, and spans past the end of a 64 MiB memory
 HOSTILE_SPANS = {

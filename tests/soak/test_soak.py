@@ -18,6 +18,7 @@ import anyio
 import anyio.lowlevel
 import psutil
 import pytest
+from _support import a_cancellation
 
 from quickjail.bridge import run_code
 from quickjail.sandbox._threads import IDLE_EXIT
@@ -122,19 +123,8 @@ def _nap() -> int:
     return 1
 
 
-async def _a_cancellation() -> BaseException:
-    """A genuine cancellation exception of the running backend, caught in its own scope."""
-    with anyio.CancelScope() as scope:
-        scope.cancel()
-        try:
-            await anyio.lowlevel.checkpoint()
-        except anyio.get_cancelled_exc_class() as exc:
-            return exc
-    raise AssertionError("the cancelled scope did not raise")
-
-
 async def _flaky() -> int:
-    raise await _a_cancellation()
+    raise await a_cancellation()
 
 
 def _huge() -> bytes:
