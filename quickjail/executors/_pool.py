@@ -133,7 +133,10 @@ class _Connection:
     async def aclose(self) -> None:
         with self._cond:
             self._closed = True
+            stray = bool(self._frames)
             self._cond.notify_all()
+        if stray:  # frames after the run's end: the worker breaks the protocol
+            self._worker.kill()
         self._pool._release(self._worker, self)
 
 
@@ -243,14 +246,9 @@ class _Worker:
                     if _wire.unpack(frame)[0] != _wire.READY:
                         raise _wire.ProtocolError("a worker that did not start with ready")
                     self.ready = True
-                    pool = self._pool()
-                    if pool is not None:
-                        pool._ready(self)
+                    self._on_ready()
                     continue
-                conn = self.conn
-                if conn is None:
-                    raise _wire.ProtocolError("a frame while no run was on the worker")
-                conn.put(frame)
+                self._hand_over(frame)
         except _wire.ProtocolError as exc:
             lost = exc
             self.kill()
@@ -267,6 +265,19 @@ class _Worker:
         pool = self._pool()
         if pool is not None:
             pool._dead(self)
+
+    def _on_ready(self) -> None:
+        pool = self._pool()
+        if pool is not None:
+            pool._ready(self)
+
+    def _hand_over(self, frame: bytes) -> None:
+        """Give a frame to the run on this worker (no reference to it stays on this thread's
+        stack while it waits for the next frame: an idle pool can be collected)."""
+        conn = self.conn
+        if conn is None:
+            raise _wire.ProtocolError("a frame while no run was on the worker")
+        conn.put(frame)
 
     def _lost(self) -> WorkerLost:
         self.proc.wait()
@@ -306,8 +317,9 @@ class ProcessPool:
     worker that breaks the protocol ends its run as ``error`` (``"protocol_violation"``) and
     is replaced.
 
-    Runs beyond the free workers wait in a FIFO queue of at most ``max_queued``; when it is
-    full, awaiting one more run raises :class:`QueueFull` at once (nothing ran; retry later).
+    Runs beyond the free workers wait in a FIFO queue of at most ``max_queued`` (plus one per
+    worker still starting); when it is full, awaiting one more run raises :class:`QueueFull`
+    at once (nothing ran; retry later).
 
     Workers start on the first run (or :meth:`start`). Use it as a context manager (``with``
     or ``async with``); :meth:`close` is idempotent, kills workers still running a run (those
@@ -386,7 +398,8 @@ class ProcessPool:
             self._start_locked()
             if self._idle and not self._waiting:
                 return self._hand(self._idle.popleft())
-            if len(self._waiting) >= self._max_queued:
+            starting = sum(1 for w in self._workers if not w.ready)  # soon free
+            if len(self._waiting) >= self._max_queued + starting:
                 raise QueueFull(
                     f"all {self._size} workers are busy and {self._max_queued} runs wait"
                 )

@@ -48,10 +48,10 @@ __all__ = [
     "WorkerLost",
 ]
 
-DEADLINE_GRACE: Final = 5.0
+DEADLINE_GRACE: Final = 2.0
 """Seconds past a run's timeout the caller waits for the worker's own result before killing
 it (the worker enforces the timeout itself; this only catches a hung or stopped worker)."""
-TERMINATE_GRACE: Final = 5.0
+TERMINATE_GRACE: Final = 2.0
 """Seconds after ``terminate`` the caller waits for the worker's result before killing it."""
 _BUDGET_FACTOR: Final = 2  # the caller decodes re-encoded values: room for encoding slack
 
@@ -279,10 +279,14 @@ class RemoteExecution(CodeExecution):
     async def _connect(self) -> Connection | None:
         """A connection from the transport, or None when the run was stopped first."""
         box: list[Connection] = []
+        errors: list[Exception] = []
         async with anyio.create_task_group() as tg:
 
             async def connect() -> None:
-                box.append(await self._transport.connect())
+                try:
+                    box.append(await self._transport.connect())
+                except Exception as exc:  # raised bare below, not in an exception group
+                    errors.append(exc)
                 tg.cancel_scope.cancel()
 
             tg.start_soon(connect)
@@ -296,6 +300,8 @@ class RemoteExecution(CodeExecution):
                 with anyio.CancelScope(shield=True):
                     await box[0].aclose()  # never started: the worker goes back as it was
             return None
+        if errors:
+            raise errors[0]
         return box[0]
 
     async def _session(self, conn: Connection, program: Program) -> CodeResult:
@@ -307,21 +313,20 @@ class RemoteExecution(CodeExecution):
         cb = opts.report
         send_report, receive_report = anyio.create_memory_object_stream[Any](math.inf)
         started = time.monotonic()
-        await conn.send(_wire.start_frame(opts, program))
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._watch, conn, started)
-            if cb is not None:
-                self._delivering = True
-                tg.start_soon(self._feed_reports, cb, receive_report)
-            else:
-                receive_report.close()
-            async with anyio.create_task_group() as host_calls:
-                outcome = await self._receive(conn, dispatch, host_calls, send_report, budget)
-                host_calls.cancel_scope.cancel()
-            send_report.close()
-            if isinstance(outcome, _wire.RemoteResult):
-                await self._until_reports_taken(started)
-            tg.cancel_scope.cancel()
+        with send_report, receive_report:
+            await conn.send(_wire.start_frame(opts, program))
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watch, conn, started)
+                if cb is not None:
+                    self._delivering = True
+                    tg.start_soon(self._feed_reports, cb, receive_report)
+                async with anyio.create_task_group() as host_calls:
+                    outcome = await self._receive(conn, dispatch, host_calls, send_report, budget)
+                    host_calls.cancel_scope.cancel()
+                send_report.close()
+                if isinstance(outcome, _wire.RemoteResult):
+                    await self._until_reports_taken(started)
+                tg.cancel_scope.cancel()
         if isinstance(outcome, CodeResult):
             return outcome
         return self._assemble(outcome, dispatch)
