@@ -137,6 +137,7 @@ class RemoteExecution(CodeExecution):
         self._host_errors: list[BaseException] = []
         self._fatal: BaseException | None = None
         self._in_flight: set[int] = set()
+        self._sync_call = False  # a sync host call is in flight (at most one can be)
         self._host_busy = 0  # host calls the caller is serving now
         self._host_since = 0.0
         self._host_time = 0.0  # seconds spent serving host calls (timeout_includes_host_calls)
@@ -365,6 +366,7 @@ class RemoteExecution(CodeExecution):
                     fn, call_id = self._check_call(fields, payloads, dispatch)
                     forwarded += 1
                     self._in_flight.add(call_id)
+                    self._sync_call = self._sync_call or not fn.is_async
                     host_calls.start_soon(
                         self._serve_host_call, conn, dispatch, fn, call_id, payloads[0]
                     )
@@ -372,6 +374,8 @@ class RemoteExecution(CodeExecution):
                     out = _wire.result_from(fields, payloads, budget)
                     if len(self._reports) + len(out.tail_reports) > limits.max_reports:
                         raise _wire.ProtocolError("more reports than max_reports")
+                    if len(out.logs) > limits.max_logs + 1:  # + the "logs dropped" note
+                        raise _wire.ProtocolError("more logs than max_logs")
                     calls = out.metrics.host_calls - forwarded + dispatch.count
                     metrics = dataclasses.replace(
                         out.metrics,
@@ -397,6 +401,9 @@ class RemoteExecution(CodeExecution):
         fn = dispatch.function(fid, call_id) if type(fid) is int else None
         if fn is None:
             raise _wire.ProtocolError("a call to a function that is not in the table")
+        if not fn.is_async and self._sync_call:
+            # a sync call blocks the guest's only thread: a second one cannot be honest
+            raise _wire.ProtocolError("a sync call while another is in flight")
         return fn, call_id
 
     def _lost(self, how: str) -> CodeResult:
@@ -456,6 +463,8 @@ class RemoteExecution(CodeExecution):
             ok, reply = await self._serve_call(dispatch, fn, data)
         finally:
             self._host_ended()
+            if not fn.is_async:
+                self._sync_call = False
         self._in_flight.discard(call_id)
         try:
             await conn.send(_wire.pack(_wire.REPLY, (call_id, ok), (reply,)))

@@ -13,7 +13,7 @@ import sys
 import time
 
 from quickjail.executors import _wire
-from quickjail.sandbox import CodeResult, warm_up
+from quickjail.sandbox import CodeResult, LogEntry, warm_up
 
 _U32 = struct.Struct("<I")
 
@@ -60,6 +60,12 @@ def main() -> None:
         elif behaviour == "reused-call-id":
             send(_wire.pack(_wire.CALL, (1, 0), (_values_message([]),)))
             send(_wire.pack(_wire.CALL, (1, 0), (_values_message([]),)))
+        elif behaviour == "two-sync-calls":
+            send(_wire.pack(_wire.CALL, (1, 1), (_values_message([]),)))
+            send(_wire.pack(_wire.CALL, (2, 1), (_values_message([]),)))
+        elif behaviour == "log-flood":
+            logs = [LogEntry("log", ["x"], 0.0)] * (start.opts.output_limits.max_logs + 2)
+            send(_wire.result_frame(CodeResult(status="success", logs=logs), [], lambda e: False))
         elif behaviour == "report-flood":
             for _ in range(start.opts.output_limits.max_reports + 1):
                 send(report)

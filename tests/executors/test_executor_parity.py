@@ -9,13 +9,14 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
 
-from quickjail import bridge
+from quickjail import bridge, runtime
 from quickjail.bridge import HostError, Quotas, synchronous
 from quickjail.executors import ProcessPool
 from quickjail.sandbox import UNDEFINED, CodeExecution, CodeResult, OutputLimits
@@ -192,6 +193,12 @@ CASES: dict[str, Callable[[ProcessPool | None], CodeExecution]] = {
     ),
     "fuel exhausted": _run("while (true) {}", fuel=10**7),
     "timeout": _run("while (true) {}", timeout=0.5),
+    "time awaiting host calls outside the timeout": _run(
+        'import { echo } from "h"; for (let i = 0; i < 30; i++) await echo(i); export default 1;',
+        imports=HOST,
+        timeout=0.2,
+        timeout_includes_host_calls=False,
+    ),
     "timers and deterministic time": _run(
         "await new Promise((r) => setTimeout(r, 20));"
         "export default [Date.now(), Math.random(), new Date().toISOString()];",
@@ -301,6 +308,21 @@ def test_values_cross_as_python_values_not_pickles(pool: ProcessPool) -> None:
         executor=pool,
     )
     assert r.result == {"k": [1, 2], "s": frozenset({3}), "b": b"\x00", "u": UNDEFINED}
+
+
+@pytest.mark.anyio
+async def test_the_runtimes_run_code_takes_the_executor_and_still_redacts(
+    pool: ProcessPool, tmp_path: Path
+) -> None:
+    async with runtime.Runtime(tmp_path / "agent.db", secret_key=b"k" * 32) as rt:
+        state = (await rt.thread()).state
+        await state.set_env("TOKEN", "tok-secret-123", type="secret")
+        secret = await state.env("TOKEN")
+        code = 'import { token } from "env"; console.log("t=" + token); export default token;'
+        result = await state.run_code(code, imports={"env": {"token": secret}}, executor=pool)
+    assert result.status == "success", result.error
+    assert result.result == "[REDACTED]"
+    assert result.logs[0].args == ["t=[REDACTED]"]
 
 
 def test_run_code_refuses_an_executor_that_is_not_one() -> None:

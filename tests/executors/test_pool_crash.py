@@ -185,6 +185,21 @@ def test_a_full_queue_refuses_the_run_at_once_and_queued_runs_all_run() -> None:
         t.join(GENEROUS)
         assert out[0].result == 1
 
+    hold = Hold()
+    with ProcessPool(workers=1, max_queued=1) as pool:
+        h = _held_run(pool, hold)
+        t, out = _in_thread(h)
+        hold.wait_entered()
+        queued = bridge.run_code("export default 1", executor=pool)
+        q, queued_out = _in_thread(queued)
+        _until(lambda: queued.running)
+        queued.terminate("not waiting")  # waiting for the worker, or just about to
+        q.join(GENEROUS)
+        assert queued_out[0].status == "terminated" and queued_out[0].reason == "not waiting"
+        hold.gate.set()
+        t.join(GENEROUS)
+        assert out[0].result == 1
+
     async def many() -> list[Any]:
         order: list[int] = []
         with ProcessPool(workers=1, max_queued=10) as queued:

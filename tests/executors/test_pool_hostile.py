@@ -8,9 +8,11 @@ thing the public API cannot provoke), which misbehaves as each run's source says
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from quickjail import bridge
@@ -22,9 +24,15 @@ GENEROUS = 60.0
 
 
 async def never_returns() -> None:
-    import anyio
-
     await anyio.sleep(GENEROUS)
+
+
+_gate = threading.Event()
+
+
+def blocks() -> None:
+    """A sync host function that holds its call until the test is over."""
+    _gate.wait(GENEROUS)
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +41,7 @@ def hostile() -> Iterator[ProcessPool]:
         mp.setattr(_pool, "_worker_command", lambda: [sys.executable, str(HOSTILE)])
         with ProcessPool(workers=2) as pool:
             yield pool
+    _gate.set()
 
 
 @pytest.mark.parametrize(
@@ -45,7 +54,9 @@ def hostile() -> Iterator[ProcessPool]:
         ("reply-from-worker", "unexpected 'reply' frame"),
         ("unknown-function", "not in the table"),
         ("reused-call-id", "reusing the id"),
+        ("two-sync-calls", "a sync call while another"),
         ("report-flood", "max_reports"),
+        ("log-flood", "max_logs"),
         ("decode-bomb", "decode budget"),
         ("bad-status", "unknown status"),
     ],
@@ -57,8 +68,8 @@ def test_a_protocol_violation_ends_the_run_as_error_and_replaces_the_worker(
     r = bridge.run_code_sync(
         f"behaviour:{behaviour}",
         language="javascript",
-        imports={"h": {"wait": never_returns}},
-        output_limits=OutputLimits(max_reports=3),
+        imports={"h": {"wait": never_returns, "block": blocks}},
+        output_limits=OutputLimits(max_reports=3, max_logs=3),
         executor=hostile,
     )
     assert r.status == "error"
