@@ -87,6 +87,12 @@ class _Connection:
 
     # the worker's reader thread
 
+    def abandon(self) -> None:
+        """The worker is being killed: a reader waiting for room drops its frame."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
     def put(self, frame: bytes) -> None:
         """Queue a frame; blocks while ``MAX_BUFFERED_BYTES`` wait (or until closed)."""
         with self._cond:
@@ -156,6 +162,7 @@ class _Worker:
             start_new_session=True,  # a ^C to the caller is the caller's to handle
         )
         self.ready = False
+        self.dead = False
         self.conn: _Connection | None = None
         self.how: str | None = None  # why the caller killed it, when it did
         self._killed = False
@@ -195,6 +202,9 @@ class _Worker:
             self.proc.kill()
         except OSError:
             pass
+        conn = self.conn
+        if conn is not None:
+            conn.abandon()
 
     def shutdown(self) -> None:
         """Close its stdin: an idle worker exits."""
@@ -255,6 +265,7 @@ class _Worker:
         except (OSError, ValueError) as exc:
             lost = WorkerLost(f"the worker's channel broke ({exc})")
             self.kill()
+        self.dead = True  # before the run hears of it: it must not hand this worker back
         stdout.close()
         self.proc.wait()
         conn = self.conn
@@ -494,7 +505,7 @@ class ProcessPool:
             if conn is not None and worker.conn is not conn:
                 return
             worker.conn = None
-            if worker._killed or worker not in self._workers:
+            if worker._killed or worker.dead or worker not in self._workers:
                 return  # the reader thread replaces it
             if self._closed:
                 worker.shutdown()

@@ -249,13 +249,14 @@ class RemoteExecution(CodeExecution):
         self._token = anyio.lowlevel.current_token()
         self._stop_event = anyio.Event()
         self._poke_event = anyio.Event()
-        if isinstance(self._program, ErrorInfo):
+        if self._stop is None and isinstance(self._program, ErrorInfo):
             return self._end(CodeResult(status="error", error=self._program))
-        conn = await self._connect()
-        if conn is None:
+        program = self._program
+        conn = await self._connect() if isinstance(program, Program) else None
+        if conn is None or not isinstance(program, Program):
             return self._end(CodeResult(status="terminated", reason=self._stop))
         try:
-            result = await self._session(conn, self._program)
+            result = await self._session(conn, program)
         except BaseException:
             conn.kill()  # cancelled (or a failure of our own): the worker's run must not go on
             with anyio.CancelScope(shield=True):
@@ -281,21 +282,27 @@ class RemoteExecution(CodeExecution):
         """A connection from the transport, or None when the run was stopped first."""
         box: list[Connection] = []
         errors: list[Exception] = []
-        async with anyio.create_task_group() as tg:
+        try:
+            async with anyio.create_task_group() as tg:
 
-            async def connect() -> None:
-                try:
-                    box.append(await self._transport.connect())
-                except Exception as exc:  # raised bare below, not in an exception group
-                    errors.append(exc)
+                async def connect() -> None:
+                    try:
+                        box.append(await self._transport.connect())
+                    except Exception as exc:  # raised bare below, not in an exception group
+                        errors.append(exc)
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(connect)
+                while self._stop is None:
+                    assert self._stop_event is not None
+                    await self._stop_event.wait()
+                    self._stop_event = anyio.Event()
                 tg.cancel_scope.cancel()
-
-            tg.start_soon(connect)
-            while self._stop is None:
-                assert self._stop_event is not None
-                await self._stop_event.wait()
-                self._stop_event = anyio.Event()
-            tg.cancel_scope.cancel()
+        except BaseException:
+            if box:  # cancelled just as a worker was found: it goes back as it was
+                with anyio.CancelScope(shield=True):
+                    await box[0].aclose()
+            raise
         if self._stop is not None:
             if box:
                 with anyio.CancelScope(shield=True):
@@ -315,7 +322,10 @@ class RemoteExecution(CodeExecution):
         send_report, receive_report = anyio.create_memory_object_stream[Any](math.inf)
         started = time.monotonic()
         with send_report, receive_report:
-            await conn.send(_wire.start_frame(opts, program))
+            try:
+                await conn.send(_wire.start_frame(opts, program))
+            except WorkerLost as exc:
+                return self._lost(exc.how)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._watch, conn, started)
                 if cb is not None:

@@ -242,6 +242,7 @@ def test_close_leaves_no_process_behind_and_is_idempotent() -> None:
     assert out[0].error is not None and "pool was closed" in out[0].error.message
     assert pool.closed and pool.pids == []
     assert not any(_alive(pid) for pid in pids)
+    _until(lambda: not [t for t in threading.enumerate() if t.name.startswith("quickjail-pool")])
     with pytest.raises(ExecutorClosed):
         bridge.run_code("export default 1", executor=pool)
 
