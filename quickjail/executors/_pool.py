@@ -266,6 +266,7 @@ class _Worker:
             lost = WorkerLost(f"the worker's channel broke ({exc})")
             self.kill()
         self.dead = True  # before the run hears of it: it must not hand this worker back
+        self.shutdown()  # the writer thread ends too
         stdout.close()
         self.proc.wait()
         conn = self.conn
