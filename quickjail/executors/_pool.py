@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import os
 import signal
+import site
 import subprocess
 import sys
 import threading
@@ -57,6 +58,17 @@ _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 def _worker_command() -> list[str]:
     """The command starting one worker (tests replace it with a hostile one)."""
     return [sys.executable, "-m", "quickjail.executors._worker"]
+
+
+def _environment() -> dict[str, str]:
+    """The worker's environment: ours, and when quickjail was not imported from an installed
+    location (a source checkout on ``sys.path``), its folder appended to ``PYTHONPATH``."""
+    env = dict(os.environ)
+    installed = {*site.getsitepackages(), site.getusersitepackages()}
+    if _PACKAGE_ROOT not in installed:
+        path = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = (path + os.pathsep if path else "") + _PACKAGE_ROOT
+    return env
 
 
 def _how(returncode: int | None) -> str:
@@ -151,14 +163,11 @@ class _Worker:
 
     def __init__(self, pool: ProcessPool) -> None:
         self._pool = weakref.ref(pool)
-        env = dict(os.environ)
-        path = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + path if path else "")
         self.proc = subprocess.Popen(
             _worker_command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env=env,
+            env=_environment(),
             start_new_session=True,  # a ^C to the caller is the caller's to handle
         )
         self.ready = False
@@ -349,10 +358,12 @@ class ProcessPool:
         """
         if workers is None:
             workers = os.cpu_count() or 1
-        if type(workers) is not int or workers < 1:
-            raise ValueError("workers must be a positive int")
-        if type(max_queued) is not int or max_queued < 0:
-            raise ValueError("max_queued must be a non-negative int")
+        if type(workers) is not int or type(max_queued) is not int:
+            raise TypeError("workers and max_queued must be ints")
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        if max_queued < 0:
+            raise ValueError("max_queued must not be negative")
         self._size = workers
         self._max_queued = max_queued
         self._lock = threading.Lock()
