@@ -241,7 +241,8 @@ class _Worker:
                     frame = self._out.popleft()
                 if frame is None:
                     break
-                stdin.write(_wire.framed(frame))
+                stdin.write(len(frame).to_bytes(4, "little"))  # the frame is not copied
+                stdin.write(frame)
                 stdin.flush()
         except (OSError, ValueError):
             pass  # the process is gone: the reader reports it

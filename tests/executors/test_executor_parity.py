@@ -184,6 +184,11 @@ CASES: dict[str, Callable[[ProcessPool | None], CodeExecution]] = {
         imports=HOST,
         quotas=Quotas(max_bytes_in=1000),
     ),
+    "a 5 MiB result and a 1 MiB host call each way": _run(
+        'import { echo } from "h"; const big = await echo("y".repeat(2 ** 20));'
+        "export default [new Uint8Array(5 * 2 ** 20), big.length];",
+        imports=HOST,
+    ),
     "memory status": _run(
         "const a = []; while (true) a.push(new Array(100000).fill(1));",
         memory_limit_bytes=16 * 2**20,
