@@ -19,6 +19,7 @@ caller also holds the deadline: no result ``DEADLINE_GRACE`` seconds after the r
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import threading
 import time
@@ -510,8 +511,10 @@ class RemoteExecution(CodeExecution):
                     return self._interrupted(dispatch, fn, exc)
                 return dispatch.settle(fn, value, ok=True)
             try:
+                # a thread of its own, as in-process (where it runs on the run's guest thread):
+                # a blocking host function never waits for, or holds up, another run's calls
                 ok, outcome = await anyio.to_thread.run_sync(
-                    invoke, fn, args, abandon_on_cancel=True
+                    invoke, fn, args, abandon_on_cancel=True, limiter=anyio.CapacityLimiter(1)
                 )
             except anyio.get_cancelled_exc_class():
                 raise
@@ -598,7 +601,7 @@ class RemoteExecution(CodeExecution):
             async for value in receive:
                 try:
                     out = cb(value)
-                    if hasattr(out, "__await__"):
+                    if inspect.isawaitable(out):
                         await out
                 except anyio.get_cancelled_exc_class() as exc:
                     if anyio.current_effective_deadline() == -math.inf:
