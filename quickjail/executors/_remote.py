@@ -199,7 +199,22 @@ class RemoteExecution(CodeExecution):
             return self._result
         if self._started:
             raise RuntimeError("this run is already being driven")
-        anyio.run(self._wait_quietly)
+        if not _in_event_loop():
+            anyio.run(self._wait_quietly)
+        else:  # called (blocking) from async code: as in-process, it still works
+            failed: list[BaseException] = []
+
+            def drive() -> None:
+                try:
+                    anyio.run(self._wait_quietly)
+                except BaseException as exc:
+                    failed.append(exc)
+
+            thread = threading.Thread(target=drive, name="quickjail-run-sync")
+            thread.start()
+            thread.join()
+            if failed:
+                raise failed[0]
         assert self._result is not None
         return self._result
 
@@ -617,6 +632,15 @@ class RemoteExecution(CodeExecution):
                 self._delivered += 1
         self._delivering = False
         self._poke()
+
+
+def _in_event_loop() -> bool:
+    """Whether this thread is running an event loop (anyio.run would refuse to start one)."""
+    try:
+        anyio.lowlevel.current_token()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _decode(data: bytes, budget: _values.DecodeBudget) -> Any:

@@ -306,6 +306,15 @@ async def test_reports_stream_live_from_the_worker_and_the_handle_behaves_the_sa
     assert h.content_id == bridge.run_code(source, imports={"h": {"wait": wait}}).content_id
 
 
+@pytest.mark.anyio
+async def test_run_code_sync_on_the_pool_works_from_async_code_as_in_process(
+    pool: ProcessPool,
+) -> None:
+    local = bridge.run_code_sync("export default 5")
+    remote = bridge.run_code_sync("export default 5", executor=pool)
+    assert _view(remote) == _view(local)
+
+
 def test_values_cross_as_python_values_not_pickles(pool: ProcessPool) -> None:
     r = bridge.run_code_sync(
         "export default (x) => x;",
