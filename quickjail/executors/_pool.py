@@ -51,7 +51,11 @@ MAX_BUFFERED_BYTES: Final = _wire.MAX_FRAME_BYTES
 CLOSE_GRACE: Final = 5.0
 """Seconds ``close()`` gives an idle worker to exit at the end of its stdin before killing it."""
 MAX_START_FAILURES: Final = 3
-"""Workers in a row that may die before they are ready before the pool gives up."""
+"""Workers in a row that may exit or crash on their own before they are ready before the runs
+waiting for one raise ``WorkerStartError`` (the next run tries again)."""
+_EXTERNAL_KILLS: Final = frozenset({-signal.SIGKILL, -signal.SIGTERM})
+"""How a worker ends when something outside killed it (the OOM killer, an operator): not a
+failure to start, so it is replaced without counting toward ``MAX_START_FAILURES``."""
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 
@@ -415,10 +419,12 @@ class ProcessPool:
         Raises:
             ExecutorClosed: the pool was closed.
             QueueFull: ``max_queued`` runs wait already.
-            WorkerStartError: workers die before they are ready.
+            WorkerStartError: ``MAX_START_FAILURES`` workers in a row died before they
+                were ready while this run waited (the next run tries again).
         """
         with self._lock:
             self._check_open()
+            self._revive_locked()
             self._start_locked()
             if self._idle and not self._waiting:
                 return self._hand(self._idle.popleft())
@@ -492,8 +498,16 @@ class ProcessPool:
     def _check_open(self) -> None:
         if self._closed:
             raise ExecutorClosed("the process pool is closed")
-        if self._broken is not None:
-            raise WorkerStartError(self._broken)
+
+    def _revive_locked(self) -> None:
+        """After workers failed to start: the runs that waited were told; a new run tries
+        again (the cause may have passed: an OOM kill, a full process table)."""
+        if self._broken is None:
+            return
+        self._broken = None
+        self._failures = 0
+        for _ in range(self._size - len(self._workers)):
+            self._workers.append(_Worker(self))
 
     def _start_locked(self) -> None:
         if self._started or self._closed:
@@ -539,7 +553,7 @@ class ProcessPool:
                 self._workers.remove(worker)
             if self._closed:
                 return
-            if not worker.ready:
+            if not worker.ready and worker.proc.returncode not in _EXTERNAL_KILLS:
                 self._failures += 1
                 if self._failures >= MAX_START_FAILURES:
                     self._broken = (

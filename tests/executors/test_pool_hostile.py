@@ -105,7 +105,7 @@ def test_a_frame_after_the_result_gets_the_worker_replaced_not_reused(
     assert bridge.run_code_sync("honest", language="javascript", executor=hostile).result == 1
 
 
-def test_workers_that_die_before_they_are_ready_make_runs_raise_worker_start_error(
+def test_workers_dying_before_they_are_ready_make_waiting_runs_raise_and_the_next_retries(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(_pool, "_worker_command", lambda: [sys.executable, str(HOSTILE)])
@@ -114,3 +114,5 @@ def test_workers_that_die_before_they_are_ready_make_runs_raise_worker_start_err
         with pytest.raises(WorkerStartError, match="died before they were ready"):
             bridge.run_code_sync("export default 1", executor=pool)
         assert pool.pids == []
+        monkeypatch.delenv("HOSTILE_NEVER_READY")  # the cause passed: the next run tries again
+        assert bridge.run_code_sync("honest", language="javascript", executor=pool).result == 1
