@@ -15,6 +15,7 @@ from benchmarks import (
     _limits,
     _memory,
     _modules,
+    _services,
     _startup,
     _throughput,
     _transfer,
@@ -25,6 +26,7 @@ from benchmarks._report import Row, environment, render_table, to_json
 AREAS: dict[str, Callable[[Config, list[str]], list[Row]]] = {
     "startup": _startup.rows,
     "hostcalls": _hostcalls.rows,
+    "services": _services.rows,
     "transfer": _transfer.rows,
     "compute": _compute.rows,
     "memory": _memory.rows,

@@ -111,6 +111,9 @@ FN_PROMISE: Final = 2
 # the guest's scratch buffer for host → guest data that fits
 SCRATCH_SIZE: Final = 256 * 1024
 
+# OP_LOG's reply when the log is full: the guest stops sending logs for the rest of the run
+LOG_CLOSED: Final = 1
+
 # OP_LOG's level argument indexes this tuple (QJ_LOG_LOG .. QJ_LOG_DEBUG, QJ_LOG_LEVELS of them)
 LOG_LEVELS: Final[tuple[Literal["log", "info", "warn", "error", "debug"], ...]] = (
     "log",

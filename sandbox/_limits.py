@@ -17,11 +17,13 @@ class OutputLimits:
 
     What happens at each cap:
 
-    - logs (``max_logs`` entries, ``max_log_bytes`` in total): later logs are dropped and one
-      ``warn`` entry says so; the program is not interrupted.
+    - logs (``max_logs`` entries, ``max_log_bytes`` in total): the first log over either cap
+      closes the log: it and every later one are dropped and one ``warn`` entry says so; the
+      program is not interrupted. Once closed, console methods return at once in the guest
+      without reading their arguments (no host crossing per call).
     - reports (``max_reports``, ``max_report_bytes``): ``report()`` throws a ``RangeError``
       naming the limit and its value (``report refused: more than 10000 reports
-      (output_limits.max_reports)``).
+      (output_limits.max_reports)``). Past ``max_reports`` the guest refuses by itself.
     - unhandled promise rejections (``max_rejections``): recorded as ``error`` log entries,
       later ones dropped.
     - the result (``max_result_bytes`` as transferred): the run ends with status ``error``.

@@ -35,6 +35,7 @@ from quickjail.sandbox._abi import (
     KIND_AUTO,
     KIND_MODULE,
     KIND_SCRIPT,
+    LOG_CLOSED,
     LOG_LEVELS,
     MODULE_BYTECODE,
     MODULE_HOST,
@@ -322,12 +323,18 @@ class Run:
 
     def _on_log(self, level: int, ptr: int, length: int) -> int:
         limits = self.opts.output_limits
-        if len(self.logs) >= limits.max_logs or self._log_bytes + length > limits.max_log_bytes:
+        if (
+            self._logs_dropped
+            or len(self.logs) >= limits.max_logs
+            or self._log_bytes + length > limits.max_log_bytes
+        ):
+            # the log is closed for the rest of the run; the guest stops sending (an honest
+            # one: a guest that goes on is answered the same, at the cost of this check)
             if not self._logs_dropped:
                 self._logs_dropped = True
                 note = "[quickjail] log limit reached; later logs were dropped"
                 self.logs.append(LogEntry("warn", [note], time.time()))
-            return 0
+            return LOG_CLOSED
         try:
             data = self._instance.read(ptr, length)
             args = _values.decode(data, budget=self._decoded, lenient=True)

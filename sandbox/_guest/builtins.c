@@ -69,11 +69,22 @@ static JSValue throw_refused(JSContext *ctx, const char *what, int64_t r)
     }
 }
 
+/* Once the host says the log is full (QJ_LOG_CLOSED), every later console call is dropped
+ * before its arguments are read (js_console answers true, and web/console.js stops calling
+ * it): a program logging in a loop past the cap costs no crossing per call. Once max_reports is reached, report() is refused here the same way. Both
+ * are per run (each run is a fresh instance); the host enforces its caps whatever the guest
+ * does. */
+static int logs_closed;
+static int reports_full;
+static uint64_t reports_limit;
+
 /* console.<level>(...args): magic is the level */
 static JSValue js_console(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv,
                           int magic)
 {
     (void)this_val;
+    if (logs_closed)
+        return JS_TRUE;
     JSValue arr = JS_NewArray(ctx);
     for (int i = 0; i < argc; i++)
         JS_SetPropertyUint32(ctx, arr, (uint32_t)i, JS_DupValue(ctx, argv[i]));
@@ -91,6 +102,10 @@ static JSValue js_console(JSContext *ctx, JSValueConst this_val, int argc, JSVal
         snprintf(what, sizeof(what), "console.%s", console_levels[magic]);
         return throw_refused(ctx, what, r);
     }
+    if (r == QJ_LOG_CLOSED) {
+        logs_closed = 1;
+        return JS_TRUE; /* console.js stops calling */
+    }
     return JS_UNDEFINED;
 }
 
@@ -101,8 +116,18 @@ static JSValue js_report(JSContext *ctx, JSValueConst this_val, int argc, JSValu
     JSValueConst v = argc > 0 ? argv[0] : JS_UNDEFINED;
     if (encode_message(ctx, v, 0, "value", &m))
         return JS_EXCEPTION;
+    if (reports_full) {
+        /* the value was encoded first, so it fails as it would have at the host */
+        buf_free(&m);
+        memcpy(scratch, &reports_limit, sizeof(reports_limit));
+        return throw_refused(ctx, "report", QJ_E_REPORT_COUNT);
+    }
     int64_t r = qj_host(QJ_OP_REPORT, 0, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
     buf_free(&m);
+    if (r == QJ_E_REPORT_COUNT) {
+        reports_full = 1;
+        memcpy(&reports_limit, scratch, sizeof(reports_limit));
+    }
     if (r < 0)
         return throw_refused(ctx, "report", r);
     return JS_UNDEFINED;

@@ -103,7 +103,8 @@ enum { QJ_DONE = 0, QJ_PENDING = 1, QJ_FAIL = 2 };
 /* operations of the import; (ptr, len) pairs are guest memory, valid during the call */
 enum {
     QJ_OP_LOG = 1,        /* a=level (QJ_LOG_*), (b,c)=value message of the args array;
-                           * over the log limits the host drops it and replies 0;
+                           * reply 0: taken; QJ_LOG_CLOSED: over the log limits, dropped,
+                           * and so will every later log be (the guest stops sending);
                            * QJ_E_UNTRANSFERABLE when it cannot take the value */
     QJ_OP_REPORT = 2,     /* (b,c)=value message; <0 when refused: QJ_E_REPORT_COUNT,
                            * QJ_E_REPORT_BYTES or QJ_E_UNTRANSFERABLE */
@@ -142,6 +143,9 @@ enum {
 
 /* the outcome of a run (QJ_OP_RESULT's a) */
 enum { QJ_OUT_VALUE = 0, QJ_OUT_ERROR = 1, QJ_OUT_LINK_ERROR = 2 };
+
+/* QJ_OP_LOG's reply when the log is full: the console methods return at once from now on */
+#define QJ_LOG_CLOSED 1
 
 /* QJ_OP_LOG's level: the console method that logged */
 enum {

@@ -44,6 +44,7 @@ from quickjail.sandbox._abi import (
     E_REFUSED,
     E_REPORT_BYTES,
     E_UNTRANSFERABLE,
+    LOG_CLOSED,
     OP_BYTECODE,
     OP_CALL,
     OP_FETCH,
@@ -295,7 +296,7 @@ ATTACKS += [
     Attack(
         "over-cap-log",
         with_data(OP_LOG, _OVER),
-        rc=0,
+        rc=LOG_CLOSED,
         changes=frozenset({"logs", "logs_dropped"}),
         check=_log_dropped_with_a_note,
     ),

@@ -68,9 +68,11 @@
       if (typeof args[0] === "string") args[0] = pad + args[0];
       else unshift(args, slice(pad, 1));
     }
-    return apply(out[level], undefined, args);
+    // the C function answers true once the host's log is full: later calls stop here
+    if (apply(out[level], undefined, args) === true) closed = true;
   }
-  const log = (level, data) => emit(level, format(data));
+  let closed = false;
+  const log = (level, data) => { if (!closed) emit(level, format(data)); };
 
   function method(name, fn) {
     dp(fn, "name", { value: name });
