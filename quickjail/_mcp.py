@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 from quickjail import bridge
 from quickjail._cli._json import result_to_json
 from quickjail._cli._parser import quickjail_version
+from quickjail.sandbox.host import Executor
 
 if TYPE_CHECKING:
     from quickjail.runtime import Runtime, Thread, Tool
@@ -217,9 +218,12 @@ def _text_result(data: Mapping[str, Any], is_error: bool) -> types.CallToolResul
 class _RunCodeTool:
     """The request handlers; holds the server's options and its read-only directory."""
 
-    def __init__(self, options: ServerOptions, fs: bridge.ReadOnlyDir | None) -> None:
+    def __init__(
+        self, options: ServerOptions, fs: bridge.ReadOnlyDir | None, executor: Executor | None
+    ) -> None:
         self._options = options
         self._fs = fs
+        self._executor = executor
         self._tool = types.Tool(
             name=TOOL_NAME,
             title="Run code in a sandbox",
@@ -254,6 +258,7 @@ class _RunCodeTool:
                 "timeout": call.timeout,
                 "memory_limit_bytes": self._options.memory_limit_bytes,
                 "filename": "main.ts" if call.language == "typescript" else "main.js",
+                "executor": self._executor,
             }
             if call.execute is not None:
                 run_options["execute"] = call.execute
@@ -279,19 +284,25 @@ class _RunCodeTool:
         return _text_result(data, result.status != "success")
 
 
-def build_server(options: ServerOptions, fs: bridge.ReadOnlyDir | None = None) -> Server[Any]:
+def build_server(
+    options: ServerOptions,
+    fs: bridge.ReadOnlyDir | None = None,
+    executor: Executor | None = None,
+) -> Server[Any]:
     """Build the MCP server (not started).
 
     Args:
         options: Limits and capabilities of every call.
         fs: The directory bridged as ``"fs"``; required when ``options.allow_read`` is set.
+        executor: Where every call's code runs (``run_code``'s ``executor``, e.g. a
+            :class:`quickjail.executors.ProcessPool`); None: in this process.
 
     Returns:
         A low-level :class:`mcp.server.Server` with ``tools/list`` and ``tools/call``.
     """
     if options.allow_read is not None and fs is None:
         raise ValueError("options.allow_read is set: pass the ReadOnlyDir as fs")
-    tool = _RunCodeTool(options, fs)
+    tool = _RunCodeTool(options, fs, executor)
     return Server(
         "quickjail",
         version=quickjail_version(),
@@ -301,12 +312,13 @@ def build_server(options: ServerOptions, fs: bridge.ReadOnlyDir | None = None) -
     )
 
 
-def load_tools(module: str, options: ServerOptions) -> list[Tool]:
+def load_tools(module: str, options: ServerOptions, executor: Executor | None = None) -> list[Tool]:
     """The local tools ``module`` defines, then the code-mode tool ``run_code`` over them.
 
     Args:
         module: A dotted module name, or the path of a ``.py`` file.
         options: ``timeout`` and ``memory_limit_bytes`` apply to the code-mode tool's runs.
+        executor: Where the code-mode tool's runs execute (None: in this process).
 
     Raises:
         ValueError: The module defines no local tool, one named ``run_code``, or one MCP
@@ -347,7 +359,10 @@ def load_tools(module: str, options: ServerOptions) -> list[Tool]:
             f"module {module!r} defines a tool named {TOOL_NAME!r}, the code-mode tool"
         )
     code = code_mode_tool(
-        found, timeout=options.timeout, memory_limit_bytes=options.memory_limit_bytes
+        found,
+        timeout=options.timeout,
+        memory_limit_bytes=options.memory_limit_bytes,
+        executor=executor,
     )
     return [*found, code]
 
@@ -431,11 +446,13 @@ async def _serve_tools(options: ServerOptions, tools: list[Tool]) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-async def _serve(options: ServerOptions, tools: list[Tool] | None) -> None:
+async def _serve(
+    options: ServerOptions, tools: list[Tool] | None, executor: Executor | None
+) -> None:
     if options.tools_module is not None:
-        await _serve_tools(
-            options, tools if tools is not None else load_tools(options.tools_module, options)
-        )
+        if tools is None:
+            tools = load_tools(options.tools_module, options, executor)
+        await _serve_tools(options, tools)
         return
     with contextlib.ExitStack() as stack:
         fs = (
@@ -443,16 +460,20 @@ async def _serve(options: ServerOptions, tools: list[Tool] | None) -> None:
             if options.allow_read is not None
             else None
         )
-        server = build_server(options, fs)
+        server = build_server(options, fs, executor)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def serve(options: ServerOptions, tools: list[Tool] | None = None) -> None:
+def serve(
+    options: ServerOptions, tools: list[Tool] | None = None, executor: Executor | None = None
+) -> None:
     """Serve MCP on this process's stdin/stdout until the client closes stdin.
 
     Args:
         options: Limits and capabilities of every call.
-        tools: With ``options.tools_module``, the tools :func:`load_tools` already loaded.
+        tools: With ``options.tools_module``, the tools :func:`load_tools` already loaded
+            (with the same ``executor``).
+        executor: Where every call's code runs (None: in this process); the caller closes it.
     """
-    anyio.run(_serve, options, tools)
+    anyio.run(_serve, options, tools, executor)

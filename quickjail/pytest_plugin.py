@@ -21,6 +21,7 @@ import pytest
 
 if TYPE_CHECKING:
     from quickjail._stress import StressReport
+    from quickjail.sandbox.host import Executor
 
 __all__ = ["StressCheck", "check", "quickjail_stress"]
 
@@ -36,6 +37,7 @@ class StressCheck(Protocol):
         seed: int | None = None,
         timeout: float | None = None,
         memory_limit_bytes: int | None = None,
+        executor: Executor | None = None,
     ) -> StressReport: ...
 
 
@@ -46,6 +48,7 @@ def check(
     seed: int | None = None,
     timeout: float | None = None,
     memory_limit_bytes: int | None = None,
+    executor: Executor | None = None,
 ) -> StressReport:
     """Run the corpus and the fuzzer against a bridge configuration.
 
@@ -58,6 +61,8 @@ def check(
         timeout: Each run's timeout; default: the configuration's, else 2 s.
         memory_limit_bytes: Each run's memory limit; default: the configuration's, else
             64 MiB.
+        executor: Run the programs on this executor (e.g. a
+            :class:`quickjail.executors.ProcessPool`) instead of in the test's process.
 
     Returns:
         The :class:`quickjail.StressReport`; call ``assert_ok()`` on it.
@@ -70,6 +75,7 @@ def check(
         seed=seed,
         timeout=timeout,
         memory_limit_bytes=memory_limit_bytes,
+        executor=executor,
     )
 
 

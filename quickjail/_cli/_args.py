@@ -16,6 +16,7 @@ from typing import Any, Final
 __all__ = [
     "DEFAULT_MEMORY",
     "MAX_MEMORY",
+    "MAX_WORKERS",
     "MIN_MEMORY",
     "format_size",
     "parse_count",
@@ -25,6 +26,7 @@ __all__ = [
     "parse_seconds",
     "parse_seed",
     "parse_size",
+    "parse_workers",
 ]
 
 # Bounds of sandbox.run_code's memory_limit_bytes.
@@ -32,6 +34,8 @@ MIN_MEMORY: Final = 8 * 2**20
 MAX_MEMORY: Final = 4 * 2**30 - 2**16
 # --memory when not given
 DEFAULT_MEMORY: Final = 64 * 2**20
+# the largest --workers: a typo (--workers 20000) must not fork a process per run
+MAX_WORKERS: Final = 256
 
 _SIZE_RE: Final = re.compile(r"(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>[kmg]?)(?:i?b)?", re.IGNORECASE)
 _UNITS: Final[Mapping[str, int]] = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
@@ -112,6 +116,19 @@ def parse_count(text: str) -> int:
         value = -1
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a count; give an integer >= 0, e.g. 50")
+    return value
+
+
+def parse_workers(text: str) -> int:
+    """Parse a worker-process count: an integer from 1 to 256."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a worker count; give an integer from 1 to {MAX_WORKERS}, e.g. 2"
+        )
     return value
 
 

@@ -7,6 +7,7 @@ runs, since it needs the optional MCP SDK (the ``mcp`` extra).
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from quickjail._cli._exit import EXIT_OK, UsageError
@@ -48,14 +49,20 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         tools_db=Path(args.tools_db) if args.tools_db is not None else None,
         kind=args.kind,
     )
-    tools = None
-    if args.tools is not None:
-        try:
-            tools = _mcp.load_tools(args.tools, options)
-        except Exception as exc:  # the module's own import errors included
-            raise UsageError(
-                f"--tools {args.tools!r}: {type(exc).__name__}: {exc}; give a module (dotted "
-                "name or .py file) that defines tools with define_tool"
-            ) from None
-    _mcp.serve(options, tools)
+    with contextlib.ExitStack() as stack:
+        executor = None
+        if args.workers is not None:
+            from quickjail.executors import ProcessPool
+
+            executor = stack.enter_context(ProcessPool(workers=args.workers))
+        tools = None
+        if args.tools is not None:
+            try:
+                tools = _mcp.load_tools(args.tools, options, executor)
+            except Exception as exc:  # the module's own import errors included
+                raise UsageError(
+                    f"--tools {args.tools!r}: {type(exc).__name__}: {exc}; give a module "
+                    "(dotted name or .py file) that defines tools with define_tool"
+                ) from None
+        _mcp.serve(options, tools, executor)
     return EXIT_OK

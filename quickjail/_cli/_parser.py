@@ -18,6 +18,7 @@ from quickjail._cli._args import (
     parse_seconds,
     parse_seed,
     parse_size,
+    parse_workers,
 )
 from quickjail._cli._exit import EXIT_CODES_HELP, EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from quickjail._cli._mcp_cmd import cmd_mcp
@@ -158,6 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_MEMORY,
         help="memory limit: bytes or K/M/G, e.g. 64M or 1G (default: 64M)",
     )
+    limits.add_argument(
+        "--workers",
+        metavar="N",
+        type=parse_workers,
+        help="run the program in a worker process (a pool of N; 1 is enough for one run): a "
+        "crash of the engine or the worker ends the run as an error instead of this process",
+    )
     entry = run.add_argument_group("entry")
     entry.add_argument(
         "--execute", metavar="FN", help="the export to run instead of the default export"
@@ -267,6 +275,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_MEMORY,
         help="memory limit of each call: bytes or K/M/G (default: 64M)",
     )
+    mcp.add_argument(
+        "--workers",
+        metavar="N",
+        type=parse_workers,
+        help="run every call's code in a pool of N worker processes (a crash ends only that "
+        "call, as an error); default: in the server's process",
+    )
     mcp.set_defaults(handler=cmd_mcp, parser=mcp)
 
     stress = sub.add_parser(
@@ -323,6 +338,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SIZE",
         type=parse_size,
         help="memory limit of each run (default: the bridge's, else 64M)",
+    )
+    stress.add_argument(
+        "--workers",
+        metavar="N",
+        type=parse_workers,
+        help="run the corpus and the fuzzer's programs in a pool of N worker processes",
     )
     stress.add_argument(
         "-q",

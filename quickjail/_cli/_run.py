@@ -165,6 +165,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         options = _run_options(args, program, stack)
         if not args.json:
             options["report"] = _print_report
+        if args.workers is not None:
+            from quickjail.executors import ProcessPool
+
+            options["executor"] = stack.enter_context(ProcessPool(workers=args.workers))
         try:
             execution = bridge.run_code(program.source, **options)
         except (TypeError, ValueError) as exc:
@@ -172,7 +176,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         except sandbox.SandboxError as exc:
             print(f"quickjail: the sandbox could not start: {safe_text(str(exc))}", file=sys.stderr)
             return EXIT_ERROR
-        result, signum = anyio.run(_drive, execution)
+        try:
+            result, signum = anyio.run(_drive, execution)
+        except Exception as exc:
+            if args.workers is None:
+                raise
+            from quickjail.executors import ExecutorError
+
+            if not isinstance(exc, ExecutorError):  # e.g. workers that cannot start
+                raise
+            message = f"quickjail: the worker pool could not run it: {safe_text(str(exc))}"
+            print(message, file=sys.stderr)
+            return EXIT_ERROR
     if args.json:
         print(dumps(_with_display_names(result_to_json(result), program.display)), flush=True)
     else:

@@ -8,6 +8,7 @@ the violations to stdout, and ``--junit`` writes the JUnit XML report.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import secrets
 import sys
 import time
@@ -82,6 +83,12 @@ def cmd_stress(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else secrets.randbits(32)
     if not args.quiet:
         print(f"quickjail stress: bridge {args.bridge}, seed {seed}", file=sys.stderr, flush=True)
+    pool = contextlib.ExitStack()
+    executor = None
+    if args.workers is not None:
+        from quickjail.executors import ProcessPool
+
+        executor = pool.enter_context(ProcessPool(workers=args.workers))
     try:
         report = _stress.run_stress(
             config,
@@ -90,9 +97,12 @@ def cmd_stress(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             memory_limit_bytes=args.memory,
             progress=None if args.quiet else _StressProgress(sys.stderr),
+            executor=executor,
         )
     except _stress.StressConfigError as exc:
         raise UsageError(f"--bridge {args.bridge}: {exc}") from None
+    finally:
+        pool.close()
     if args.junit is not None:
         try:
             report.write_junit(args.junit)

@@ -62,6 +62,7 @@ from quickjail._stress._report import (
     Violation,
 )
 from quickjail._stress._runner import Runner
+from quickjail.sandbox.host import Executor
 
 __all__ = [
     "DEFAULT_EXAMPLES",
@@ -90,6 +91,7 @@ def run_stress(
     timeout: float | None = None,
     memory_limit_bytes: int | None = None,
     progress: Callable[[Progress], None] | None = None,
+    executor: Executor | None = None,
 ) -> StressReport:
     """Run the corpus, the fuzzer and the compromised guest against a bridge; check the host.
 
@@ -104,6 +106,10 @@ def run_stress(
         memory_limit_bytes: Each run's guest memory limit; default: the configuration's,
             else 64 MiB.
         progress: Called with a :class:`Progress` as phases start, advance and end.
+        executor: Where the corpus and fuzzer runs execute (``run_code``'s ``executor``, e.g.
+            a :class:`quickjail.executors.ProcessPool`); None runs them in this process. The
+            compromised-guest phase always plays this process's own host side, and the host
+            checks (RSS, threads) are of this process.
 
     Returns:
         The report; :meth:`StressReport.assert_ok` raises when an invariant broke.
@@ -140,11 +146,12 @@ def run_stress(
                 globals=b.globals,
                 output_limits=b.output_limits,
                 quotas=b.quotas,
+                executor=executor,
             )
         except (TypeError, ValueError) as exc:
             raise StressConfigError(str(exc)) from None
         baseline = set(threading.enumerate())
-        runner = Runner(b, float(eff_timeout), int(eff_memory), canary)
+        runner = Runner(b, float(eff_timeout), int(eff_memory), canary, executor)
         cases: list[TestCaseResult] = []
 
         def count() -> int:

@@ -19,6 +19,7 @@ from quickjail._stress._bridge import Bridge, has_callable
 from quickjail._stress._canary import Canary
 from quickjail._stress._report import Phase, Violation, ViolationKind
 from quickjail._stress._texts import error_texts, host_strings, result_texts, show
+from quickjail.sandbox.host import Executor
 
 __all__ = ["HARD_MARGIN", "TIME_MARGIN", "Outcome", "Runner"]
 
@@ -41,8 +42,16 @@ class Outcome:
 class Runner:
     """Runs programs with the bridge, one at a time, each under a watchdog thread."""
 
-    def __init__(self, b: Bridge, timeout: float, memory: int, canary: Canary) -> None:
+    def __init__(
+        self,
+        b: Bridge,
+        timeout: float,
+        memory: int,
+        canary: Canary,
+        executor: Executor | None = None,
+    ) -> None:
         self.bridge = b
+        self.executor = executor
         self.timeout = timeout
         self.memory = memory
         self.canary = canary
@@ -68,6 +77,7 @@ class Runner:
             "timeout": self.timeout,
             "memory_limit_bytes": self.memory,
             "language": "javascript",
+            "executor": self.executor,
         }
         if execute is not None:
             options["execute"] = execute
