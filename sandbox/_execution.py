@@ -157,7 +157,9 @@ class CodeExecution:
         if self._started:
             raise RuntimeError("this run is already being driven")
         if self._has_async or is_async_callable(self._opts.report):
-            return anyio.run(self.wait)  # async callables need an event loop
+            anyio.run(self._wait_quietly)  # async callables need an event loop
+            assert self._result is not None
+            return self._result
         self._started = True
         done = threading.Event()
         box: list[CodeResult | BaseException] = []
@@ -165,6 +167,12 @@ class CodeExecution:
         self._engine.workers.submit(work)
         done.wait()
         return self._outcome_of(box)
+
+    async def _wait_quietly(self) -> None:
+        """``wait()`` returning nothing: on the main thread, asyncio's runner may ``repr`` its
+        task (through the SIGINT handler it installed), and a task holding a large result
+        would be rendered whole (a 60 MiB result cost 5 s)."""
+        await self.wait()
 
     def _sync_report(self, value: Any) -> None:
         cb = self._opts.report

@@ -453,3 +453,59 @@ def test_what_a_tools_module_prints_while_loading_goes_to_stderr_not_the_mcp_str
     out, err = capsys.readouterr()
     assert out == "" and "loading tools" in err
     assert "add" in {tool.name for tool in tools}
+
+
+def _pool_workers() -> list[Any]:
+    """The pool worker processes among this test process's descendants (the server's)."""
+    import psutil  # type: ignore[import-untyped,unused-ignore]
+
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "quickjail.executors._worker" in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.Error:
+            continue
+    return found
+
+
+async def test_workers_flag_runs_each_call_in_a_worker_with_the_same_answer(
+    data_dir: Path,
+) -> None:
+    code = """
+        import { readFile } from "fs";
+        report("r"); console.log("l");
+        export default { text: await readFile("notes.txt", "utf8"), n: 6 * 7 };
+    """
+    async with connect("--allow-read", str(data_dir)) as session:
+        here = await session.call_tool("run_code", {"code": code})
+    async with connect("--workers", "2", "--allow-read", str(data_dir)) as session:
+        pooled = await session.call_tool("run_code", {"code": code})
+        workers = _pool_workers()
+        spin = await session.call_tool(
+            "run_code", {"code": "while (true) {}", "timeout": 0.2, "kind": "script"}
+        )
+    assert pooled.is_error is False
+    assert payload(pooled) == payload(here)
+    assert payload(pooled)["result"] == {"text": "hello from the host", "n": 42}
+    assert len(workers) == 2
+    assert spin.is_error is True
+    assert (payload(spin)["status"], payload(spin)["reason"]) == ("terminated", "timeout")
+
+
+async def test_tools_server_with_workers_runs_code_mode_in_a_worker(
+    tools_server: tuple[str, ...],
+) -> None:
+    env = {"QUICKJAIL_SECRET_KEY": TOOLS_KEY}
+    async with connect(*tools_server, "--workers", "1", extra_env=env) as session:
+        result = await session.call_tool(
+            "run_code", {"code": "const r = await tools.add({ a: 2, b: 3 }); return r"}
+        )
+        workers = _pool_workers()
+    assert result.is_error is False, _text(result)
+    assert json.loads(_text(result))["result"] == {
+        "status": "success",
+        "result": {"sum": 5},
+        "error": None,
+    }
+    assert len(workers) == 1

@@ -327,3 +327,35 @@ def test_the_compromised_guest_phase_reports_a_broken_handler(
     assert all(v.phase == "guest" for r in results for v in r.violations)
     if how == "hangs":  # the first hang ends the phase: the other moves are skipped
         assert sum(r.skipped is not None for r in results) == len(results) - 1
+
+
+@pytest.mark.timeout(180)
+def test_stress_on_workers_passes_the_project_read_only_dir(tmp_path: Path) -> None:
+    """``--workers``: the corpus and the fuzzer run on a process pool, with the same verdict."""
+    junit = tmp_path / "report.xml"
+    proc = _stress_cli(
+        "--bridge",
+        "tests.stress_bridges:readonly",
+        "--junit",
+        str(junit),
+        "-q",
+        "--workers",
+        "1",
+        *FAST,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no violations" in proc.stdout
+    assert _junit_failures(junit) == {}
+
+
+@pytest.mark.timeout(180)
+def test_the_stress_fixture_can_target_a_process_pool(tmp_path: Path) -> None:
+    """An unconfined readFile is caught on a pool as in-process: the canary is the host's."""
+    from quickjail.executors import ProcessPool
+    from quickjail.pytest_plugin import check
+    from tests.stress_bridges import unsafe
+
+    with ProcessPool(workers=1) as pool:
+        report = check(unsafe(), examples=8, seed=1234, timeout=1.0, executor=pool)
+        assert pool.pids  # the runs went to the pool's worker
+    assert [v.kind for v in report.violations if v.kind == "canary"], report

@@ -137,19 +137,22 @@ def run_stress(
     start = time.perf_counter()
     canary = plant_canary(b.roots)
     try:
-        try:  # checks the options and loads the engine before the baselines are taken
-            bridge.run_code_sync(
-                "export default 1",
-                timeout=eff_timeout,
-                memory_limit_bytes=eff_memory,
-                imports=b.imports,
-                globals=b.globals,
-                output_limits=b.output_limits,
-                quotas=b.quotas,
-                executor=executor,
-            )
-        except (TypeError, ValueError) as exc:
-            raise StressConfigError(str(exc)) from None
+        # checks the options and loads the engine before the baselines are taken: this
+        # process's own (the guest phase plays it) and the executor's workers
+        for where in (None, executor) if executor is not None else (None,):
+            try:
+                bridge.run_code_sync(
+                    "export default 1",
+                    timeout=eff_timeout,
+                    memory_limit_bytes=eff_memory,
+                    imports=b.imports,
+                    globals=b.globals,
+                    output_limits=b.output_limits,
+                    quotas=b.quotas,
+                    executor=where,
+                )
+            except (TypeError, ValueError) as exc:
+                raise StressConfigError(str(exc)) from None
         baseline = set(threading.enumerate())
         runner = Runner(b, float(eff_timeout), int(eff_memory), canary, executor)
         cases: list[TestCaseResult] = []

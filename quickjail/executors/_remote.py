@@ -218,12 +218,6 @@ class RemoteExecution(CodeExecution):
         assert self._result is not None
         return self._result
 
-    async def _wait_quietly(self) -> None:
-        """``wait()`` returning nothing: on the main thread, asyncio's runner may ``repr`` its
-        task (through the SIGINT handler it installed), and a task holding a large result
-        would be rendered whole."""
-        await self.wait()
-
     async def reports(self) -> AsyncIterator[Any]:
         """Yield each report as it arrives, then end when the run ends."""
         index = 0
