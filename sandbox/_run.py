@@ -195,7 +195,7 @@ class Run:
         """
         if self.done:
             return
-        self.engine.engine.increment_epoch()
+        self.engine.increment_epoch()
         self.engine.deadlines.add(time.monotonic() + NUDGE_INTERVAL, _weakly(self, Run._nudge))
 
     def clock_ns(self, clock_id: int) -> int:
