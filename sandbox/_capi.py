@@ -161,6 +161,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "wasmtime_pooling_allocation_config_total_memories_set": (None, [_ptr, _u32]),
     "wasmtime_pooling_allocation_config_total_core_instances_set": (None, [_ptr, _u32]),
     "wasmtime_pooling_allocation_config_total_tables_set": (None, [_ptr, _u32]),
+    "wasmtime_pooling_allocation_config_total_stacks_set": (None, [_ptr, _u32]),
     "wasmtime_pooling_allocation_config_max_memory_size_set": (None, [_ptr, _size]),
     "wasmtime_pooling_allocation_strategy_set": (None, [_ptr, _ptr]),
     "wasm_engine_new_with_config": (_ptr, [_ptr]),
