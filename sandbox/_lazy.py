@@ -27,7 +27,9 @@ class _LazyModule(types.ModuleType):
         module = importlib.import_module(self.__name__)
         for sub in self._lazy_submodules:
             importlib.import_module(f"{self.__name__}.{sub}")
-        return getattr(module, attr)
+        value = getattr(module, attr)
+        setattr(self, attr, value)  # the next read finds it here, without this call
+        return value
 
 
 def lazy_module(name: str, *submodules: str) -> types.ModuleType:
