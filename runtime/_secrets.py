@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any, Final, TypeVar
-
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from .errors import SecretKeyError
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 __all__ = ["REDACTED", "Redactor", "SecretBox"]
 
@@ -45,8 +43,13 @@ class SecretBox:
         material = secret_key.encode() if isinstance(secret_key, str) else secret_key
         if not isinstance(material, bytes) or len(material) < _MIN_KEY_BYTES:
             raise SecretKeyError(f"secret_key must be at least {_MIN_KEY_BYTES} bytes")
+        # cryptography loads only for a runtime with a secret key (milliseconds of import)
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+        from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
         hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO)
-        self._aead = AESGCM(hkdf.derive(material))
+        self._aead: AESGCM = AESGCM(hkdf.derive(material))
 
     def encrypt(self, value: str, context: bytes) -> bytes:
         """Return ``version || nonce || ciphertext`` for ``value`` bound to ``context``."""
@@ -59,6 +62,8 @@ class SecretBox:
         Raises:
             SecretKeyError: Wrong key, tampered or misplaced ciphertext.
         """
+        from cryptography.exceptions import InvalidTag  # loaded by __init__ already
+
         if blob[:1] != _VERSION:
             raise SecretKeyError("stored secret has an unknown format")
         nonce, sealed = blob[1 : 1 + _NONCE_BYTES], blob[1 + _NONCE_BYTES :]

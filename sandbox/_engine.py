@@ -1,8 +1,9 @@
 """The process-wide wasmtime engine, the compiled guest module and the worker threads.
 
-One :class:`wasmtime.Engine` per process, one linker whose host imports are defined once (they
-route to the run executing on the current thread), and a compiled module cached on disk keyed
-by the guest's build ID, the wasmtime version and the engine configuration.
+One wasmtime engine per process, one linker whose host imports are defined once (they route to
+the run executing on the current thread), and a compiled module cached on disk keyed by the
+guest's build ID, the wasmtime version and the engine configuration. Everything goes through
+wasmtime's C API (:mod:`._capi`), so a process never imports wasmtime-py's bindings to run.
 
 Termination uses epoch interruption without a ticker: every store's deadline is "the next
 epoch", and the engine's epoch only advances when some run must stop. The per-store callback
@@ -11,6 +12,7 @@ then decides: the run that should stop traps, every other run continues.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import os
@@ -18,12 +20,10 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-import wasmtime
-from wasmtime import _bindings as ffi
-
-from quickjail.sandbox import _native, _router
+from quickjail.sandbox import _capi, _native, _router
 from quickjail.sandbox._abi import SCRATCH_SIZE
 from quickjail.sandbox._bytecode import BytecodeCache
+from quickjail.sandbox._capi import lib
 from quickjail.sandbox._threads import Deadlines, Workers
 from quickjail.sandbox.errors import GuestBuildError
 
@@ -67,28 +67,37 @@ def _load_guest_info() -> GuestInfo:
     return GuestInfo(meta["build_id"], int(meta["stack_size"]), wasm)
 
 
-def _config(metered: bool) -> tuple[wasmtime.Config, str]:
-    config = wasmtime.Config()
-    config.epoch_interruption = True
-    config.consume_fuel = metered
-    config.cranelift_opt_level = "speed"
-    ffi.wasmtime_config_async_stack_size_set(config.ptr(), ASYNC_STACK)
-    config.max_wasm_stack = MAX_WASM_STACK
+_OPT_LEVEL_SPEED = 1
+_WASM_I32, _WASM_I64 = 0, 1
+
+
+def _config(metered: bool) -> tuple[int, str]:
+    """A new ``wasm_config_t`` (owned by the caller) and the text that describes it."""
+    config = lib.wasm_config_new()
+    lib.wasmtime_config_epoch_interruption_set(config, True)
+    lib.wasmtime_config_consume_fuel_set(config, metered)
+    lib.wasmtime_config_cranelift_opt_level_set(config, _OPT_LEVEL_SPEED)
+    lib.wasmtime_config_async_stack_size_set(config, ASYNC_STACK)
+    lib.wasmtime_config_max_wasm_stack_set(config, MAX_WASM_STACK)
     # The pooling allocator reuses memory slots (fresh instances are cheap) and memories never
     # move (so a run can cache its memory's base address). Keeping pages resident between
     # instances was measured: it saved ~25 µs per run but held ~3 MiB per slot ever used.
-    pool = ffi.wasmtime_pooling_allocation_config_new()
+    pool = lib.wasmtime_pooling_allocation_config_new()
     # idle slots keep their resident pages: cap how many stay warm so RSS stays bounded
-    ffi.wasmtime_pooling_allocation_config_max_unused_warm_slots_set(pool, WARM_SLOTS)
-    ffi.wasmtime_pooling_allocation_config_total_memories_set(pool, MAX_LIVE_SANDBOXES)
-    ffi.wasmtime_pooling_allocation_config_total_core_instances_set(pool, MAX_LIVE_SANDBOXES)
-    ffi.wasmtime_pooling_allocation_config_total_tables_set(pool, MAX_LIVE_SANDBOXES)
-    ffi.wasmtime_pooling_allocation_config_max_memory_size_set(pool, MAX_MEMORY)
-    ffi.wasmtime_pooling_allocation_strategy_set(config.ptr(), pool)
-    config.memory_may_move = False
+    lib.wasmtime_pooling_allocation_config_max_unused_warm_slots_set(pool, WARM_SLOTS)
+    lib.wasmtime_pooling_allocation_config_total_memories_set(pool, MAX_LIVE_SANDBOXES)
+    lib.wasmtime_pooling_allocation_config_total_core_instances_set(pool, MAX_LIVE_SANDBOXES)
+    lib.wasmtime_pooling_allocation_config_total_tables_set(pool, MAX_LIVE_SANDBOXES)
+    # Guests never run on async fibers (the engine has no async support), so the pool keeps no
+    # fiber stacks: its default of 1000 reserved 1000 × 20 MiB and made 1000 guard pages, 3–7 ms
+    # of every process's first run.
+    lib.wasmtime_pooling_allocation_config_total_stacks_set(pool, 0)
+    lib.wasmtime_pooling_allocation_config_max_memory_size_set(pool, MAX_MEMORY)
+    lib.wasmtime_pooling_allocation_strategy_set(config, pool)
+    lib.wasmtime_config_memory_may_move_set(config, False)
     description = (
         f"epoch;fuel={metered};speed;stack={MAX_WASM_STACK};async={ASYNC_STACK};"
-        f"pool=0,{MAX_LIVE_SANDBOXES},{MAX_MEMORY},{WARM_SLOTS};nomove"
+        f"pool=0,{MAX_LIVE_SANDBOXES},{MAX_MEMORY},{WARM_SLOTS},stacks=0;nomove"
     )
     return config, description
 
@@ -103,17 +112,28 @@ def cache_dir() -> Path:
 
 
 class EngineState:
-    """The engine, the compiled module, the linker and the instance factory."""
+    """The engine, the compiled module, the linker and the instance factory.
+
+    ``engine``, ``module``, ``linker`` and ``pre`` are addresses of wasmtime C API objects that
+    live as long as the process (there are at most two engines, made once each).
+    """
 
     def __init__(self, cache: Path | None = None, *, metered: bool = False) -> None:
         self.guest = _load_guest_info()
         self.metered = metered
         config, description = _config(metered)
-        self.engine = wasmtime.Engine(config)
+        engine = lib.wasm_engine_new_with_config(config)  # takes the config
+        if not engine:
+            raise RuntimeError("wasmtime could not create an engine")
+        self.engine: int = engine
         self.module = self._load_module(cache or cache_dir(), description)
-        self.linker = wasmtime.Linker(self.engine)
+        self.linker: int = lib.wasmtime_linker_new(self.engine)
         self._define_imports()
-        self.pre = self.linker.instantiate_pre(self.module)
+        pre = ctypes.c_void_p()
+        err = lib.wasmtime_linker_instantiate_pre(self.linker, self.module, ctypes.byref(pre))
+        if err:
+            raise GuestBuildError(f"the guest module does not link: {_capi.take_error(err)}")
+        self.pre: int = pre.value or 0
         self.deadlines = Deadlines()
         self.workers = Workers(
             core=max(4, (os.cpu_count() or 2) * 4),
@@ -125,43 +145,61 @@ class EngineState:
         self.scratch_size = SCRATCH_SIZE
         self.js_stack_limit = JS_STACK_LIMIT
 
-    def _load_module(self, cache: Path, description: str) -> wasmtime.Module:
+    def increment_epoch(self) -> None:
+        """Advance the engine's epoch: every store's callback then asks whether its run stops."""
+        lib.wasmtime_engine_increment_epoch(self.engine)
+
+    def _load_module(self, cache: Path, description: str) -> int:
         key = hashlib.sha256(
             f"{self.guest.build_id};{_wasmtime_version()};{description}".encode()
         ).hexdigest()[:32]
         path = cache / f"guest-{key}.cwasm"
+        module = ctypes.c_void_p()
         if path.exists():
-            try:
-                return wasmtime.Module.deserialize_file(self.engine, str(path))
-            except wasmtime.WasmtimeError:
-                path.unlink(missing_ok=True)
-        try:
-            module = wasmtime.Module.from_file(self.engine, str(self.guest.wasm_path))
-        except wasmtime.WasmtimeError as exc:
-            raise GuestBuildError(f"the guest module does not compile: {exc}") from exc
+            err = lib.wasmtime_module_deserialize_file(
+                self.engine, os.fsencode(path), ctypes.byref(module)
+            )
+            if not err:
+                return module.value or 0
+            lib.wasmtime_error_delete(err)
+            path.unlink(missing_ok=True)
+        wasm = self.guest.wasm_path.read_bytes()
+        err = lib.wasmtime_module_new(self.engine, wasm, len(wasm), ctypes.byref(module))
+        if err:
+            text = _capi.take_error(err)
+            raise GuestBuildError(f"the guest module does not compile: {text}")
         try:
             cache.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(module.serialize())
+            tmp.write_bytes(_serialize(module.value or 0))
             os.replace(tmp, path)
         except OSError:
             pass  # a read-only cache only costs the next process a compile
-        return module
+        return module.value or 0
 
     def _define_imports(self) -> None:
-        i32, i64 = wasmtime.ValType.i32(), wasmtime.ValType.i64()
-        host_type = wasmtime.FuncType([i32, i32, i32, i32, i32], [i64])
-        _native.define_host_import(self.linker, "qj", "host", host_type, _router.host_import)
+        host_type = _functype([_WASM_I32] * 5, [_WASM_I64])
+        try:
+            _native.define_host_import(self.linker, "qj", "host", host_type, _router.host_import)
+        finally:
+            lib.wasm_functype_delete(host_type)
         wasi = "wasi_snapshot_preview1"
-        for imp in self.module.imports:
-            if imp.module == "qj":
-                continue
-            ty = imp.type
-            assert isinstance(ty, wasmtime.FuncType)
-            if imp.module != wasi:
-                raise GuestBuildError(f"unexpected guest import {imp.module}.{imp.name}")
-            fn = _router.clock_import if imp.name == "clock_time_get" else _router.badf_import
-            _native.define_host_import(self.linker, wasi, imp.name or "", ty, fn)
+        imports = _capi.PtrVec()
+        lib.wasmtime_module_imports(self.module, ctypes.byref(imports))
+        try:
+            for i in range(imports.size):
+                imp = imports.data[i]
+                module = _name(lib.wasm_importtype_module(imp))
+                name = _name(lib.wasm_importtype_name(imp))
+                if module == "qj":
+                    continue
+                functype = lib.wasm_externtype_as_functype_const(lib.wasm_importtype_type(imp))
+                if module != wasi or not functype:
+                    raise GuestBuildError(f"unexpected guest import {module}.{name}")
+                fn = _router.clock_import if name == "clock_time_get" else _router.badf_import
+                _native.define_host_import(self.linker, wasi, name, functype, fn)
+        finally:
+            lib.wasm_importtype_vec_delete(ctypes.byref(imports))
 
     def new_instance(
         self, memory_limit: int, router: _router.HostRouter, fuel: int | None = None
@@ -182,30 +220,61 @@ class EngineState:
 
     def _probe(self) -> int:
         """The scratch buffer's address (the same in every instance: they share the image)."""
-        store = wasmtime.Store(self.engine)
-        store.set_epoch_deadline(1 << 40)
-        if self.metered:
-            store.set_fuel(1 << 40)
-        inst = self.pre.instantiate(store)
-        exports = inst.exports(store)
-        scratch = exports["qj_scratch"]
-        memory = exports["memory"]
-        assert isinstance(scratch, wasmtime.Func) and isinstance(memory, wasmtime.Memory)
-        addr = scratch(store)
-        assert isinstance(addr, int)
-        del inst, exports, scratch, memory, store
-        return addr
+        # no memory limit, a deadline no epoch advance reaches, and key 0 (no router: a
+        # callback that did run would stop the probe)
+        inst = _native.NativeInstance(
+            self.engine,
+            self.pre,
+            -1,
+            _router.EPOCH_CALLBACK,
+            0,
+            fuel=1 << 40 if self.metered else None,
+            deadline=1 << 40,
+        )
+        try:
+            return inst.call_export(b"qj_scratch") & 0xFFFFFFFF
+        finally:
+            inst.close()
+
+
+def _functype(params: list[int], results: list[int]) -> int:
+    """A new ``wasm_functype_t`` (owned by the caller) from value kinds."""
+    vecs: list[_capi.PtrVec] = []
+    for kinds in (params, results):
+        vec = _capi.PtrVec()
+        types = (ctypes.c_void_p * max(len(kinds), 1))(*(lib.wasm_valtype_new(k) for k in kinds))
+        lib.wasm_valtype_vec_new(ctypes.byref(vec), len(kinds), types)  # takes the valtypes
+        vecs.append(vec)
+    functype: int = lib.wasm_functype_new(ctypes.byref(vecs[0]), ctypes.byref(vecs[1]))
+    return functype
+
+
+def _name(vec: ctypes._Pointer[_capi.ByteVec]) -> str:
+    """A ``wasm_name_t`` borrowed from the library, as text."""
+    return ctypes.string_at(vec.contents.data, vec.contents.size).decode("utf-8", "replace")
+
+
+def _serialize(module: int) -> bytes:
+    """The compiled module as bytes for the disk cache."""
+    vec = _capi.ByteVec()
+    err = lib.wasmtime_module_serialize(module, ctypes.byref(vec))
+    if err:
+        raise OSError(f"wasmtime could not serialize the module: {_capi.take_error(err)}")
+    try:
+        return ctypes.string_at(vec.data, vec.size)
+    finally:
+        lib.wasm_byte_vec_delete(ctypes.byref(vec))
 
 
 def _wasmtime_version() -> str:
     """Identify the wasmtime build cheaply (importlib.metadata costs tens of milliseconds):
     the native library's size and modification time change with every install. A stale key
     only costs a recompile: deserializing an incompatible artifact fails and is retried."""
-    lib_dir = Path(wasmtime.__file__).resolve().parent
-    for lib in sorted(lib_dir.glob("*/*wasmtime*")):
-        st = lib.stat()
-        return f"{lib.name}:{st.st_size}:{st.st_mtime_ns}"
-    return "unknown"
+    try:
+        st = _capi.LIBRARY.stat()
+    except OSError:
+        return "unknown"
+    return f"{_capi.LIBRARY.name}:{st.st_size}:{st.st_mtime_ns}"
 
 
 release_store = _router.stores.remove

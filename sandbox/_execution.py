@@ -19,10 +19,7 @@ import math
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Generator
-from typing import Any
-
-import anyio
-import anyio.lowlevel
+from typing import TYPE_CHECKING, Any
 
 from quickjail.sandbox import _engine
 from quickjail.sandbox._abi import QJ_FAIL, QJ_PENDING
@@ -32,6 +29,15 @@ from quickjail.sandbox._program import Program, content_id
 from quickjail.sandbox._result import CodeResult, ErrorInfo
 from quickjail.sandbox._run import Run
 from quickjail.sandbox.host import is_async_callable
+
+if TYPE_CHECKING:
+    import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
+else:  # a sync run without async callables never needs anyio: import it on first use
+    from quickjail.sandbox._lazy import lazy_module
+
+    anyio = lazy_module("anyio", "lowlevel", "from_thread")
 
 __all__ = ["CodeExecution"]
 

@@ -16,36 +16,31 @@ import ctypes
 from collections.abc import Callable
 from typing import Any
 
-import wasmtime
-from wasmtime import _bindings as ffi
+from quickjail.sandbox import _capi
+from quickjail.sandbox._capi import lib
 
 __all__ = ["BadPointer", "GuestStopped", "NativeInstance", "define_host_import"]
 
-_lib: Any = getattr(ffi, "dll")  # noqa: B009 - not re-exported by wasmtime's stubs
-_store_new = _lib.wasmtime_store_new
-_store_context = _lib.wasmtime_store_context
-_store_delete = _lib.wasmtime_store_delete
-_store_limiter = _lib.wasmtime_store_limiter
-_epoch_callback = _lib.wasmtime_store_epoch_deadline_callback
-_set_deadline = _lib.wasmtime_context_set_epoch_deadline
-_pre_instantiate = _lib.wasmtime_instance_pre_instantiate
-_export_get = _lib.wasmtime_instance_export_get
-_call = _lib.wasmtime_func_call_unchecked
-_mem_data = _lib.wasmtime_memory_data
-_mem_size = _lib.wasmtime_memory_data_size
-_error_delete = _lib.wasmtime_error_delete
-_trap_delete = _lib.wasm_trap_delete
-_trap_code = _lib.wasmtime_trap_code
-_error_message = _lib.wasmtime_error_message
-_byte_vec_delete = _lib.wasm_byte_vec_delete
+_store_new = lib.wasmtime_store_new
+_store_context = lib.wasmtime_store_context
+_store_delete = lib.wasmtime_store_delete
+_store_limiter = lib.wasmtime_store_limiter
+_epoch_callback = lib.wasmtime_store_epoch_deadline_callback
+_set_deadline = lib.wasmtime_context_set_epoch_deadline
+_pre_instantiate = lib.wasmtime_instance_pre_instantiate
+_export_get = lib.wasmtime_instance_export_get
+_call = lib.wasmtime_func_call_unchecked
+_mem_data = lib.wasmtime_memory_data
+_mem_size = lib.wasmtime_memory_data_size
+_error_delete = lib.wasmtime_error_delete
+_trap_delete = lib.wasm_trap_delete
+_trap_code = lib.wasmtime_trap_code
+_set_fuel = lib.wasmtime_context_set_fuel
+_get_fuel = lib.wasmtime_context_get_fuel
 
-_Raw = ffi.wasmtime_val_raw_t
-_TrapPtr = ctypes.POINTER(ffi.wasm_trap_t)
+_Raw = _capi.ValRaw
 _STACK_OVERFLOW = 0
 _OUT_OF_FUEL = 11
-_set_fuel = _lib.wasmtime_context_set_fuel
-_get_fuel = _lib.wasmtime_context_get_fuel
-_NO_FINALIZER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)()  # a NULL function pointer
 
 
 class BadPointer(Exception):
@@ -63,54 +58,50 @@ class GuestStopped(Exception):
         self.out_of_fuel = out_of_fuel
 
 
-def _error_text(err: Any) -> str:
-    vec = ffi.wasm_byte_vec_t()
-    _error_message(err, ctypes.byref(vec))
-    try:
-        return ctypes.string_at(vec.data, vec.size).decode("utf-8", "replace")
-    finally:
-        _byte_vec_delete(ctypes.byref(vec))
-
-
 class NativeInstance:
     """One store and one fresh instance of the guest."""
 
-    __slots__ = ("_alloc", "_base", "_ctx", "_mem", "_resume", "_run", "_size", "_store")
+    __slots__ = ("_alloc", "_base", "_ctx", "_inst", "_mem", "_resume", "_run", "_size", "_store")
 
     def __init__(
         self,
-        engine: wasmtime.Engine,
-        pre: wasmtime.InstancePre,
+        engine: int,
+        pre: int,
         memory_limit: int,
         epoch_cb: Any,
         epoch_key: int,
         fuel: int | None = None,
+        deadline: int = 1,
     ) -> None:
-        store = _store_new(engine.ptr(), None, _NO_FINALIZER)
+        """Create the store (with its limits and epoch callback) and instantiate ``pre``.
+
+        ``engine`` and ``pre`` are the addresses of a ``wasm_engine_t`` and the
+        ``wasmtime_instance_pre_t`` made from it; ``deadline`` is in epochs from now.
+        """
+        store = _store_new(engine, None, None)
         if not store:
             raise MemoryError("wasmtime could not create a store")
         self._store = store
         self._ctx = _store_context(store)
         _store_limiter(store, memory_limit, -1, -1, -1, -1)
-        _epoch_callback(store, epoch_cb, epoch_key, _NO_FINALIZER)
-        _set_deadline(self._ctx, 1)
+        _epoch_callback(store, epoch_cb, epoch_key, None)
+        _set_deadline(self._ctx, deadline)
         if fuel is not None:
             err = _set_fuel(self._ctx, fuel)
             if err:
                 _error_delete(err)
                 self.close()
                 raise ValueError("fuel needs an engine with fuel metering")
-        inst = ffi.wasmtime_instance_t()
-        trap = _TrapPtr()
-        err = _pre_instantiate(pre.ptr(), self._ctx, ctypes.byref(inst), ctypes.byref(trap))
+        inst = _capi.Instance()
+        trap = ctypes.c_void_p()
+        err = _pre_instantiate(pre, self._ctx, ctypes.byref(inst), ctypes.byref(trap))
         if err or trap:
-            text = _error_text(err) if err else "instantiation trapped"
-            if err:
-                _error_delete(err)
+            text = _capi.take_error(err) if err else "instantiation trapped"
             if trap:
                 _trap_delete(trap)
             self.close()
             raise MemoryError(f"the sandbox could not be instantiated: {text}")
+        self._inst = inst
         self._run = self._export(inst, b"qj_run").of.func
         self._resume = self._export(inst, b"qj_resume").of.func
         self._alloc = self._export(inst, b"qj_alloc").of.func
@@ -119,7 +110,7 @@ class NativeInstance:
         self._size = 0
 
     def _export(self, inst: Any, name: bytes) -> Any:
-        ext = ffi.wasmtime_extern_t()
+        ext = _capi.Extern()
         if not _export_get(self._ctx, ctypes.byref(inst), name, len(name), ctypes.byref(ext)):
             raise RuntimeError(f"the guest has no export {name.decode()}")
         return ext
@@ -129,12 +120,10 @@ class NativeInstance:
         vals = (_Raw * n)()
         for i, a in enumerate(args):
             vals[i].i32 = a
-        trap = _TrapPtr()
+        trap = ctypes.c_void_p()
         err = _call(self._ctx, ctypes.byref(func), vals, n, ctypes.byref(trap))
         if err:
-            text = _error_text(err)
-            _error_delete(err)
-            raise GuestStopped(text)
+            raise GuestStopped(_capi.take_error(err))
         if trap:
             code = ctypes.c_uint8(255)
             has_code = _trap_code(trap, ctypes.byref(code))
@@ -147,6 +136,10 @@ class NativeInstance:
                 out_of_fuel=no_fuel,
             )
         return int(vals[0].i32)
+
+    def call_export(self, name: bytes) -> int:
+        """Call the export ``name`` with no arguments (an i32 result); for the engine's probe."""
+        return self._invoke(self._export(self._inst, name).of.func, ())
 
     def run(self, ptr: int, length: int) -> int:
         return self._invoke(self._run, (ptr, length))
@@ -219,13 +212,16 @@ _keep: list[Any] = []
 
 
 def define_host_import(
-    linker: wasmtime.Linker,
+    linker: int,
     module: str,
     name: str,
-    ty: wasmtime.FuncType,
+    functype: int,
     fn: Callable[[Any, int], None],
 ) -> None:
-    """Define an unchecked host import: ``fn(raw_args, n)`` reads and writes raw values."""
+    """Define an unchecked host import: ``fn(raw_args, n)`` reads and writes raw values.
+
+    ``linker`` and ``functype`` are addresses (the linker copies the type).
+    """
 
     def trampoline(_env: Any, _caller: Any, args: Any, n: int) -> int:
         try:
@@ -234,21 +230,12 @@ def define_host_import(
             pass
         return 0
 
-    cb = ffi.wasmtime_func_unchecked_callback_t(trampoline)
+    cb = _capi.UNCHECKED_CALLBACK_TYPE(trampoline)
     _keep.append(cb)  # the linker holds the function pointer for the process's lifetime
     mod, nm = module.encode(), name.encode()
-    err = ffi.wasmtime_linker_define_func_unchecked(
-        linker.ptr(),
-        ctypes.create_string_buffer(mod),
-        len(mod),
-        ctypes.create_string_buffer(nm),
-        len(nm),
-        ty.ptr(),
-        cb,
-        None,
-        _NO_FINALIZER,
+    err = lib.wasmtime_linker_define_func_unchecked(
+        linker, mod, len(mod), nm, len(nm), functype, cb, None, None
     )
     if err:
-        text = _error_text(err)
-        _error_delete(err)
+        text = _capi.take_error(err)
         raise RuntimeError(f"could not define {module}.{name}: {text}")

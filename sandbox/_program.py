@@ -20,7 +20,7 @@ from quickjail.sandbox import _values
 from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._result import ErrorInfo
 from quickjail.sandbox._shapes import strip_fence
-from quickjail.sandbox._typescript import TypeScriptError
+from quickjail.sandbox._typescript_error import TypeScriptError
 from quickjail.sandbox.host import HostFunction
 
 __all__ = ["Program", "content_id", "prepare"]

@@ -1,20 +1,17 @@
 """Routing the guest's imports to the run that owns it.
 
-Host imports are defined once per process (wasmtime-py keeps host functions in a process-wide
-table), so each import finds its run through a thread-local: the worker thread executing a
-guest binds the run first. Epoch callbacks find theirs through a registry keyed by the
-integer each store was created with.
+Host imports are defined once per process on the engine's shared linker, so each import finds
+its run through a thread-local: the worker thread executing a guest binds the run first. Epoch
+callbacks find theirs through a registry keyed by the integer each store was created with.
 """
 
 from __future__ import annotations
 
-import ctypes
 import struct
 import threading
 from typing import Any, Protocol
 
-from wasmtime import _bindings as ffi
-
+from quickjail.sandbox import _capi
 from quickjail.sandbox._abi import E_HOST, WASI_EBADF
 from quickjail.sandbox._native import BadPointer, NativeInstance
 
@@ -120,23 +117,14 @@ stores = _Stores()
 register = stores.add
 
 
-_EPOCH_CB_TYPE = ctypes.CFUNCTYPE(
-    ctypes.c_size_t,
-    ctypes.POINTER(ffi.wasmtime_context_t),
-    ctypes.c_void_p,
-    ctypes.POINTER(ctypes.c_uint64),
-    ctypes.POINTER(ffi.wasmtime_update_deadline_kind_t),
-)
-
-
 def _epoch_cb(_ctx: Any, data: int | None, delta: Any, kind: Any) -> int:
     router = stores.get(data or 0)
     if router is None or router.should_stop():
-        err = ffi.wasmtime_error_new(b"quickjail: run stopped")
-        return ctypes.cast(err, ctypes.c_void_p).value or 0
+        err: int | None = _capi.lib.wasmtime_error_new(b"quickjail: run stopped")
+        return err or 0
     delta[0] = 1
     kind[0] = 0  # continue
     return 0
 
 
-EPOCH_CALLBACK = _EPOCH_CB_TYPE(_epoch_cb)
+EPOCH_CALLBACK = _capi.EPOCH_CALLBACK_TYPE(_epoch_cb)

@@ -14,7 +14,6 @@ import os
 import struct
 import threading
 import time
-import traceback
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -196,7 +195,7 @@ class Run:
         """
         if self.done:
             return
-        self.engine.engine.increment_epoch()
+        self.engine.increment_epoch()
         self.engine.deadlines.add(time.monotonic() + NUDGE_INTERVAL, _weakly(self, Run._nudge))
 
     def clock_ns(self, clock_id: int) -> int:
@@ -214,6 +213,8 @@ class Run:
             tb = tb.tb_next
         exc.__traceback__ = tb
         if tb is not None:
+            import traceback  # with textwrap, milliseconds of a first run that keeps no error
+
             traceback.clear_frames(tb)
         if len(self.host_errors) < MAX_HOST_ERRORS:
             self.host_errors.append(exc)

@@ -55,6 +55,8 @@ from typing import Final
 import tree_sitter
 import tree_sitter_typescript
 
+from quickjail.sandbox._typescript_error import TypeScriptError
+
 __all__ = ["MAX_TYPESCRIPT_BYTES", "WORK_PER_BYTE", "TypeScriptError", "strip_types"]
 
 MAX_TYPESCRIPT_BYTES: Final = 512 * 2**10
@@ -66,31 +68,6 @@ seconds of the caller's thread. Plain JavaScript (``language="javascript"``) is 
 """
 WORK_PER_BYTE: Final = 16
 """Steps (tree nodes visited, helper steps) allowed per source byte before stripping stops."""
-
-
-class TypeScriptError(Exception):
-    """A TypeScript construct that cannot be turned into JavaScript by erasing types.
-
-    Attributes:
-        message: What is not supported, and what to write instead.
-        line: 1-based line of the construct's start in the source (lines end at ``\\n``).
-        column: 1-based column of the construct's start, in code points of that line.
-        filename: The name the source was given, for display.
-    """
-
-    message: str
-    line: int
-    column: int
-    filename: str
-
-    def __init__(
-        self, message: str, *, line: int, column: int, filename: str = "<run_code>"
-    ) -> None:
-        super().__init__(f"{filename}:{line}:{column}: {message}")
-        self.message = message
-        self.line = line
-        self.column = column
-        self.filename = filename
 
 
 _LANGUAGE: Final = tree_sitter.Language(tree_sitter_typescript.language_typescript())

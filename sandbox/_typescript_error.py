@@ -1,0 +1,34 @@
+"""The refusal of TypeScript that erasing types cannot turn into JavaScript.
+
+A module of its own so that a run can recognise the refusal without loading the stripper and
+its tree-sitter grammar (:mod:`._typescript` loads them; a JavaScript run never needs them).
+"""
+
+from __future__ import annotations
+
+__all__ = ["TypeScriptError"]
+
+
+class TypeScriptError(Exception):
+    """A TypeScript construct that cannot be turned into JavaScript by erasing types.
+
+    Attributes:
+        message: What is not supported, and what to write instead.
+        line: 1-based line of the construct's start in the source (lines end at ``\\n``).
+        column: 1-based column of the construct's start, in code points of that line.
+        filename: The name the source was given, for display.
+    """
+
+    message: str
+    line: int
+    column: int
+    filename: str
+
+    def __init__(
+        self, message: str, *, line: int, column: int, filename: str = "<run_code>"
+    ) -> None:
+        super().__init__(f"{filename}:{line}:{column}: {message}")
+        self.message = message
+        self.line = line
+        self.column = column
+        self.filename = filename
