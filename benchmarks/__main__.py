@@ -11,6 +11,7 @@ from pathlib import Path
 
 from benchmarks import (
     _compute,
+    _executors,
     _hostcalls,
     _limits,
     _memory,
@@ -33,6 +34,7 @@ AREAS: dict[str, Callable[[Config, list[str]], list[Row]]] = {
     "throughput": _throughput.rows,
     "modules": _modules.rows,
     "limits": _limits.rows,
+    "executors": _executors.rows,
 }
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 
