@@ -8,7 +8,7 @@ from typing import Any
 from quickjail import sandbox
 from quickjail.bridge._quotas import Quotas
 from quickjail.bridge._table import BridgeTable
-from quickjail.sandbox.host import DEFAULT_MEMORY_LIMIT, Kind, Language, blocking
+from quickjail.sandbox.host import DEFAULT_MEMORY_LIMIT, Executor, Kind, Language, blocking
 
 __all__ = ["run_code", "run_code_sync"]
 
@@ -35,6 +35,7 @@ def run_code(
     seed: int | None = None,
     output_limits: sandbox.OutputLimits | None = None,
     quotas: Quotas | None = None,
+    executor: Executor | None = None,
 ) -> sandbox.CodeExecution:
     """Run code in a fresh sandbox with exactly the host capabilities given.
 
@@ -72,6 +73,10 @@ def run_code(
         seed: the ``Math.random`` seed (default: fresh entropy, or 0 when deterministic).
         output_limits: caps on logs, reports, rejections and the result's size.
         quotas: caps on host calls: count, in flight, bytes each way (:class:`Quotas`).
+        executor: where the run executes: None (this process) or one of
+            ``quickjail.executors`` (``ProcessPool(workers=4)``); the handle, the result and
+            the host functions (called in this process, quotas and validation included) are
+            the same either way.
 
     Returns:
         The run's handle: ``await`` it for the ``CodeResult`` (it never raises for what the
@@ -102,6 +107,7 @@ def run_code(
         deterministic=deterministic,
         seed=seed,
         output_limits=output_limits,
+        executor=executor,
     )
 
 

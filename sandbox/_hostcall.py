@@ -22,7 +22,7 @@ from quickjail.sandbox._abi import CALL_ERROR, CALL_OK
 from quickjail.sandbox.errors import HostCallRefused, TransferError
 from quickjail.sandbox.host import HostCalls, HostFunction
 
-__all__ = ["Dispatch", "PendingCall"]
+__all__ = ["Dispatch", "PendingCall", "invoke"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +64,36 @@ class Dispatch:
         ``read`` copies the ``nbytes`` of the arguments message out of the guest; it is only
         called once the quota admitted the call.
         """
+        begun = self.begin(fn, nbytes, read)
+        if isinstance(begun, bytes):
+            return begun if fn.is_async else CALL_ERROR + begun
+        args, charged = begun
+        if fn.is_async:
+            self.held[call_id] = charged
+            self.pending.append(PendingCall(call_id, fn, args))
+            return None
+        try:
+            ok, outcome = invoke(fn, args)
+        finally:
+            self.budget.used -= charged  # the arguments are the function's now, or gone
+        return self.finish(fn, outcome, sync=True, ok=ok)
+
+    def begin(
+        self, fn: HostFunction, nbytes: int, read: Callable[[], bytes]
+    ) -> tuple[tuple[Any, ...], int] | bytes:
+        """Admit a call (quota), decode its arguments and ``prepare`` them (validation).
+
+        Returns the prepared arguments and the bytes they hold of the run's decode budget
+        (the caller gives them back once the call no longer holds them), or, when the call
+        was refused, the error's value message (the call has ended). An executor's caller
+        side uses it with :func:`invoke` and :meth:`settle`, as :meth:`call` does.
+        """
         assert self.calls is not None
         try:
             self.calls.admit(fn, nbytes)
         except HostCallRefused as exc:
             self.refusals += 1
-            return self._error_reply(fn, (exc.js_name, str(exc)))
+            return _values.encode({"name": exc.js_name, "message": str(exc)})
         self.count += 1
         mark = self.budget.used
         try:
@@ -79,21 +103,8 @@ class Dispatch:
             prepared = fn.prepare(args) if fn.prepare is not None else tuple(args)
         except Exception as exc:  # the program's arguments were refused: not a host error
             self.budget.used = mark
-            return self.finish(fn, exc, sync=not fn.is_async, record=False)
-        if fn.is_async:
-            self.held[call_id] = self.budget.used - mark
-            self.pending.append(PendingCall(call_id, fn, prepared))
-            return None
-        try:
-            value = fn.fn(*prepared)
-            if inspect.isawaitable(value):
-                _close_awaitable(value)
-                raise TypeError("a sync host function returned an awaitable")
-        except Exception as exc:
-            return self.finish(fn, exc, sync=True)
-        finally:
-            self.budget.used = mark  # the arguments are the function's now, or gone
-        return self.finish(fn, value, sync=True, ok=True)
+            return self.settle(fn, exc, ok=False, record=False)[1]
+        return prepared, self.budget.used - mark
 
     def release(self, call_id: int) -> None:
         """An async call settled: the host no longer holds its arguments for the run.
@@ -146,14 +157,23 @@ class Dispatch:
             "message": f"host function {fn.name} failed ({type(exc).__name__})",
         }
 
-    def _error_reply(self, fn: HostFunction, view: tuple[str, str]) -> bytes:
-        data = _values.encode({"name": view[0], "message": view[1]})
-        return data if fn.is_async else CALL_ERROR + data
-
     def take_pending(self) -> list[PendingCall]:
         """The async calls queued since the last time (the driver starts them)."""
         calls, self.pending = self.pending, []
         return calls
+
+
+def invoke(fn: HostFunction, args: tuple[Any, ...]) -> tuple[bool, Any]:
+    """Call a sync host function: ``(True, value)``, or ``(False, exception)`` when it raised
+    an ``Exception`` (or returned an awaitable); ``SystemExit`` and the like propagate."""
+    try:
+        value = fn.fn(*args)
+        if inspect.isawaitable(value):
+            _close_awaitable(value)
+            raise TypeError("a sync host function returned an awaitable")
+    except Exception as exc:
+        return False, exc
+    return True, value
 
 
 def _close_awaitable(value: Any) -> None:

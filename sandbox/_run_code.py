@@ -10,7 +10,14 @@ from quickjail.sandbox._execution import CodeExecution
 from quickjail.sandbox._limits import OutputLimits
 from quickjail.sandbox._options import check_options
 from quickjail.sandbox._program import prepare
-from quickjail.sandbox.host import DEFAULT_MEMORY_LIMIT, HostTable, Kind, Language, blocking
+from quickjail.sandbox.host import (
+    DEFAULT_MEMORY_LIMIT,
+    Executor,
+    HostTable,
+    Kind,
+    Language,
+    blocking,
+)
 
 __all__ = ["run_code", "run_code_sync", "warm_up"]
 
@@ -33,6 +40,7 @@ def run_code(
     deterministic: bool = False,
     seed: int | None = None,
     output_limits: OutputLimits | None = None,
+    executor: Executor | None = None,
 ) -> CodeExecution:
     """Prepare a run in a fresh sandbox; ``await`` the handle (or call ``run_sync()``) to run it.
 
@@ -65,6 +73,9 @@ def run_code(
         deterministic: fixed clock (2025-01-01, +1 ms per read) and seeded ``Math.random``.
         seed: the ``Math.random`` seed (default: fresh entropy, or 0 when deterministic).
         output_limits: caps on logs, reports, rejections and the result's size.
+        executor: where the run executes: None (this process) or one of
+            ``quickjail.executors`` (``ProcessPool(workers=4)``); the handle, the result and
+            the host functions (called in this process) are the same either way.
 
     Returns:
         The run's handle: ``await`` it for the :class:`CodeResult` (it never raises for what
@@ -91,6 +102,10 @@ def run_code(
         seed=seed,
         output_limits=output_limits,
     )
+    if executor is not None:
+        if not callable(getattr(executor, "execution", None)):
+            raise TypeError("executor must be None or an executor (see quickjail.executors)")
+        return executor.execution(opts, prepare(opts))
     engine = _engine.get_engine(metered=opts.fuel is not None)
     return CodeExecution(engine, opts, prepare(opts))
 

@@ -25,14 +25,21 @@ import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, ParamSpec, Protocol, TypeVar
 
 from quickjail.sandbox._abi import FN_ASYNC, FN_PROMISE, FN_VALUE, NS_FALLBACK_KEY
 from quickjail.sandbox.errors import HostCallRefused
 
+if TYPE_CHECKING:
+    from quickjail.sandbox._execution import CodeExecution
+    from quickjail.sandbox._options import RunOptions
+    from quickjail.sandbox._program import Program
+    from quickjail.sandbox._result import ErrorInfo
+
 __all__ = [
     "DEFAULT_MEMORY_LIMIT",
     "NAMESPACE_FALLBACK",
+    "Executor",
     "HostCallRefused",
     "HostCalls",
     "HostFunction",
@@ -135,6 +142,22 @@ class HostTable(Protocol):
 
     def calls(self) -> HostCalls:
         """Fresh per-run host-call state."""
+        ...
+
+
+class Executor(Protocol):
+    """Where a run executes: ``run_code(..., executor=...)``; None runs it in this process.
+
+    ``run_code`` checks the options and prepares the program (TypeScript erased, host data
+    encoded) in the caller as always, then asks the executor for the run's handle. The
+    handle is a :class:`~quickjail.sandbox.CodeExecution` with the same semantics wherever
+    the run executes; the host functions and the report callback stay the caller's and run
+    in the caller's process. Implementations live in ``quickjail.executors``.
+    """
+
+    def execution(self, opts: RunOptions, program: Program | ErrorInfo) -> CodeExecution:
+        """The handle of a run with these checked options and this prepared program (or the
+        error preparing it gave); nothing runs until it is awaited."""
         ...
 
 

@@ -1,0 +1,528 @@
+"""A local pool of worker processes: :class:`ProcessPool` (standard library only).
+
+Each worker is ``python -m quickjail.executors._worker`` started with :mod:`subprocess`: its
+engine and compiled guest are loaded once, and it serves one run at a time over framed pipes
+(stdin and stdout). Per worker, one reader thread takes its frames (each length checked
+against ``MAX_FRAME_BYTES`` before the body is read, at most ``MAX_BUFFERED_BYTES`` waiting
+for the run's task) and one writer thread writes the caller's frames, so no event loop ever
+blocks on a pipe and any event loop (asyncio, trio, ``run_sync``'s own) can drive a run.
+
+A worker that exits, is killed, or breaks the protocol is reaped and replaced; its run ends
+``error`` (see :mod:`quickjail.executors._remote`). A run waits for a free worker in a FIFO
+queue of at most ``max_queued`` runs; past that, awaiting a run raises :class:`QueueFull`.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+import sys
+import threading
+import weakref
+from pathlib import Path
+from types import TracebackType
+from typing import Final
+
+import anyio
+import anyio.lowlevel
+
+from quickjail.executors import _wire
+from quickjail.executors._errors import (
+    ExecutorClosed,
+    ExecutorError,
+    QueueFull,
+    WorkerStartError,
+)
+from quickjail.executors._remote import RemoteExecution, WorkerLost
+from quickjail.sandbox._execution import CodeExecution, _soon
+from quickjail.sandbox._options import RunOptions
+from quickjail.sandbox._program import Program
+from quickjail.sandbox._result import ErrorInfo
+
+__all__ = ["CLOSE_GRACE", "DEFAULT_MAX_QUEUED", "MAX_BUFFERED_BYTES", "ProcessPool"]
+
+DEFAULT_MAX_QUEUED: Final = 1000
+"""Runs that may wait for a free worker before awaiting one more raises ``QueueFull``."""
+MAX_BUFFERED_BYTES: Final = _wire.MAX_FRAME_BYTES
+"""Bytes of a worker's frames held for its run at most; past that its pipe waits."""
+CLOSE_GRACE: Final = 5.0
+"""Seconds ``close()`` gives an idle worker to exit at the end of its stdin before killing it."""
+MAX_START_FAILURES: Final = 3
+"""Workers in a row that may die before they are ready before the pool gives up."""
+_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
+
+
+def _worker_command() -> list[str]:
+    """The command starting one worker (tests replace it with a hostile one)."""
+    return [sys.executable, "-m", "quickjail.executors._worker"]
+
+
+def _how(returncode: int | None) -> str:
+    if returncode is None:
+        return "its channel broke"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"killed by {name}"
+    return f"exit code {returncode}"
+
+
+class _Connection:
+    """One run's channel to one worker: the worker's frames wait here for the run's task."""
+
+    def __init__(self, pool: ProcessPool, worker: _Worker) -> None:
+        self._pool = pool
+        self._worker = worker
+        self._token = anyio.lowlevel.current_token()
+        self._cond = threading.Condition()
+        self._frames: collections.deque[bytes] = collections.deque()
+        self._bytes = 0
+        self._end: BaseException | None = None
+        self._event = anyio.Event()
+        self._closed = False
+
+    # the worker's reader thread
+
+    def put(self, frame: bytes) -> None:
+        """Queue a frame; blocks while ``MAX_BUFFERED_BYTES`` wait (or until closed)."""
+        with self._cond:
+            while self._bytes and self._bytes + len(frame) > MAX_BUFFERED_BYTES:
+                if self._closed or self._end is not None:
+                    return
+                self._cond.wait()
+            self._frames.append(frame)
+            self._bytes += len(frame)
+        _soon(self._token, self._wake)
+
+    def fail(self, exc: BaseException) -> None:
+        """The worker is gone (WorkerLost) or broke the framing (ProtocolError)."""
+        with self._cond:
+            if self._end is None:
+                self._end = exc
+            self._cond.notify_all()
+        _soon(self._token, self._wake)
+
+    # the run's task
+
+    def _wake(self) -> None:
+        self._event.set()
+
+    async def send(self, frame: bytes) -> None:
+        self._worker.write(frame)
+
+    async def receive(self) -> bytes:
+        while True:
+            with self._cond:
+                if self._frames:
+                    frame = self._frames.popleft()
+                    self._bytes -= len(frame)
+                    self._cond.notify_all()
+                    return frame
+                if self._end is not None:
+                    raise self._end
+                self._event = anyio.Event()
+            await self._event.wait()
+
+    def kill(self) -> None:
+        self._worker.kill()
+
+    async def aclose(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._pool._release(self._worker, self)
+
+
+class _Worker:
+    """One worker process, its reader and writer threads."""
+
+    def __init__(self, pool: ProcessPool) -> None:
+        self._pool = weakref.ref(pool)
+        env = dict(os.environ)
+        path = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + path if path else "")
+        self.proc = subprocess.Popen(
+            _worker_command(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            start_new_session=True,  # a ^C to the caller is the caller's to handle
+        )
+        self.ready = False
+        self.conn: _Connection | None = None
+        self.how: str | None = None  # why the caller killed it, when it did
+        self._killed = False
+        self._lock = threading.Lock()
+        self._out: collections.deque[bytes | None] = collections.deque()
+        self._out_cond = threading.Condition()
+        self._reader = threading.Thread(
+            target=self._read, name="quickjail-pool-reader", daemon=True
+        )
+        self._writer = threading.Thread(
+            target=self._write, name="quickjail-pool-writer", daemon=True
+        )
+        self._reader.start()
+        self._writer.start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def write(self, frame: bytes) -> None:
+        """Queue a frame for the worker's stdin (never blocks)."""
+        with self._out_cond:
+            if self._killed or self.proc.returncode is not None:
+                raise WorkerLost("the worker process is gone")
+            self._out.append(frame)
+            self._out_cond.notify()
+
+    def kill(self, how: str | None = None) -> None:
+        """SIGKILL the process (idempotent); the reader thread then reaps and reports it."""
+        with self._out_cond:
+            if how is not None and self.how is None:
+                self.how = how
+            self._killed = True
+            self._out.append(None)
+            self._out_cond.notify()
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
+
+    def shutdown(self) -> None:
+        """Close its stdin: an idle worker exits."""
+        with self._out_cond:
+            self._out.append(None)
+            self._out_cond.notify()
+
+    def join(self, timeout: float) -> None:
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill("the pool was closed")
+            self.proc.wait()
+        self._reader.join()
+        self._writer.join()
+
+    def _write(self) -> None:
+        stdin = self.proc.stdin
+        assert stdin is not None
+        try:
+            while True:
+                with self._out_cond:
+                    while not self._out:
+                        self._out_cond.wait()
+                    frame = self._out.popleft()
+                if frame is None:
+                    break
+                stdin.write(_wire.framed(frame))
+                stdin.flush()
+        except (OSError, ValueError):
+            pass  # the process is gone: the reader reports it
+        finally:
+            try:
+                stdin.close()
+            except OSError:
+                pass
+
+    def _read(self) -> None:
+        stdout = self.proc.stdout
+        assert stdout is not None
+        lost: BaseException
+        try:
+            while True:
+                frame = _wire.read_frame(stdout.read)
+                if frame is None:
+                    lost = self._lost()
+                    break
+                if not self.ready:
+                    if _wire.unpack(frame)[0] != _wire.READY:
+                        raise _wire.ProtocolError("a worker that did not start with ready")
+                    self.ready = True
+                    pool = self._pool()
+                    if pool is not None:
+                        pool._ready(self)
+                    continue
+                conn = self.conn
+                if conn is None:
+                    raise _wire.ProtocolError("a frame while no run was on the worker")
+                conn.put(frame)
+        except _wire.ProtocolError as exc:
+            lost = exc
+            self.kill()
+        except (OSError, ValueError) as exc:
+            lost = WorkerLost(f"the worker's channel broke ({exc})")
+            self.kill()
+        stdout.close()
+        self.proc.wait()
+        conn = self.conn
+        if conn is not None:
+            if isinstance(lost, WorkerLost) and self.proc.returncode is not None:
+                lost = self._lost()
+            conn.fail(lost)
+        pool = self._pool()
+        if pool is not None:
+            pool._dead(self)
+
+    def _lost(self) -> WorkerLost:
+        self.proc.wait()
+        if self.how is not None:
+            return WorkerLost(f"the worker process was stopped: {self.how}")
+        return WorkerLost(
+            f"the worker process died during the run ({_how(self.proc.returncode)}); "
+            "the pool replaces it"
+        )
+
+
+class _Slot:
+    """A run waiting for a free worker."""
+
+    __slots__ = ("error", "event", "token", "worker")
+
+    def __init__(self) -> None:
+        self.token = anyio.lowlevel.current_token()
+        self.event = anyio.Event()
+        self.worker: _Worker | None = None
+        self.error: ExecutorError | None = None
+
+    def wake(self) -> None:
+        _soon(self.token, self.event.set)
+
+
+class ProcessPool:
+    """Runs in a pool of warm worker processes: ``run_code(..., executor=pool)``.
+
+    Each of the ``workers`` processes loads the engine and the compiled guest once and runs
+    one sandbox at a time; the host functions and the report callback stay in this process
+    and the worker calls them over its pipe. A worker that dies mid-run (killed, crashed, out
+    of memory) ends only that run, with status ``error``, ``reason == "worker_lost"`` and a
+    message saying how it died; it is replaced and no other run is affected. A worker that
+    hangs is killed once its run's timeout has passed by ``DEADLINE_GRACE`` (a run without a
+    timeout can only be stopped by ``terminate`` or by cancelling its awaiting task). A
+    worker that breaks the protocol ends its run as ``error`` (``"protocol_violation"``) and
+    is replaced.
+
+    Runs beyond the free workers wait in a FIFO queue of at most ``max_queued``; when it is
+    full, awaiting one more run raises :class:`QueueFull` at once (nothing ran; retry later).
+
+    Workers start on the first run (or :meth:`start`). Use it as a context manager (``with``
+    or ``async with``); :meth:`close` is idempotent, kills workers still running a run (those
+    runs end ``worker_lost``), and leaves no process behind.
+    """
+
+    def __init__(self, workers: int | None = None, *, max_queued: int = DEFAULT_MAX_QUEUED) -> None:
+        """Args:
+            workers: worker processes (default: ``os.cpu_count()``).
+            max_queued: runs that may wait for a worker (0: none wait).
+
+        Raises:
+            TypeError, ValueError: ``workers`` is not a positive int, or ``max_queued`` not a
+                non-negative one.
+        """
+        if workers is None:
+            workers = os.cpu_count() or 1
+        if type(workers) is not int or workers < 1:
+            raise ValueError("workers must be a positive int")
+        if type(max_queued) is not int or max_queued < 0:
+            raise ValueError("max_queued must be a non-negative int")
+        self._size = workers
+        self._max_queued = max_queued
+        self._lock = threading.Lock()
+        self._workers: list[_Worker] = []
+        self._idle: collections.deque[_Worker] = collections.deque()
+        self._waiting: collections.deque[_Slot] = collections.deque()
+        self._closed = False
+        self._started = False
+        self._failures = 0
+        self._broken: str | None = None
+        self._finalizer = weakref.finalize(self, _kill_all, self._workers)
+
+    @property
+    def workers(self) -> int:
+        """The number of worker processes the pool keeps."""
+        return self._size
+
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of the live workers (starting, idle or busy)."""
+        with self._lock:
+            return [w.pid for w in self._workers]
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    def start(self) -> None:
+        """Start the workers now rather than on the first run (idempotent)."""
+        with self._lock:
+            self._start_locked()
+
+    def execution(self, opts: RunOptions, program: Program | ErrorInfo) -> CodeExecution:
+        """The handle of a run on this pool (the :class:`~quickjail.sandbox.host.Executor`
+        protocol; ``run_code(..., executor=pool)`` calls it).
+
+        Raises:
+            ExecutorClosed: the pool was closed.
+        """
+        if self._closed:
+            raise ExecutorClosed("the process pool is closed")
+        return RemoteExecution(self, opts, program)
+
+    async def connect(self) -> _Connection:
+        """A connection to a free worker, waiting in the queue for one.
+
+        Raises:
+            ExecutorClosed: the pool was closed.
+            QueueFull: ``max_queued`` runs wait already.
+            WorkerStartError: workers die before they are ready.
+        """
+        with self._lock:
+            self._check_open()
+            self._start_locked()
+            if self._idle and not self._waiting:
+                return self._hand(self._idle.popleft())
+            if len(self._waiting) >= self._max_queued:
+                raise QueueFull(
+                    f"all {self._size} workers are busy and {self._max_queued} runs wait"
+                )
+            slot = _Slot()
+            self._waiting.append(slot)
+        try:
+            await slot.event.wait()
+        except BaseException:
+            with self._lock:
+                if slot in self._waiting:
+                    self._waiting.remove(slot)
+                worker, slot.worker = slot.worker, None
+            if worker is not None:
+                self._release(worker, None)
+            raise
+        if slot.error is not None:
+            raise slot.error
+        assert slot.worker is not None
+        return self._hand(slot.worker)
+
+    def close(self) -> None:
+        """Stop the pool: no more runs, waiting runs raise ExecutorClosed, idle workers exit,
+        busy ones are killed (their runs end ``worker_lost``). Idempotent; returns once no
+        worker process is left."""
+        with self._lock:
+            self._closed = True
+            workers = list(self._workers)
+            waiting, self._waiting = list(self._waiting), collections.deque()
+            self._idle.clear()
+        for slot in waiting:
+            slot.error = ExecutorClosed("the process pool was closed")
+            slot.wake()
+        for worker in workers:
+            if worker.conn is not None:
+                worker.kill("the pool was closed during the run")
+            else:
+                worker.shutdown()
+        for worker in workers:
+            worker.join(CLOSE_GRACE)
+        with self._lock:
+            self._workers.clear()
+
+    def __enter__(self) -> ProcessPool:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> ProcessPool:
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self.close)
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"{len(self._idle)} idle"
+        return f"ProcessPool(workers={self._size}, {state})"
+
+    # under the lock, or from the workers' threads
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ExecutorClosed("the process pool is closed")
+        if self._broken is not None:
+            raise WorkerStartError(self._broken)
+
+    def _start_locked(self) -> None:
+        if self._started or self._closed:
+            return
+        self._started = True
+        for _ in range(self._size):
+            self._workers.append(_Worker(self))
+
+    def _hand(self, worker: _Worker) -> _Connection:
+        conn = _Connection(self, worker)
+        worker.conn = conn
+        return conn
+
+    def _ready(self, worker: _Worker) -> None:
+        with self._lock:
+            self._failures = 0
+        self._release(worker, None)
+
+    def _release(self, worker: _Worker, conn: _Connection | None) -> None:
+        """A run is done with a worker (or a new one is ready): the next waiting run, or idle."""
+        with self._lock:
+            if conn is not None and worker.conn is not conn:
+                return
+            worker.conn = None
+            if worker._killed or worker not in self._workers:
+                return  # the reader thread replaces it
+            if self._closed:
+                worker.shutdown()
+                return
+            while self._waiting:
+                slot = self._waiting.popleft()
+                slot.worker = worker
+                slot.wake()
+                return
+            self._idle.append(worker)
+
+    def _dead(self, worker: _Worker) -> None:
+        """A worker's process is gone: replace it (the reader thread calls this)."""
+        with self._lock:
+            if worker in self._idle:
+                self._idle.remove(worker)
+            if worker in self._workers:
+                self._workers.remove(worker)
+            if self._closed:
+                return
+            if not worker.ready:
+                self._failures += 1
+                if self._failures >= MAX_START_FAILURES:
+                    self._broken = (
+                        f"{self._failures} worker processes in a row died before they were "
+                        f"ready (the last: {_how(worker.proc.returncode)})"
+                    )
+                    waiting, self._waiting = list(self._waiting), collections.deque()
+                    for slot in waiting:
+                        slot.error = WorkerStartError(self._broken)
+                        slot.wake()
+                    return
+            self._workers.append(_Worker(self))
+
+
+def _kill_all(workers: list[_Worker]) -> None:
+    """At garbage collection or exit without close(): no worker outlives the pool."""
+    for worker in list(workers):
+        worker.kill("the pool was collected")
+    for worker in list(workers):
+        try:
+            worker.proc.wait(CLOSE_GRACE)
+        except subprocess.TimeoutExpired:
+            pass

@@ -1,0 +1,591 @@
+"""The caller side of a remote run: :class:`RemoteExecution`, over any :class:`Transport`.
+
+The worker runs the sandbox; the caller keeps everything that belongs to the caller: the
+host functions (sync ones on a thread, async ones in the awaiting task's task group, calls
+concurrent as in-process), the run's ``HostCalls`` (quotas), ``prepare`` (validation) and
+``describe`` through the sandbox's own :class:`~quickjail.sandbox._hostcall.Dispatch`, the
+report callback, and the real exceptions for ``CodeResult.host_errors``.
+
+The worker is hostile, like a compromised guest: every frame is size-capped by the transport
+and checked here (:mod:`quickjail.executors._wire`), its payloads are decoded with a budget
+from the run's memory cap, and its reports are counted against ``max_reports``. Anything
+else ends the run as ``error`` (reason ``"protocol_violation"``) and kills the worker. The
+caller also holds the deadline: no result ``DEADLINE_GRACE`` seconds after the run's timeout
+(or ``TERMINATE_GRACE`` after a ``terminate``) and the worker is killed; the run ends
+``terminated`` with that reason. A worker that dies ends the run ``error`` (reason
+``"worker_lost"``, ``error.name == "WorkerLost"``, the message says how it died).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Generator
+from typing import Any, Final, Protocol
+
+import anyio
+import anyio.lowlevel
+
+from quickjail.executors import _wire
+from quickjail.sandbox import _engine, _values
+from quickjail.sandbox._execution import CodeExecution, _soon
+from quickjail.sandbox._hostcall import Dispatch, invoke
+from quickjail.sandbox._options import RunOptions
+from quickjail.sandbox._program import Program, content_id
+from quickjail.sandbox._result import CodeResult, ErrorInfo
+from quickjail.sandbox._run import MAX_HOST_ERRORS
+from quickjail.sandbox.errors import TransferError
+from quickjail.sandbox.host import HostFunction
+
+__all__ = [
+    "DEADLINE_GRACE",
+    "TERMINATE_GRACE",
+    "Connection",
+    "RemoteExecution",
+    "Transport",
+    "WorkerLost",
+]
+
+DEADLINE_GRACE: Final = 5.0
+"""Seconds past a run's timeout the caller waits for the worker's own result before killing
+it (the worker enforces the timeout itself; this only catches a hung or stopped worker)."""
+TERMINATE_GRACE: Final = 5.0
+"""Seconds after ``terminate`` the caller waits for the worker's result before killing it."""
+_BUDGET_FACTOR: Final = 2  # the caller decodes re-encoded values: room for encoding slack
+
+
+class WorkerLost(Exception):
+    """The worker went away during the run (it died, was killed, or its channel broke).
+
+    ``how`` says what is known, e.g. ``"the worker process died (killed by SIGKILL)"``.
+    """
+
+    def __init__(self, how: str) -> None:
+        super().__init__(how)
+        self.how = how
+
+
+class Connection(Protocol):
+    """One remote run's channel to the worker that runs it."""
+
+    async def send(self, frame: bytes) -> None:
+        """Send a frame to the worker (the transport frames it)."""
+        ...
+
+    async def receive(self) -> bytes:
+        """The worker's next frame, size-capped by the transport.
+
+        Raises:
+            WorkerLost: the worker is gone (the message says how).
+            ProtocolError: the worker broke the framing (a frame over the cap).
+        """
+        ...
+
+    def kill(self) -> None:
+        """Stop the worker hard; any thread; idempotent. ``receive`` then raises WorkerLost."""
+        ...
+
+    async def aclose(self) -> None:
+        """The run is over: the worker goes back to its pool, or is replaced if killed."""
+        ...
+
+
+class Transport(Protocol):
+    """Where remote runs go: a pool of worker processes, a cluster's actors."""
+
+    async def connect(self) -> Connection:
+        """A channel to a worker ready for one run; waits for capacity (the bounded queue)."""
+        ...
+
+
+_build_id: str | None = None
+
+
+def _guest_build_id() -> str:
+    global _build_id
+    if _build_id is None:
+        _build_id = _engine._load_guest_info().build_id
+    return _build_id
+
+
+class RemoteExecution(CodeExecution):
+    """A run executing on a worker: the same handle, semantics and result as in-process.
+
+    Cancelling the awaiting task kills the worker's run (the worker is replaced) and the
+    cancellation propagates.
+    """
+
+    def __init__(
+        self, transport: Transport, opts: RunOptions, program: Program | ErrorInfo
+    ) -> None:
+        # not CodeExecution.__init__: no engine here; every public method is overridden
+        self._transport = transport
+        self._opts = opts
+        self._program = program
+        self._lock = threading.Lock()
+        self._result: CodeResult | None = None
+        self._started = False
+        self._content_id: str | None = None
+        self._reports: list[Any] = []
+        self._report_cursor_events: list[anyio.Event] = []
+        self._stop: str | None = None  # the stop asked for (terminate, cancellation)
+        self._kill_reason: str | None = None  # set when the caller killed the worker
+        self._token: anyio.lowlevel.EventLoopToken | None = None
+        self._stop_event: anyio.Event | None = None
+        self._host_errors: list[BaseException] = []
+        self._fatal: BaseException | None = None
+        self._in_flight: set[int] = set()
+        self._host_busy = 0  # host calls the caller is serving now
+        self._host_since = 0.0
+        self._host_time = 0.0  # seconds spent serving host calls (timeout_includes_host_calls)
+        self._delivering = False
+        self._delivered = 0
+        self._poke_event: anyio.Event | None = None
+
+    @property
+    def content_id(self) -> str:
+        """sha256 of the build ID, the sources, the module graph and the options."""
+        if self._content_id is None:
+            self._content_id = content_id(self._opts, self._program, _guest_build_id())
+        return self._content_id
+
+    @property
+    def running(self) -> bool:
+        """True from the first await until the run ends."""
+        return self._started and self._result is None
+
+    @property
+    def result(self) -> CodeResult | None:
+        """The result once the run ended, else None."""
+        return self._result
+
+    @property
+    def reports_so_far(self) -> list[Any]:
+        """The reports received until now (a copy)."""
+        if self._result is not None:
+            return list(self._result.reports)
+        return list(self._reports)
+
+    def terminate(self, reason: str = "terminated") -> None:
+        """Stop the run from any thread or task; a no-op once it ended."""
+        if not isinstance(reason, str):
+            raise TypeError("reason must be a str")
+        with self._lock:
+            if self._result is not None or self._stop is not None:
+                return
+            self._stop = reason
+            token = self._token
+        _soon(token, self._poke)
+
+    def __await__(self) -> Generator[Any, None, CodeResult]:
+        return self.wait().__await__()
+
+    async def wait(self) -> CodeResult:
+        """Drive the run to its end and return the result (same as ``await execution``)."""
+        if self._result is not None:
+            return self._result
+        if self._started:
+            raise RuntimeError("this run is already being awaited by another task")
+        self._started = True
+        return await self._drive()
+
+    def run_sync(self) -> CodeResult:
+        """Drive the run from synchronous code (a private event loop; blocks the caller)."""
+        if self._result is not None:
+            return self._result
+        if self._started:
+            raise RuntimeError("this run is already being driven")
+        return anyio.run(self.wait)
+
+    async def reports(self) -> AsyncIterator[Any]:
+        """Yield each report as it arrives, then end when the run ends."""
+        index = 0
+        while True:
+            current = self.reports_so_far
+            while index < len(current):
+                yield current[index]
+                index += 1
+            if self._result is not None:
+                final = self._result.reports
+                while index < len(final):
+                    yield final[index]
+                    index += 1
+                return
+            event = anyio.Event()
+            self._report_cursor_events.append(event)
+            if len(self.reports_so_far) > index or self._result is not None:
+                continue
+            await event.wait()
+
+    # the driver, on the awaiting task's event loop
+
+    def _poke(self) -> None:
+        """Wake the watcher (on the loop)."""
+        if self._stop_event is not None:
+            self._stop_event.set()
+        if self._poke_event is not None:
+            self._poke_event.set()
+
+    def _notify_reports(self) -> None:
+        events, self._report_cursor_events = self._report_cursor_events, []
+        for event in events:
+            event.set()
+
+    def _end(self, result: CodeResult) -> CodeResult:
+        with self._lock:
+            self._result = result
+        self._notify_reports()
+        return result
+
+    def _keep_error(self, exc: BaseException) -> None:
+        if len(self._host_errors) < MAX_HOST_ERRORS:
+            exc.__traceback__ = None  # do not pin the frames (they hold the arguments)
+            self._host_errors.append(exc)
+
+    async def _drive(self) -> CodeResult:
+        self._token = anyio.lowlevel.current_token()
+        self._stop_event = anyio.Event()
+        self._poke_event = anyio.Event()
+        if isinstance(self._program, ErrorInfo):
+            return self._end(CodeResult(status="error", error=self._program))
+        conn = await self._connect()
+        if conn is None:
+            return self._end(CodeResult(status="terminated", reason=self._stop))
+        try:
+            result = await self._session(conn, self._program)
+        except BaseException:
+            conn.kill()  # cancelled (or a failure of our own): the worker's run must not go on
+            with anyio.CancelScope(shield=True):
+                await conn.aclose()
+            if self._result is None:
+                self._end(
+                    CodeResult(
+                        status="terminated",
+                        reason=self._stop or "cancelled",
+                        reports=list(self._reports),
+                        host_errors=list(self._host_errors),
+                    )
+                )
+            raise
+        with anyio.CancelScope(shield=True):
+            await conn.aclose()
+        self._end(result)
+        if self._fatal is not None:
+            raise self._fatal
+        return result
+
+    async def _connect(self) -> Connection | None:
+        """A connection from the transport, or None when the run was stopped first."""
+        box: list[Connection] = []
+        async with anyio.create_task_group() as tg:
+
+            async def connect() -> None:
+                box.append(await self._transport.connect())
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(connect)
+            while self._stop is None:
+                assert self._stop_event is not None
+                await self._stop_event.wait()
+                self._stop_event = anyio.Event()
+            tg.cancel_scope.cancel()
+        if self._stop is not None:
+            if box:
+                with anyio.CancelScope(shield=True):
+                    await box[0].aclose()  # never started: the worker goes back as it was
+            return None
+        return box[0]
+
+    async def _session(self, conn: Connection, program: Program) -> CodeResult:
+        opts = self._opts
+        budget = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
+        budget.limit *= _BUDGET_FACTOR
+        calls = opts.host.calls() if opts.host is not None and program.functions else None
+        dispatch = Dispatch(program.functions, calls, self._keep_error, budget)
+        cb = opts.report
+        send_report, receive_report = anyio.create_memory_object_stream[Any](math.inf)
+        started = time.monotonic()
+        await conn.send(_wire.start_frame(opts, program))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._watch, conn, started)
+            if cb is not None:
+                self._delivering = True
+                tg.start_soon(self._feed_reports, cb, receive_report)
+            else:
+                receive_report.close()
+            async with anyio.create_task_group() as host_calls:
+                outcome = await self._receive(conn, dispatch, host_calls, send_report, budget)
+                host_calls.cancel_scope.cancel()
+            send_report.close()
+            if isinstance(outcome, _wire.RemoteResult):
+                await self._until_reports_taken(started)
+            tg.cancel_scope.cancel()
+        if isinstance(outcome, CodeResult):
+            return outcome
+        return self._assemble(outcome, dispatch)
+
+    async def _receive(
+        self,
+        conn: Connection,
+        dispatch: Dispatch,
+        host_calls: anyio.abc.TaskGroup,
+        send_report: Any,
+        budget: _values.DecodeBudget,
+    ) -> _wire.RemoteResult | CodeResult:
+        """Handle the worker's frames until its result, its loss or a violation."""
+        forwarded = 0
+        limits = self._opts.output_limits
+        while True:
+            try:
+                frame = await conn.receive()
+            except WorkerLost as exc:
+                return self._lost(exc.how)
+            except _wire.ProtocolError as exc:
+                return self._violation(conn, str(exc))
+            try:
+                kind, fields, payloads = _wire.unpack(frame)
+                if kind == _wire.REPORT:
+                    if fields or len(payloads) != 1:
+                        raise _wire.ProtocolError("a malformed report frame")
+                    if len(self._reports) >= limits.max_reports:
+                        raise _wire.ProtocolError("more reports than max_reports")
+                    value = _decode(payloads[0], budget)
+                    self._reports.append(value)
+                    self._notify_reports()
+                    if self._delivering:
+                        send_report.send_nowait(value)
+                elif kind == _wire.CALL:
+                    fn, call_id = self._check_call(fields, payloads, dispatch)
+                    forwarded += 1
+                    self._in_flight.add(call_id)
+                    host_calls.start_soon(
+                        self._serve_host_call, conn, dispatch, fn, call_id, payloads[0]
+                    )
+                elif kind == _wire.RESULT:
+                    out = _wire.result_from(fields, payloads, budget)
+                    if len(self._reports) + len(out.tail_reports) > limits.max_reports:
+                        raise _wire.ProtocolError("more reports than max_reports")
+                    calls = out.metrics.host_calls - forwarded + dispatch.count
+                    metrics = dataclasses.replace(
+                        out.metrics,
+                        host_calls=max(calls, 0),
+                        quota_refusals=out.metrics.quota_refusals + dispatch.refusals,
+                    )
+                    return dataclasses.replace(out, metrics=metrics)
+                else:
+                    raise _wire.ProtocolError(f"an unexpected {kind!r} frame")
+            except _wire.ProtocolError as exc:
+                return self._violation(conn, str(exc))
+
+    def _check_call(
+        self, fields: list[Any], payloads: list[bytes], dispatch: Dispatch
+    ) -> tuple[HostFunction, int]:
+        if len(fields) != 2 or len(payloads) != 1:
+            raise _wire.ProtocolError("a malformed call frame")
+        call_id, fid = fields
+        if type(call_id) is not int or not 0 < call_id <= _wire.MAX_CALL_ID:
+            raise _wire.ProtocolError("a call with a bad call id")
+        if call_id in self._in_flight:
+            raise _wire.ProtocolError("a call reusing the id of a call in flight")
+        fn = dispatch.function(fid, call_id) if type(fid) is int else None
+        if fn is None:
+            raise _wire.ProtocolError("a call to a function that is not in the table")
+        return fn, call_id
+
+    def _lost(self, how: str) -> CodeResult:
+        if self._kill_reason is not None:  # we killed it: the stop we asked for
+            return CodeResult(
+                status="terminated",
+                reason=self._kill_reason,
+                reports=list(self._reports),
+                host_errors=[
+                    *self._host_errors,
+                    RuntimeError(
+                        f"the worker did not stop in time ({self._kill_reason}) and was killed"
+                    ),
+                ],
+            )
+        return CodeResult(
+            status="error",
+            reason="worker_lost",
+            error=ErrorInfo("WorkerLost", how),
+            reports=list(self._reports),
+            host_errors=list(self._host_errors),
+        )
+
+    def _violation(self, conn: Connection, detail: str) -> CodeResult:
+        conn.kill()
+        message = f"the worker broke the protocol ({detail}); it was killed"
+        return CodeResult(
+            status="error",
+            reason="protocol_violation",
+            error=ErrorInfo("ProtocolError", message),
+            reports=list(self._reports),
+            host_errors=[*self._host_errors, _wire.ProtocolError(detail)],
+        )
+
+    def _assemble(self, out: _wire.RemoteResult, dispatch: Dispatch) -> CodeResult:
+        reports = [*self._reports, *out.tail_reports]
+        host_errors = [*self._host_errors, *(RuntimeError(t) for t in out.host_errors)]
+        metrics = dataclasses.replace(out.metrics, reports=len(reports))
+        return CodeResult(
+            status=out.status,  # type: ignore[arg-type]  # checked by result_from
+            result=out.result,
+            error=out.error,
+            reports=reports,
+            logs=out.logs,
+            duration_ms=out.duration_ms,
+            metrics=metrics,
+            reason=out.reason,
+            host_errors=host_errors[:MAX_HOST_ERRORS],
+        )
+
+    async def _serve_host_call(
+        self, conn: Connection, dispatch: Dispatch, fn: HostFunction, call_id: int, data: bytes
+    ) -> None:
+        """Serve one host call as the in-process dispatch does, and reply."""
+        self._host_started()
+        try:
+            ok, reply = await self._serve_call(dispatch, fn, data)
+        finally:
+            self._host_ended()
+        self._in_flight.discard(call_id)
+        try:
+            await conn.send(_wire.pack(_wire.REPLY, (call_id, ok), (reply,)))
+        except (WorkerLost, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # the worker is gone; the receiver sees it
+
+    async def _serve_call(
+        self, dispatch: Dispatch, fn: HostFunction, data: bytes
+    ) -> tuple[bool, bytes]:
+        begun = dispatch.begin(fn, len(data), lambda: data)
+        if isinstance(begun, bytes):
+            return False, begun
+        args, charged = begun
+        try:
+            if fn.is_async:
+                try:
+                    value = await fn.fn(*args)
+                except anyio.get_cancelled_exc_class() as exc:
+                    if anyio.current_effective_deadline() == -math.inf:
+                        raise  # the run ended: this task is being cancelled
+                    return dispatch.settle(fn, exc, ok=False)
+                except Exception as exc:
+                    return dispatch.settle(fn, exc, ok=False)
+                except BaseException as exc:
+                    return self._interrupted(dispatch, fn, exc)
+                return dispatch.settle(fn, value, ok=True)
+            try:
+                ok, outcome = await anyio.to_thread.run_sync(
+                    invoke, fn, args, abandon_on_cancel=True
+                )
+            except anyio.get_cancelled_exc_class():
+                raise
+            except BaseException as exc:  # SystemExit, KeyboardInterrupt from the function
+                return self._interrupted(dispatch, fn, exc)
+            return dispatch.settle(fn, outcome, ok=ok)
+        finally:
+            dispatch.budget.used -= charged
+
+    def _interrupted(
+        self, dispatch: Dispatch, fn: HostFunction, exc: BaseException
+    ) -> tuple[bool, bytes]:
+        """A host function raised SystemExit/KeyboardInterrupt: stop the run; the driver
+        re-raises it bare once the run has ended, as in-process."""
+        self._keep_error(exc)
+        self._fatal = exc
+        self.terminate("interrupted")
+        return dispatch.settle(fn, RuntimeError("interrupted"), ok=False, record=False)
+
+    def _host_started(self) -> None:
+        if self._host_busy == 0:
+            self._host_since = time.monotonic()
+        self._host_busy += 1
+
+    def _host_ended(self) -> None:
+        self._host_busy -= 1
+        if self._host_busy == 0:
+            self._host_time += time.monotonic() - self._host_since
+
+    async def _watch(self, conn: Connection, started: float) -> None:
+        """Send a requested stop to the worker, and kill a worker that outlives the run's
+        deadline (+ ``DEADLINE_GRACE``) or a stop (+ ``TERMINATE_GRACE``)."""
+        timeout = self._opts.timeout
+        stop_sent: float | None = None
+        while True:
+            now = time.monotonic()
+            if self._stop is not None and stop_sent is None:
+                stop_sent = now
+                try:
+                    await conn.send(_wire.pack(_wire.TERMINATE, (self._stop,)))
+                except Exception:
+                    pass  # the worker is gone; the receiver sees it
+                continue
+            due: list[tuple[float, str]] = []
+            if stop_sent is not None:
+                due.append((stop_sent + TERMINATE_GRACE, self._stop or "terminated"))
+            if timeout is not None:
+                extra = 0.0
+                if not self._opts.timeout_includes_host_calls:
+                    extra = self._host_time + (now - self._host_since if self._host_busy else 0)
+                due.append((started + timeout + DEADLINE_GRACE + extra, "timeout"))
+            at, reason = min(due) if due else (math.inf, "")
+            if now >= at:
+                self._kill_reason = reason
+                conn.kill()
+                return
+            assert self._stop_event is not None
+            with anyio.move_on_after(at - now):
+                await self._stop_event.wait()
+            if self._stop_event.is_set():
+                self._stop_event = anyio.Event()
+
+    async def _until_reports_taken(self, started: float) -> None:
+        """After the result: wait until the report callback took every report, but not past
+        the run's deadline or a stop (then it is cancelled, and a RuntimeError says so)."""
+        timeout = self._opts.timeout
+        at = math.inf if timeout is None else started + timeout
+        with anyio.move_on_after(max(at - time.monotonic(), 0)):
+            while self._delivering and self._stop is None:
+                assert self._poke_event is not None
+                await self._poke_event.wait()
+                self._poke_event = anyio.Event()
+        if self._delivering:
+            stop = self._stop or "timeout"
+            self._keep_error(
+                RuntimeError(
+                    f"the report callback was cancelled when the run stopped ({stop}) after "
+                    f"taking {self._delivered} of {len(self._reports)} reports"
+                )
+            )
+
+    async def _feed_reports(self, cb: Callable[[Any], Any], receive: Any) -> None:
+        async with receive:
+            async for value in receive:
+                try:
+                    out = cb(value)
+                    if hasattr(out, "__await__"):
+                        await out
+                except anyio.get_cancelled_exc_class() as exc:
+                    if anyio.current_effective_deadline() == -math.inf:
+                        raise
+                    self._keep_error(exc)
+                except Exception as exc:
+                    self._keep_error(exc)
+                except BaseException as exc:
+                    self._keep_error(exc)
+                    self._fatal = exc
+                    self.terminate("interrupted")
+                    break
+                self._delivered += 1
+        self._delivering = False
+        self._poke()
+
+
+def _decode(data: bytes, budget: _values.DecodeBudget) -> Any:
+    try:
+        return _values.decode(data, budget=budget)
+    except TransferError as exc:
+        raise _wire.ProtocolError(f"a payload that does not decode ({exc})") from None

@@ -1,0 +1,417 @@
+"""The messages between a caller and a remote worker, and how they are framed.
+
+A *frame* is ``u32 head_len | head | (u32 len | payload)*``, little-endian: ``head`` is a value
+message (the sandbox's codec, never pickle) of the list ``[kind, *fields]`` and each payload
+is a value message of its own (a guest value: a report, a host call's arguments, a result),
+so guest values cross with the exact codec and nesting they had. On a pipe each frame is
+preceded by its ``u32`` length (:func:`read_frame`), checked against ``MAX_FRAME_BYTES``
+before the body is read.
+
+Caller → worker: ``start`` (the checked options and the prepared program), ``reply`` (a host
+call's outcome), ``terminate``. Worker → caller: ``report``, ``call`` (a host call), ``result``.
+A pool's worker also says ``ready`` once, when its engine is warm.
+
+The worker is hostile to the caller: :func:`unpack` and the ``*_from`` readers check every
+field's type and bound and raise :class:`ProtocolError` for anything else; the caller's
+payloads are decoded with the run's :class:`~quickjail.sandbox._values.DecodeBudget`.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from quickjail.sandbox import _values
+from quickjail.sandbox._abi import LOG_LEVELS
+from quickjail.sandbox._limits import OutputLimits
+from quickjail.sandbox._options import RunOptions
+from quickjail.sandbox._program import Program
+from quickjail.sandbox._result import (
+    MAX_ERROR_MESSAGE_CHARS,
+    MAX_ERROR_NAME_CHARS,
+    MAX_ERROR_STACK_CHARS,
+    CodeResult,
+    ErrorInfo,
+    LogEntry,
+    RunMetrics,
+)
+from quickjail.sandbox.errors import TransferError
+
+__all__ = [
+    "CALL",
+    "MAX_FRAME_BYTES",
+    "MAX_HEAD_BYTES",
+    "READY",
+    "REPLY",
+    "REPORT",
+    "RESULT",
+    "START",
+    "TERMINATE",
+    "ProtocolError",
+    "Start",
+    "pack",
+    "read_frame",
+    "result_frame",
+    "result_from",
+    "start_frame",
+    "start_from",
+    "unpack",
+]
+
+START: Final = "start"
+REPLY: Final = "reply"
+TERMINATE: Final = "terminate"
+REPORT: Final = "report"
+CALL: Final = "call"
+RESULT: Final = "result"
+READY: Final = "ready"
+
+MAX_HEAD_BYTES: Final = 4 * 2**20
+"""The largest head a worker may send (error texts, metrics, host error texts: far less)."""
+MAX_FRAME_BYTES: Final = 2 * _values.MAX_TRANSFER_BYTES + MAX_HEAD_BYTES
+"""The largest frame a worker may send: a result and its logs at the transfer cap each."""
+MAX_REASON_CHARS: Final = 256
+MAX_HOST_ERROR_CHARS: Final = 4096
+"""How much of each worker-side host error's text crosses (``RuntimeError(text)``)."""
+MAX_CALL_ID: Final = 2**53 - 1
+_HEAD_BUDGET: Final = 64 * MAX_HEAD_BYTES
+_U32 = struct.Struct("<I")
+_STATUSES: Final = frozenset({"success", "error", "memory", "link_error", "terminated"})
+_INT_METRICS: Final = (
+    "peak_memory_bytes",
+    "host_calls",
+    "bytes_in",
+    "bytes_out",
+    "reports",
+    "logs",
+    "slices",
+    "quota_refusals",
+    "bytecode_hits",
+    "timers_fired",
+    "timers_cancelled",
+)
+_LIMIT_FIELDS: Final = (
+    "max_logs",
+    "max_log_bytes",
+    "max_reports",
+    "max_report_bytes",
+    "max_rejections",
+    "max_result_bytes",
+)
+
+
+class ProtocolError(Exception):
+    """A frame broke the protocol (its size, its framing, a field, the order of messages)."""
+
+
+def pack(kind: str, fields: Sequence[Any] = (), payloads: Sequence[bytes] = ()) -> bytes:
+    """One frame: the head ``[kind, *fields]`` and the payloads (value messages)."""
+    head = _values.encode([kind, *fields], path=kind)
+    parts = [_U32.pack(len(head)), head]
+    for payload in payloads:
+        parts.append(_U32.pack(len(payload)))
+        parts.append(payload)
+    return b"".join(parts)
+
+
+def unpack(frame: bytes, *, head_cap: int = MAX_HEAD_BYTES) -> tuple[str, list[Any], list[bytes]]:
+    """Split a frame into its kind, head fields and payloads (not decoded).
+
+    Raises:
+        ProtocolError: bad framing, a head over ``head_cap`` or not ``[kind: str, ...]``.
+    """
+    view = memoryview(frame)
+    if len(view) < 4:
+        raise ProtocolError("a frame shorter than its head length")
+    (head_len,) = _U32.unpack_from(view, 0)
+    if head_len > head_cap or 4 + head_len > len(view):
+        raise ProtocolError(f"a frame head of {head_len} bytes (at most {head_cap})")
+    try:
+        head = _values.decode(view[4 : 4 + head_len], budget=_values.DecodeBudget(_HEAD_BUDGET))
+    except TransferError as exc:
+        raise ProtocolError(f"a frame head that does not decode ({exc})") from None
+    if not isinstance(head, list) or not head or not isinstance(head[0], str):
+        raise ProtocolError("a frame head that is not [kind, ...]")
+    payloads: list[bytes] = []
+    pos = 4 + head_len
+    while pos < len(view):
+        if pos + 4 > len(view):
+            raise ProtocolError("a payload shorter than its length")
+        (n,) = _U32.unpack_from(view, pos)
+        pos += 4
+        if pos + n > len(view):
+            raise ProtocolError("a payload longer than its frame")
+        payloads.append(bytes(view[pos : pos + n]))
+        pos += n
+    return head[0], head[1:], payloads
+
+
+def read_frame(read: Callable[[int], bytes], cap: int = MAX_FRAME_BYTES) -> bytes | None:
+    """Read one length-prefixed frame with ``read(n)`` (which returns fewer bytes only at the
+    end of the stream); None at a clean end of stream.
+
+    Raises:
+        ProtocolError: a length over ``cap``, or the stream ends inside a frame.
+    """
+    prefix = read(4)
+    if not prefix:
+        return None
+    if len(prefix) < 4:
+        raise ProtocolError("the stream ended inside a frame's length")
+    (n,) = _U32.unpack(prefix)
+    if n > cap:
+        raise ProtocolError(f"a frame of {n} bytes (at most {cap})")
+    body = read(n)
+    if len(body) < n:
+        raise ProtocolError("the stream ended inside a frame")
+    return body
+
+
+def framed(frame: bytes) -> bytes:
+    """The frame with its ``u32`` length in front, for a stream."""
+    return _U32.pack(len(frame)) + frame
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """What a ``start`` frame carries: a run's options and its prepared program, with the
+    host table reduced to each function's name and JS mode (by dispatch id)."""
+
+    opts: RunOptions
+    program: Program
+    functions: list[tuple[str, int]]  # (name, FN_* mode) by dispatch id
+    report: bool  # whether the caller has a report callback
+
+
+def start_frame(opts: RunOptions, program: Program) -> bytes:
+    """The ``start`` frame of a run (host functions go by name and mode only)."""
+    limits = [getattr(opts.output_limits, name) for name in _LIMIT_FIELDS]
+    fields = {
+        "source": program.source,
+        "fn": opts.fn,
+        "kind": opts.kind,
+        "language": opts.language,
+        "filename": opts.filename,
+        "modules": dict(program.modules),
+        "user_sources": dict(program.user_sources),
+        "host_modules": dict(program.host_modules),
+        "globals": program.globals_message,
+        "functions": [[f.name, f.js_mode] for f in program.functions],
+        "memory": opts.memory_limit_bytes,
+        "timeout": opts.timeout,
+        "timeout_includes_host_calls": opts.timeout_includes_host_calls,
+        "fuel": opts.fuel,
+        "dynamic_code": opts.dynamic_code,
+        "deterministic": opts.deterministic,
+        "seed": opts.seed,
+        "limits": limits,
+        "report": opts.report is not None,
+    }
+    args = [] if opts.args is None else [_values.encode(opts.args, path="execute.args")]
+    return pack(START, [fields], args)
+
+
+def start_from(frame: bytes) -> Start:
+    """Read a ``start`` frame (worker side: the caller is trusted, the checks are sanity)."""
+    kind, fields, payloads = unpack(frame, head_cap=MAX_FRAME_BYTES)
+    if kind != START or len(fields) != 1 or not isinstance(fields[0], dict):
+        raise ProtocolError("not a start frame")
+    f = fields[0]
+    args = _values.decode(payloads[0]) if payloads else None
+    opts = RunOptions(
+        source=f["source"],
+        fn=f["fn"],
+        args=args,
+        kind=f["kind"],
+        language=f["language"],
+        filename=f["filename"],
+        modules=f["modules"],
+        host=None,
+        report=None,
+        memory_limit_bytes=f["memory"],
+        timeout=f["timeout"],
+        timeout_includes_host_calls=f["timeout_includes_host_calls"],
+        fuel=f["fuel"],
+        dynamic_code=f["dynamic_code"],
+        deterministic=f["deterministic"],
+        seed=f["seed"],
+        output_limits=OutputLimits(**dict(zip(_LIMIT_FIELDS, f["limits"], strict=True))),
+    )
+    program = Program(
+        source=f["source"],
+        modules=f["modules"],
+        user_sources=f["user_sources"],
+        host_modules=f["host_modules"],
+        globals_message=f["globals"],
+        functions=(),
+    )
+    functions = [(str(name), int(mode)) for name, mode in f["functions"]]
+    return Start(opts, program, functions, bool(f["report"]))
+
+
+def result_frame(
+    result: CodeResult, tail_reports: list[Any], shown: Callable[[Any], bool]
+) -> bytes:
+    """The ``result`` frame of a finished run (worker side).
+
+    ``tail_reports`` are the reports not streamed yet; ``shown(exc)`` tells the host errors
+    that are the caller's own (a proxied call's failure) and stay out of the frame.
+    """
+    err = result.error
+    error = None
+    payloads = [_encode_or(result.result, "result"), _encode_or(tail_reports, "reports")]
+    if err is not None:
+        error = [err.name, err.message, err.stack, err.line, err.column, err.filename]
+        payloads.append(_encode_or(err.value, "the thrown value"))
+    logs = [[e.level, e.args, e.timestamp] for e in result.logs]
+    try:
+        payloads.insert(2, _values.encode(logs, path="logs"))
+    except TransferError:
+        note = [["warn", ["[quickjail] the logs could not cross to the caller"], 0.0]]
+        payloads.insert(2, _values.encode(note))
+    m = result.metrics
+    metrics = {name: getattr(m, name) for name in _INT_METRICS}
+    metrics.update(wall_ms=m.wall_ms, guest_cpu_ms=m.guest_cpu_ms, fuel_used=m.fuel_used)
+    errors = [
+        f"{type(e).__name__}: {e}"[:MAX_HOST_ERROR_CHARS]
+        for e in result.host_errors
+        if not shown(e)
+    ]
+    head = [result.status, result.reason, error, metrics, result.duration_ms, errors]
+    return pack(RESULT, head, payloads)
+
+
+def _encode_or(value: Any, what: str) -> bytes:
+    try:
+        return _values.encode(value, path=what)
+    except TransferError as exc:
+        return _values.encode(f"[quickjail] {what} could not cross to the caller: {exc}")
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteResult:
+    """A checked ``result`` frame: the worker's outcome, before the caller's own parts."""
+
+    status: str
+    reason: str | None
+    result: Any
+    error: ErrorInfo | None
+    logs: list[LogEntry]
+    tail_reports: list[Any]
+    metrics: RunMetrics
+    duration_ms: float
+    host_errors: list[str]
+
+
+def result_from(
+    fields: list[Any], payloads: list[bytes], budget: _values.DecodeBudget
+) -> RemoteResult:
+    """Check and read a ``result`` frame's fields (caller side; the worker is hostile).
+
+    Raises:
+        ProtocolError: a field of the wrong type or out of its bounds.
+    """
+    if len(fields) != 6 or len(payloads) not in (3, 4):
+        raise ProtocolError("a result frame of the wrong shape")
+    status, reason, error, metrics, duration, errors = fields
+    if status not in _STATUSES:
+        raise ProtocolError("a result with an unknown status")
+    if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON_CHARS):
+        raise ProtocolError("a result with a bad reason")
+    try:
+        value = _values.decode(payloads[0], budget=budget)
+        tail = _values.decode(payloads[1], budget=budget)
+        logs_raw = _values.decode(payloads[2], budget=budget, lenient=True)
+        thrown = _values.decode(payloads[3], budget=budget) if len(payloads) == 4 else None
+    except TransferError as exc:
+        raise ProtocolError(f"a result payload that does not decode ({exc})") from None
+    if not isinstance(tail, list):
+        raise ProtocolError("a result whose reports are not a list")
+    return RemoteResult(
+        status=status,
+        reason=reason,
+        result=value,
+        error=_error_from(error, thrown, len(payloads) == 4),
+        logs=_logs_from(logs_raw),
+        tail_reports=tail,
+        metrics=_metrics_from(metrics),
+        duration_ms=_non_negative(duration),
+        host_errors=_texts_from(errors),
+    )
+
+
+def _error_from(error: Any, thrown: Any, has_value: bool) -> ErrorInfo | None:
+    if error is None:
+        if has_value:
+            raise ProtocolError("a thrown value without an error")
+        return None
+    if not isinstance(error, list) or len(error) != 6 or not has_value:
+        raise ProtocolError("a result with a malformed error")
+    name, message, stack, line, column, filename = error
+    caps = ((name, MAX_ERROR_NAME_CHARS), (message, MAX_ERROR_MESSAGE_CHARS))
+    for text, cap in (*caps, (stack, MAX_ERROR_STACK_CHARS)):
+        if not isinstance(text, str) or len(text) > cap + 64:  # + the truncation note
+            raise ProtocolError("a result with a malformed error text")
+    for pos in (line, column):
+        if pos is not None and not (type(pos) is int and 0 <= pos <= MAX_CALL_ID):
+            raise ProtocolError("a result with a malformed error position")
+    if filename is not None and not isinstance(filename, str):
+        raise ProtocolError("a result with a malformed error file name")
+    return ErrorInfo(name, message, stack, line, column, filename, thrown)
+
+
+def _logs_from(raw: Any) -> list[LogEntry]:
+    if not isinstance(raw, list):
+        raise ProtocolError("a result whose logs are not a list")
+    logs: list[LogEntry] = []
+    for entry in raw:
+        if not (isinstance(entry, list) and len(entry) == 3 and entry[0] in LOG_LEVELS):
+            raise ProtocolError("a result with a malformed log entry")
+        level, args, when = entry
+        if not isinstance(args, list):
+            raise ProtocolError("a result with a malformed log entry")
+        logs.append(LogEntry(level, args, _non_negative(when)))
+    return logs
+
+
+def _metrics_from(raw: Any) -> RunMetrics:
+    if not isinstance(raw, dict) or set(raw) != {
+        *_INT_METRICS,
+        "wall_ms",
+        "guest_cpu_ms",
+        "fuel_used",
+    }:
+        raise ProtocolError("a result with malformed metrics")
+    ints = {}
+    for name in _INT_METRICS:
+        value = raw[name]
+        if type(value) is not int or not 0 <= value <= MAX_CALL_ID:
+            raise ProtocolError("a result with malformed metrics")
+        ints[name] = value
+    fuel = raw["fuel_used"]
+    if fuel is not None and (type(fuel) is not int or not 0 <= fuel < 2**64):
+        raise ProtocolError("a result with malformed metrics")
+    return RunMetrics(
+        wall_ms=_non_negative(raw["wall_ms"]),
+        guest_cpu_ms=_non_negative(raw["guest_cpu_ms"]),
+        fuel_used=fuel,
+        **ints,
+    )
+
+
+def _non_negative(value: Any) -> float:
+    if type(value) not in (int, float) or not (math.isfinite(value) and value >= 0):
+        raise ProtocolError("a result with a malformed number")
+    return float(value)
+
+
+def _texts_from(raw: Any) -> list[str]:
+    if not isinstance(raw, list) or len(raw) > 100:
+        raise ProtocolError("a result with malformed host errors")
+    for text in raw:
+        if not isinstance(text, str) or len(text) > MAX_HOST_ERROR_CHARS:
+            raise ProtocolError("a result with malformed host errors")
+    return list(raw)
