@@ -1,0 +1,289 @@
+"""The Ray executor: a run in a Ray actor is the run it would be in this process.
+
+One local Ray cluster for the module (``ray.init(num_cpus=2)``, the smallest object store Ray
+takes, no dashboard) and one executor on it; the kill tests make their own one-actor
+executor so they know which process to kill. No timing assertions: every wait is bounded by
+a status, a report or a generous multiple.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import psutil
+import pytest
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed")  # make installs it
+
+from quickjail import CodeResult, bridge, sandbox  # noqa: E402
+from quickjail.executors import ExecutorClosed, RayExecutor  # noqa: E402
+from quickjail.sandbox import CodeExecution  # noqa: E402
+
+OBJECT_STORE = 80 * 2**20  # the least Ray 2.60 accepts (75 MiB)
+GENEROUS = 60.0  # seconds: far more than anything here takes on a loaded machine
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    ray.init(
+        num_cpus=2,
+        object_store_memory=OBJECT_STORE,
+        include_dashboard=False,
+        log_to_driver=False,
+    )
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def executor(cluster: None) -> Iterator[RayExecutor]:
+    with RayExecutor(actors=1, concurrency=3) as ex:
+        yield ex
+
+
+def _same(a: CodeResult, b: CodeResult) -> None:
+    assert (a.status, a.reason, a.result, a.reports) == (b.status, b.reason, b.result, b.reports)
+    assert (a.error is None) == (b.error is None)
+    if a.error is not None and b.error is not None:
+        assert (a.error.name, a.error.message) == (b.error.name, b.error.message)
+
+
+def test_importing_quickjail_executors_does_not_import_ray() -> None:
+    code = "import sys, quickjail.executors, quickjail.bridge; print('ray' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=GENEROUS
+    )
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "export default 6 * 7",
+        "export default { list: [1, 'two', null], nested: { ok: true } }",
+        "throw new TypeError('bad ' + 'input')",
+        "console.log('hi'); export default 1",
+        "import { x } from 'left-pad'; export default x",
+    ],
+)
+def test_a_run_on_ray_has_the_result_of_the_same_run_in_process(
+    executor: RayExecutor, code: str
+) -> None:
+    remote = bridge.run_code_sync(code, executor=executor)
+    _same(remote, bridge.run_code_sync(code))
+    assert [(e.level, e.args) for e in remote.logs] == [
+        (e.level, e.args) for e in bridge.run_code_sync(code).logs
+    ]
+
+
+def test_the_handle_is_a_code_execution_with_the_in_process_content_id(
+    executor: RayExecutor,
+) -> None:
+    handle = bridge.run_code("export default 1", executor=executor)
+    assert isinstance(handle, CodeExecution)
+    assert handle.content_id == bridge.run_code("export default 1").content_id
+    assert handle.run_sync().result == 1
+
+
+@pytest.mark.anyio
+async def test_reports_stream_live_and_in_order(executor: RayExecutor) -> None:
+    code = "for (let i = 0; i < 40; i++) { report(i); await null } export default 'done'"
+    got: list[Any] = []
+    run = bridge.run_code(code, executor=executor, report=got.append)
+    streamed: list[Any] = []
+
+    async def follow() -> None:
+        async for value in run.reports():
+            streamed.append(value)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(follow)
+        result = await run
+    assert result.status == "success" and result.result == "done"
+    assert result.reports == got == streamed == list(range(40))
+
+
+@pytest.mark.anyio
+async def test_host_functions_sync_and_async_run_in_the_caller(executor: RayExecutor) -> None:
+    caller = threading.get_ident(), os.getpid()
+    seen: list[tuple[str, int]] = []
+
+    def add(a: int, b: int) -> int:
+        seen.append(("add", os.getpid()))
+        return a + b
+
+    async def twice(x: int) -> int:
+        seen.append(("twice", os.getpid()))
+        await anyio.lowlevel.checkpoint()
+        return 2 * x
+
+    code = """
+        const all = await Promise.all([1, 2, 3, 4].map(x => twice(x)));
+        export default [add(1, 2), all]
+    """
+    host = {"add": bridge.synchronous(add), "twice": twice}
+    result = await bridge.run_code(code, executor=executor, globals=host)
+    assert result.status == "success", result.error
+    assert result.result == [3, [2, 4, 6, 8]]
+    assert {pid for _, pid in seen} == {caller[1]}
+    assert sorted(name for name, _ in seen) == ["add", "twice", "twice", "twice", "twice"]
+
+
+@pytest.mark.anyio
+async def test_a_failing_host_function_shows_the_program_the_in_process_error(
+    executor: RayExecutor,
+) -> None:
+    def boom() -> None:
+        raise ValueError("secret detail")
+
+    async def aboom() -> None:
+        raise bridge.HostError("shown to the guest")
+
+    code = """
+        const out = [];
+        try { boom() } catch (e) { out.push(String(e)) }
+        try { await aboom() } catch (e) { out.push(String(e)) }
+        export default out
+    """
+    host = {"boom": bridge.synchronous(boom), "aboom": aboom}
+    remote = await bridge.run_code(code, executor=executor, globals=host)
+    local = await bridge.run_code(code, globals=host)
+    _same(remote, local)
+    assert [type(e) for e in remote.host_errors] == [type(e) for e in local.host_errors]
+    assert any("secret detail" in str(e) for e in remote.host_errors)
+
+
+@pytest.mark.anyio
+async def test_terminate_from_another_thread_stops_a_busy_loop(executor: RayExecutor) -> None:
+    def stop(value: Any) -> None:
+        threading.Thread(target=run.terminate, args=("user stop",)).start()
+
+    run = bridge.run_code("report('go'); while (true) {}", executor=executor, report=stop)
+    with anyio.fail_after(GENEROUS):
+        result = await run
+    assert result.status == "terminated" and result.reason == "user stop"
+    assert result.reports == ["go"]
+
+
+@pytest.mark.anyio
+async def test_cancelling_the_awaiting_task_stops_the_remote_run_and_not_its_neighbours(
+    executor: RayExecutor,
+) -> None:
+    neighbour = bridge.run_code(
+        "report(1); await new Promise(r => setTimeout(r, 300)); export default 'alive'",
+        executor=executor,
+    )
+    scope = anyio.CancelScope()
+    run = bridge.run_code(
+        "report('go'); while (true) {}", executor=executor, report=lambda v: scope.cancel()
+    )
+    async with anyio.create_task_group() as tg:
+
+        async def victim() -> None:
+            with scope:
+                await run
+
+        tg.start_soon(victim)
+        with anyio.fail_after(GENEROUS):
+            other = await neighbour
+    assert scope.cancelled_caught
+    assert run.result is not None and run.result.status == "terminated"
+    assert run.result.reason == "cancelled"
+    assert other.status == "success" and other.result == "alive"  # same actor, not killed
+    # the stopped run's slot comes back: it ended on the actor too
+    await anyio.to_thread.run_sync(_until, lambda: _free_slots(executor) == executor.concurrency)
+    again = await bridge.run_code("export default 2", executor=executor)
+    assert again.result == 2
+
+
+def test_timeout_stops_an_endless_loop_with_reason_timeout(executor: RayExecutor) -> None:
+    r = bridge.run_code_sync("while (true) {}", executor=executor, timeout=0.2)
+    assert r.status == "terminated" and r.reason == "timeout"
+
+
+def test_runaway_allocation_under_a_32_mib_cap_is_status_memory(executor: RayExecutor) -> None:
+    r = bridge.run_code_sync(
+        "const a = []; while (true) a.push(new Array(100000).fill(1.5));",
+        executor=executor,
+        memory_limit_bytes=32 * 2**20,
+        timeout=20,
+    )
+    assert r.status == "memory"
+    assert r.metrics.peak_memory_bytes <= 32 * 2**20
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "ray.kill"])
+def test_an_actor_killed_mid_run_ends_its_run_worker_lost_and_is_replaced(
+    cluster: None, executor: RayExecutor, how: str
+) -> None:
+    with RayExecutor(actors=1, concurrency=2) as ex:
+        (pid,) = ex.actor_pids()
+
+        def kill(value: Any) -> None:
+            if how == "SIGKILL":
+                os.kill(pid, signal.SIGKILL)
+            else:
+                ray.kill(_only_actor(ex), no_restart=True)
+
+        elsewhere = bridge.run_code(
+            "await new Promise(r => setTimeout(r, 200)); export default 'elsewhere'",
+            executor=executor,
+        )
+        with anyio.from_thread.start_blocking_portal() as portal:
+            future = portal.start_task_soon(elsewhere.wait)
+            r = bridge.run_code_sync("report('go'); while (true) {}", executor=ex, report=kill)
+            assert future.result(GENEROUS).result == "elsewhere"  # another actor's run goes on
+        assert r.status == "error" and r.reason == "worker_lost", r
+        assert r.error is not None and r.error.name == "WorkerLost"
+        assert "died" in r.error.message and r.reports == ["go"]
+        after = bridge.run_code_sync("export default 'replaced'", executor=ex)
+        assert after.status == "success" and after.result == "replaced"
+        assert ex.actor_pids() != [pid]
+
+
+def _until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + GENEROUS
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not come true"
+        time.sleep(0.05)
+
+
+def _free_slots(ex: RayExecutor) -> int:
+    (actor,) = ex._actors
+    return actor.free
+
+
+def _only_actor(ex: RayExecutor) -> Any:
+    (actor,) = ex._actors
+    return actor.handle
+
+
+def test_a_closed_executor_refuses_runs_and_its_actors_are_gone(cluster: None) -> None:
+    ex = RayExecutor(actors=1, concurrency=1)
+    (pid,) = ex.actor_pids()
+    ex.close()
+    ex.close()  # idempotent
+    with pytest.raises(ExecutorClosed):
+        bridge.run_code("export default 1", executor=ex)
+    try:
+        psutil.Process(pid).wait(GENEROUS)
+    except psutil.NoSuchProcess:
+        pass
+    assert not psutil.pid_exists(pid)
+
+
+def test_sandbox_run_code_takes_the_executor_too(executor: RayExecutor) -> None:
+    r = sandbox.run_code_sync("export default [1, 2].map(x => x * 3)", executor=executor)
+    assert r.status == "success" and r.result == [3, 6]
