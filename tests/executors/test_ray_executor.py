@@ -22,12 +22,12 @@ import anyio.from_thread
 import anyio.lowlevel
 import psutil
 import pytest
+import ray  # the ray extra: make installs it
 
-ray = pytest.importorskip("ray", reason="the ray extra is not installed")  # make installs it
-
-from quickjail import CodeResult, bridge, sandbox  # noqa: E402
-from quickjail.executors import ExecutorClosed, RayExecutor  # noqa: E402
-from quickjail.sandbox import CodeExecution  # noqa: E402
+from quickjail import CodeResult, bridge, sandbox
+from quickjail.executors import ExecutorClosed, RayExecutor, _remote
+from quickjail.executors import _ray as _ray_executor
+from quickjail.sandbox import CodeExecution
 
 OBJECT_STORE = 80 * 2**20  # the least Ray 2.60 accepts (75 MiB)
 GENEROUS = 60.0  # seconds: far more than anything here takes on a loaded machine
@@ -35,6 +35,9 @@ GENEROUS = 60.0  # seconds: far more than anything here takes on a loaded machin
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
+    """A local Ray cluster for the module; its shutdown must leave no process behind."""
+    me = psutil.Process()
+    before = {p.pid for p in me.children(recursive=True)}
     ray.init(
         num_cpus=2,
         object_store_memory=OBJECT_STORE,
@@ -45,6 +48,7 @@ def cluster() -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+    _until(lambda: not [p for p in me.children(recursive=True) if p.pid not in before])
 
 
 @pytest.fixture(scope="module")
@@ -251,6 +255,41 @@ def test_an_actor_killed_mid_run_ends_its_run_worker_lost_and_is_replaced(
         after = bridge.run_code_sync("export default 'replaced'", executor=ex)
         assert after.status == "success" and after.result == "replaced"
         assert ex.actor_pids() != [pid]
+
+
+def test_a_hung_actor_is_killed_past_the_deadline_and_replaced(
+    cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the graces are seconds in production; shortened so the test waits less
+    monkeypatch.setattr(_remote, "DEADLINE_GRACE", 0.5)
+    monkeypatch.setattr(_ray_executor, "KILL_GRACE", 0.5)
+    with RayExecutor(actors=1, concurrency=1) as ex:
+        (pid,) = ex.actor_pids()
+        os.kill(pid, signal.SIGSTOP)  # the actor takes the run and never answers
+        try:
+            r = bridge.run_code_sync("export default 1", executor=ex, timeout=0.2)
+            assert r.status == "terminated" and r.reason == "timeout", r
+            assert any("killed" in str(e) for e in r.host_errors)
+            _until(lambda: not psutil.pid_exists(pid) or _zombie(pid))
+        finally:
+            _signal(pid, signal.SIGCONT)
+        after = bridge.run_code_sync("export default 'replaced'", executor=ex)
+        assert after.status == "success" and after.result == "replaced"
+        assert ex.actor_pids() != [pid]
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
 
 
 def _until(condition: Callable[[], bool]) -> None:
