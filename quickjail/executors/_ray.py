@@ -13,7 +13,9 @@ On the caller's side one thread per run takes the frames from Ray (no event loop
 on Ray, so asyncio, trio and ``run_sync``'s own loop all work) and hands them to the run's
 task. An actor that dies (its process killed, crashed, out of memory, or killed by this
 executor because a run on it outlived its deadline) ends the runs it had with status
-``error``, reason ``"worker_lost"``, exactly as a dead pool worker does, and is replaced.
+``error``, reason ``"worker_lost"``, exactly as a dead pool worker does, and is replaced. A
+run the caller stops hard is sent ``terminate`` and its actor is killed only if the run goes
+on (``KILL_GRACE``), so cancelling one run does not take the others on its actor.
 
 Ray itself is imported only when a :class:`RayExecutor` is made, so ``quickjail.executors``
 does not need Ray installed.
@@ -335,11 +337,17 @@ class RayExecutor:
     and the report callback run in this process and the actor calls them through Ray.
 
     An actor that dies mid-run (killed, crashed, out of memory) ends its runs with status
-    ``error``, ``reason == "worker_lost"``, and is replaced. A run whose actor does not stop
-    it ``DEADLINE_GRACE`` seconds past its timeout (or ``TERMINATE_GRACE`` after
-    ``terminate``) kills that actor: with ``concurrency > 1`` the other runs on it end
-    ``worker_lost`` too. Runs beyond the free slots wait in a FIFO queue of at most
-    ``max_queued``; past that, awaiting one more run raises :class:`QueueFull`.
+    ``error``, ``reason == "worker_lost"``, and is replaced. A run stopped hard by the caller
+    (its awaiting task cancelled, no result ``DEADLINE_GRACE`` seconds past its timeout, a
+    protocol violation) ends at once and is sent ``terminate``; its actor is killed only if
+    the run is still going there ``KILL_GRACE`` seconds later, and with ``concurrency > 1``
+    the other runs on it then end ``worker_lost`` too. Runs beyond the free slots wait in a
+    FIFO queue of at most ``max_queued``; past that, awaiting one more run raises
+    :class:`QueueFull`.
+
+    Ray moves the frames with its own serialization (pickle-based), so the caller trusts the
+    cluster's processes: the frames are checked as from a hostile worker, but a compromised
+    actor process is not contained the way a ``ProcessPool`` worker is.
 
     Ray must be initialized (``ray.init(...)``) before the first run, or ``init`` given: the
     executor then calls ``ray.init(**init)`` itself and ``close()`` shuts Ray down. Use it as
