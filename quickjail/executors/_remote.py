@@ -308,21 +308,20 @@ class RemoteExecution(CodeExecution):
         send_report, receive_report = anyio.create_memory_object_stream[Any](math.inf)
         started = time.monotonic()
         await conn.send(_wire.start_frame(opts, program))
-        with send_report, receive_report:  # closed on every way out, cancellation too
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._watch, conn, started)
-                if cb is not None:
-                    self._delivering = True
-                    tg.start_soon(self._feed_reports, cb, receive_report)
-                else:
-                    receive_report.close()
-                async with anyio.create_task_group() as host_calls:
-                    outcome = await self._receive(conn, dispatch, host_calls, send_report, budget)
-                    host_calls.cancel_scope.cancel()
-                send_report.close()
-                if isinstance(outcome, _wire.RemoteResult):
-                    await self._until_reports_taken(started)
-                tg.cancel_scope.cancel()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._watch, conn, started)
+            if cb is not None:
+                self._delivering = True
+                tg.start_soon(self._feed_reports, cb, receive_report)
+            else:
+                receive_report.close()
+            async with anyio.create_task_group() as host_calls:
+                outcome = await self._receive(conn, dispatch, host_calls, send_report, budget)
+                host_calls.cancel_scope.cancel()
+            send_report.close()
+            if isinstance(outcome, _wire.RemoteResult):
+                await self._until_reports_taken(started)
+            tg.cancel_scope.cancel()
         if isinstance(outcome, CodeResult):
             return outcome
         return self._assemble(outcome, dispatch)
