@@ -87,6 +87,12 @@ class _Connection:
 
     # the worker's reader thread
 
+    def abandon(self) -> None:
+        """The worker is being killed: a reader waiting for room drops its frame."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
     def put(self, frame: bytes) -> None:
         """Queue a frame; blocks while ``MAX_BUFFERED_BYTES`` wait (or until closed)."""
         with self._cond:
@@ -133,7 +139,10 @@ class _Connection:
     async def aclose(self) -> None:
         with self._cond:
             self._closed = True
+            stray = bool(self._frames)
             self._cond.notify_all()
+        if stray:  # frames after the run's end: the worker breaks the protocol
+            self._worker.kill()
         self._pool._release(self._worker, self)
 
 
@@ -153,6 +162,7 @@ class _Worker:
             start_new_session=True,  # a ^C to the caller is the caller's to handle
         )
         self.ready = False
+        self.dead = False
         self.conn: _Connection | None = None
         self.how: str | None = None  # why the caller killed it, when it did
         self._killed = False
@@ -192,6 +202,9 @@ class _Worker:
             self.proc.kill()
         except OSError:
             pass
+        conn = self.conn
+        if conn is not None:
+            conn.abandon()
 
     def shutdown(self) -> None:
         """Close its stdin: an idle worker exits."""
@@ -243,20 +256,17 @@ class _Worker:
                     if _wire.unpack(frame)[0] != _wire.READY:
                         raise _wire.ProtocolError("a worker that did not start with ready")
                     self.ready = True
-                    pool = self._pool()
-                    if pool is not None:
-                        pool._ready(self)
+                    self._on_ready()
                     continue
-                conn = self.conn
-                if conn is None:
-                    raise _wire.ProtocolError("a frame while no run was on the worker")
-                conn.put(frame)
+                self._hand_over(frame)
         except _wire.ProtocolError as exc:
             lost = exc
             self.kill()
         except (OSError, ValueError) as exc:
             lost = WorkerLost(f"the worker's channel broke ({exc})")
             self.kill()
+        self.dead = True  # before the run hears of it: it must not hand this worker back
+        self.shutdown()  # the writer thread ends too
         stdout.close()
         self.proc.wait()
         conn = self.conn
@@ -267,6 +277,19 @@ class _Worker:
         pool = self._pool()
         if pool is not None:
             pool._dead(self)
+
+    def _on_ready(self) -> None:
+        pool = self._pool()
+        if pool is not None:
+            pool._ready(self)
+
+    def _hand_over(self, frame: bytes) -> None:
+        """Give a frame to the run on this worker (no reference to it stays on this thread's
+        stack while it waits for the next frame: an idle pool can be collected)."""
+        conn = self.conn
+        if conn is None:
+            raise _wire.ProtocolError("a frame while no run was on the worker")
+        conn.put(frame)
 
     def _lost(self) -> WorkerLost:
         self.proc.wait()
@@ -306,8 +329,9 @@ class ProcessPool:
     worker that breaks the protocol ends its run as ``error`` (``"protocol_violation"``) and
     is replaced.
 
-    Runs beyond the free workers wait in a FIFO queue of at most ``max_queued``; when it is
-    full, awaiting one more run raises :class:`QueueFull` at once (nothing ran; retry later).
+    Runs beyond the free workers wait in a FIFO queue of at most ``max_queued`` (plus one per
+    worker still starting); when it is full, awaiting one more run raises :class:`QueueFull`
+    at once (nothing ran; retry later).
 
     Workers start on the first run (or :meth:`start`). Use it as a context manager (``with``
     or ``async with``); :meth:`close` is idempotent, kills workers still running a run (those
@@ -386,7 +410,8 @@ class ProcessPool:
             self._start_locked()
             if self._idle and not self._waiting:
                 return self._hand(self._idle.popleft())
-            if len(self._waiting) >= self._max_queued:
+            starting = sum(1 for w in self._workers if not w.ready)  # soon free
+            if len(self._waiting) >= self._max_queued + starting:
                 raise QueueFull(
                     f"all {self._size} workers are busy and {self._max_queued} runs wait"
                 )
@@ -481,7 +506,7 @@ class ProcessPool:
             if conn is not None and worker.conn is not conn:
                 return
             worker.conn = None
-            if worker._killed or worker not in self._workers:
+            if worker._killed or worker.dead or worker not in self._workers:
                 return  # the reader thread replaces it
             if self._closed:
                 worker.shutdown()

@@ -48,10 +48,10 @@ __all__ = [
     "WorkerLost",
 ]
 
-DEADLINE_GRACE: Final = 5.0
+DEADLINE_GRACE: Final = 2.0
 """Seconds past a run's timeout the caller waits for the worker's own result before killing
 it (the worker enforces the timeout itself; this only catches a hung or stopped worker)."""
-TERMINATE_GRACE: Final = 5.0
+TERMINATE_GRACE: Final = 2.0
 """Seconds after ``terminate`` the caller waits for the worker's result before killing it."""
 _BUDGET_FACTOR: Final = 2  # the caller decodes re-encoded values: room for encoding slack
 
@@ -137,6 +137,7 @@ class RemoteExecution(CodeExecution):
         self._host_errors: list[BaseException] = []
         self._fatal: BaseException | None = None
         self._in_flight: set[int] = set()
+        self._sync_call = False  # a sync host call is in flight (at most one can be)
         self._host_busy = 0  # host calls the caller is serving now
         self._host_since = 0.0
         self._host_time = 0.0  # seconds spent serving host calls (timeout_includes_host_calls)
@@ -248,13 +249,14 @@ class RemoteExecution(CodeExecution):
         self._token = anyio.lowlevel.current_token()
         self._stop_event = anyio.Event()
         self._poke_event = anyio.Event()
-        if isinstance(self._program, ErrorInfo):
+        if self._stop is None and isinstance(self._program, ErrorInfo):
             return self._end(CodeResult(status="error", error=self._program))
-        conn = await self._connect()
-        if conn is None:
+        program = self._program
+        conn = await self._connect() if isinstance(program, Program) else None
+        if conn is None or not isinstance(program, Program):
             return self._end(CodeResult(status="terminated", reason=self._stop))
         try:
-            result = await self._session(conn, self._program)
+            result = await self._session(conn, program)
         except BaseException:
             conn.kill()  # cancelled (or a failure of our own): the worker's run must not go on
             with anyio.CancelScope(shield=True):
@@ -279,23 +281,35 @@ class RemoteExecution(CodeExecution):
     async def _connect(self) -> Connection | None:
         """A connection from the transport, or None when the run was stopped first."""
         box: list[Connection] = []
-        async with anyio.create_task_group() as tg:
+        errors: list[Exception] = []
+        try:
+            async with anyio.create_task_group() as tg:
 
-            async def connect() -> None:
-                box.append(await self._transport.connect())
+                async def connect() -> None:
+                    try:
+                        box.append(await self._transport.connect())
+                    except Exception as exc:  # raised bare below, not in an exception group
+                        errors.append(exc)
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(connect)
+                while self._stop is None:
+                    assert self._stop_event is not None
+                    await self._stop_event.wait()
+                    self._stop_event = anyio.Event()
                 tg.cancel_scope.cancel()
-
-            tg.start_soon(connect)
-            while self._stop is None:
-                assert self._stop_event is not None
-                await self._stop_event.wait()
-                self._stop_event = anyio.Event()
-            tg.cancel_scope.cancel()
+        except BaseException:
+            if box:  # cancelled just as a worker was found: it goes back as it was
+                with anyio.CancelScope(shield=True):
+                    await box[0].aclose()
+            raise
         if self._stop is not None:
             if box:
                 with anyio.CancelScope(shield=True):
                     await box[0].aclose()  # never started: the worker goes back as it was
             return None
+        if errors:
+            raise errors[0]
         return box[0]
 
     async def _session(self, conn: Connection, program: Program) -> CodeResult:
@@ -307,21 +321,23 @@ class RemoteExecution(CodeExecution):
         cb = opts.report
         send_report, receive_report = anyio.create_memory_object_stream[Any](math.inf)
         started = time.monotonic()
-        await conn.send(_wire.start_frame(opts, program))
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._watch, conn, started)
-            if cb is not None:
-                self._delivering = True
-                tg.start_soon(self._feed_reports, cb, receive_report)
-            else:
-                receive_report.close()
-            async with anyio.create_task_group() as host_calls:
-                outcome = await self._receive(conn, dispatch, host_calls, send_report, budget)
-                host_calls.cancel_scope.cancel()
-            send_report.close()
-            if isinstance(outcome, _wire.RemoteResult):
-                await self._until_reports_taken(started)
-            tg.cancel_scope.cancel()
+        with send_report, receive_report:
+            try:
+                await conn.send(_wire.start_frame(opts, program))
+            except WorkerLost as exc:
+                return self._lost(exc.how)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watch, conn, started)
+                if cb is not None:
+                    self._delivering = True
+                    tg.start_soon(self._feed_reports, cb, receive_report)
+                async with anyio.create_task_group() as host_calls:
+                    outcome = await self._receive(conn, dispatch, host_calls, send_report, budget)
+                    host_calls.cancel_scope.cancel()
+                send_report.close()
+                if isinstance(outcome, _wire.RemoteResult):
+                    await self._until_reports_taken(started)
+                tg.cancel_scope.cancel()
         if isinstance(outcome, CodeResult):
             return outcome
         return self._assemble(outcome, dispatch)
@@ -360,6 +376,7 @@ class RemoteExecution(CodeExecution):
                     fn, call_id = self._check_call(fields, payloads, dispatch)
                     forwarded += 1
                     self._in_flight.add(call_id)
+                    self._sync_call = self._sync_call or not fn.is_async
                     host_calls.start_soon(
                         self._serve_host_call, conn, dispatch, fn, call_id, payloads[0]
                     )
@@ -367,6 +384,8 @@ class RemoteExecution(CodeExecution):
                     out = _wire.result_from(fields, payloads, budget)
                     if len(self._reports) + len(out.tail_reports) > limits.max_reports:
                         raise _wire.ProtocolError("more reports than max_reports")
+                    if len(out.logs) > limits.max_logs + 1:  # + the "logs dropped" note
+                        raise _wire.ProtocolError("more logs than max_logs")
                     calls = out.metrics.host_calls - forwarded + dispatch.count
                     metrics = dataclasses.replace(
                         out.metrics,
@@ -392,6 +411,9 @@ class RemoteExecution(CodeExecution):
         fn = dispatch.function(fid, call_id) if type(fid) is int else None
         if fn is None:
             raise _wire.ProtocolError("a call to a function that is not in the table")
+        if not fn.is_async and self._sync_call:
+            # a sync call blocks the guest's only thread: a second one cannot be honest
+            raise _wire.ProtocolError("a sync call while another is in flight")
         return fn, call_id
 
     def _lost(self, how: str) -> CodeResult:
@@ -451,6 +473,8 @@ class RemoteExecution(CodeExecution):
             ok, reply = await self._serve_call(dispatch, fn, data)
         finally:
             self._host_ended()
+            if not fn.is_async:
+                self._sync_call = False
         self._in_flight.discard(call_id)
         try:
             await conn.send(_wire.pack(_wire.REPLY, (call_id, ok), (reply,)))

@@ -77,7 +77,7 @@ MAX_REASON_CHARS: Final = 256
 MAX_HOST_ERROR_CHARS: Final = 4096
 """How much of each worker-side host error's text crosses (``RuntimeError(text)``)."""
 MAX_CALL_ID: Final = 2**53 - 1
-_HEAD_BUDGET: Final = 64 * MAX_HEAD_BYTES
+_HEAD_BUDGET: Final = 16 * MAX_HEAD_BYTES  # what decoding a head may allocate
 _U32 = struct.Struct("<I")
 _STATUSES: Final = frozenset({"success", "error", "memory", "link_error", "terminated"})
 _INT_METRICS: Final = (

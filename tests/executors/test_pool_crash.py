@@ -1,0 +1,264 @@
+"""Crash containment of the process pool, through the public API: a worker killed, stopped or
+cancelled mid-run ends only its own run, is replaced, and nothing leaks; the queue is bounded;
+close leaves no process behind. (A real segmentation fault, which ``kill -SEGV`` is not for a
+process whose wasmtime handles SIGSEGV, is in ``test_pool_hostile.py``.)
+
+Every test that kills a worker has its own pool."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from quickjail import bridge
+from quickjail.executors import ExecutorClosed, ProcessPool, QueueFull
+from quickjail.sandbox import CodeExecution, CodeResult
+
+GENEROUS = 60.0  # seconds: far more than anything here takes on a loaded machine
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _until(predicate: Any) -> None:
+    """Wait for a fact the pool establishes on its own threads (bounded, not timed)."""
+    for _ in range(int(GENEROUS / 0.01)):
+        if predicate():
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError("the pool never got there")
+
+
+class Hold:
+    """A host function that tells the test it was entered and blocks until released."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Semaphore(0)
+        self.gate = threading.Event()
+
+    def __call__(self) -> int:
+        self.entered.release()
+        assert self.gate.wait(GENEROUS)
+        return 1
+
+    def wait_entered(self, n: int = 1) -> None:
+        for _ in range(n):
+            assert self.entered.acquire(timeout=GENEROUS)
+
+
+def _held_run(pool: ProcessPool, hold: Hold, **kw: Any) -> CodeExecution:
+    return bridge.run_code(
+        'import { hold } from "h"; report("before"); export default await hold();',
+        imports={"h": {"hold": hold}},
+        executor=pool,
+        **kw,
+    )
+
+
+def _in_thread(h: CodeExecution) -> tuple[threading.Thread, list[CodeResult]]:
+    out: list[CodeResult] = []
+    t = threading.Thread(target=lambda: out.append(h.run_sync()))
+    t.start()
+    return t, out
+
+
+@pytest.fixture
+def pool() -> Iterator[ProcessPool]:
+    with ProcessPool(workers=2) as p:
+        p.start()
+        _until(lambda: len(p.pids) == 2)
+        yield p
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGABRT])
+def test_a_worker_dying_mid_run_ends_only_its_run_as_worker_lost_and_is_replaced(
+    pool: ProcessPool, sig: signal.Signals
+) -> None:
+    hold = Hold()
+    runs = [_held_run(pool, hold), _held_run(pool, hold)]
+    threads = [_in_thread(h) for h in runs]
+    hold.wait_entered(2)  # both workers are inside a run
+    victim = pool.pids[0]
+    os.kill(victim, sig)
+    # the dead worker's run ends at once, while its host call is still blocked here
+    _until(lambda: any(h.result is not None for h in runs))
+    hold.gate.set()
+    for t, _ in threads:
+        t.join(GENEROUS)
+    results = sorted((out[0] for _, out in threads), key=lambda r: r.status)
+    lost, survivor = results
+    assert lost.status == "error" and lost.reason == "worker_lost"
+    assert lost.error is not None and lost.error.name == "WorkerLost"
+    assert f"killed by {sig.name}" in lost.error.message
+    assert lost.reports == ["before"]
+    assert survivor.status == "success" and survivor.result == 1
+    _until(lambda: len(pool.pids) == 2 and victim not in pool.pids)
+    assert not _alive(victim)
+    assert bridge.run_code_sync("export default 7", executor=pool).result == 7
+
+
+def test_a_hung_worker_is_killed_at_the_deadline_plus_grace(pool: ProcessPool) -> None:
+    def freeze() -> int:
+        for pid in pool.pids:  # the one running this run stops; the other is idle anyway
+            os.kill(pid, signal.SIGSTOP)
+        return 1
+
+    before = pool.pids
+    r = bridge.run_code_sync(
+        'import { freeze } from "h"; await freeze(); while (true) {}',
+        imports={"h": {"freeze": freeze}},
+        timeout=0.2,
+        executor=pool,
+    )
+    assert r.status == "terminated" and r.reason == "timeout"
+    assert any("killed" in str(e) for e in r.host_errors)
+    for pid in before:
+        if _alive(pid):
+            os.kill(pid, signal.SIGCONT)
+    _until(lambda: len(pool.pids) == 2)
+    assert bridge.run_code_sync("export default 1", executor=pool).result == 1
+
+
+def test_terminate_reaches_a_stopped_worker_and_kills_it_after_the_grace(
+    pool: ProcessPool,
+) -> None:
+    hold = Hold()
+    h = _held_run(pool, hold)
+    t, out = _in_thread(h)
+    hold.wait_entered()
+    for pid in pool.pids:
+        os.kill(pid, signal.SIGSTOP)
+    h.terminate("enough")
+    t.join(GENEROUS)
+    hold.gate.set()
+    assert out[0].status == "terminated" and out[0].reason == "enough"
+    for pid in pool.pids:
+        os.kill(pid, signal.SIGCONT)
+    assert bridge.run_code_sync("export default 1", executor=pool).result == 1
+
+
+@pytest.mark.anyio
+async def test_cancelling_the_awaiting_task_stops_the_remote_run(pool: ProcessPool) -> None:
+    h = bridge.run_code('report("spinning"); while (true) {}', executor=pool)
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(h.wait)
+            async for _ in h.reports():
+                scope.cancel()  # the run is spinning on its worker now
+    assert scope.cancelled_caught
+    assert h.result is not None
+    assert h.result.status == "terminated" and h.result.reason == "cancelled"
+    assert not h.running
+    r = await bridge.run_code("export default 2", executor=pool)
+    assert r.result == 2
+
+
+def test_terminate_before_the_run_starts_runs_nothing(pool: ProcessPool) -> None:
+    h = bridge.run_code("export default 1", executor=pool)
+    h.terminate("never mind")
+    r = h.run_sync()
+    assert r.status == "terminated" and r.reason == "never mind"
+
+
+def test_a_full_queue_refuses_the_run_at_once_and_queued_runs_all_run() -> None:
+    hold = Hold()
+    with ProcessPool(workers=1, max_queued=0) as pool:
+        h = _held_run(pool, hold)
+        t, out = _in_thread(h)
+        hold.wait_entered()
+        with pytest.raises(QueueFull, match="busy"):
+            bridge.run_code_sync("export default 1", executor=pool)
+        hold.gate.set()
+        t.join(GENEROUS)
+        assert out[0].result == 1
+
+    hold = Hold()
+    with ProcessPool(workers=1, max_queued=1) as pool:
+        h = _held_run(pool, hold)
+        t, out = _in_thread(h)
+        hold.wait_entered()
+        queued = bridge.run_code("export default 1", executor=pool)
+        q, queued_out = _in_thread(queued)
+        _until(lambda: queued.running)
+        queued.terminate("not waiting")  # waiting for the worker, or just about to
+        q.join(GENEROUS)
+        assert queued_out[0].status == "terminated" and queued_out[0].reason == "not waiting"
+        hold.gate.set()
+        t.join(GENEROUS)
+        assert out[0].result == 1
+
+    async def many() -> list[Any]:
+        order: list[int] = []
+        with ProcessPool(workers=1, max_queued=10) as queued:
+
+            async def one(i: int) -> None:
+                r = await bridge.run_code(f"export default {i}", executor=queued)
+                order.append(r.result)
+
+            async with anyio.create_task_group() as tg:
+                for i in range(6):
+                    tg.start_soon(one, i)
+                    await anyio.lowlevel.checkpoint()
+        return order
+
+    assert sorted(anyio.run(many)) == list(range(6))
+
+
+def test_one_warm_worker_serves_run_after_run() -> None:
+    with ProcessPool(workers=1) as pool:
+        first = bridge.run_code_sync("export default 1", executor=pool)
+        pids = pool.pids
+        for i in range(5):
+            assert bridge.run_code_sync(f"export default {i}", executor=pool).result == i
+        assert pool.pids == pids and first.result == 1
+
+
+def test_close_leaves_no_process_behind_and_is_idempotent() -> None:
+    hold = Hold()
+    pool = ProcessPool(workers=2)
+    h = _held_run(pool, hold)
+    t, out = _in_thread(h)
+    hold.wait_entered()
+    pids = pool.pids
+    assert len(pids) == 2
+    pool.close()
+    pool.close()
+    t.join(GENEROUS)
+    hold.gate.set()
+    assert out[0].status == "error" and out[0].reason == "worker_lost"
+    assert out[0].error is not None and "pool was closed" in out[0].error.message
+    assert pool.closed and pool.pids == []
+    assert not any(_alive(pid) for pid in pids)
+    _until(lambda: not [t for t in threading.enumerate() if t.name.startswith("quickjail-pool")])
+    with pytest.raises(ExecutorClosed):
+        bridge.run_code("export default 1", executor=pool)
+
+
+@pytest.mark.anyio
+async def test_async_with_closes_the_pool() -> None:
+    async with ProcessPool(workers=1) as pool:
+        assert (await bridge.run_code("export default 3", executor=pool)).result == 3
+        pids = pool.pids
+    assert pool.closed and not any(_alive(pid) for pid in pids)
+
+
+def test_a_pool_dropped_without_close_takes_its_workers_with_it() -> None:
+    pool = ProcessPool(workers=2)
+    assert bridge.run_code_sync("export default 1", executor=pool).result == 1
+    pids = pool.pids
+    del pool
+    gc.collect()
+    _until(lambda: not any(_alive(pid) for pid in pids))

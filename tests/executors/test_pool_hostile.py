@@ -1,0 +1,116 @@
+"""A compromised worker cannot hurt the caller: every protocol violation ends its run as
+``error`` with reason ``"protocol_violation"``, and the worker is killed and replaced.
+
+The worker is replaced by ``hostile_worker.py`` (patching the pool's worker command, the one
+thing the public API cannot provoke), which misbehaves as each run's source says.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from quickjail import bridge
+from quickjail.executors import ProcessPool, WorkerStartError, _pool
+from quickjail.sandbox import OutputLimits
+
+HOSTILE = Path(__file__).resolve().parent / "hostile_worker.py"
+GENEROUS = 60.0
+
+
+async def never_returns() -> None:
+    await anyio.sleep(GENEROUS)
+
+
+_gate = threading.Event()
+
+
+def blocks() -> None:
+    """A sync host function that holds its call until the test is over."""
+    _gate.wait(GENEROUS)
+
+
+@pytest.fixture(scope="module")
+def hostile() -> Iterator[ProcessPool]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_pool, "_worker_command", lambda: [sys.executable, str(HOSTILE)])
+        with ProcessPool(workers=2) as pool:
+            yield pool
+    _gate.set()
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "detail"),
+    [
+        ("oversize", "a frame of"),
+        ("truncated", "ended inside a frame"),
+        ("garbage", "frame head"),
+        ("unknown-kind", "unexpected 'hello' frame"),
+        ("reply-from-worker", "unexpected 'reply' frame"),
+        ("unknown-function", "not in the table"),
+        ("reused-call-id", "reusing the id"),
+        ("two-sync-calls", "a sync call while another"),
+        ("report-flood", "max_reports"),
+        ("log-flood", "max_logs"),
+        ("decode-bomb", "decode budget"),
+        ("bad-status", "unknown status"),
+    ],
+)
+def test_a_protocol_violation_ends_the_run_as_error_and_replaces_the_worker(
+    hostile: ProcessPool, behaviour: str, detail: str
+) -> None:
+    before = set(hostile.pids)
+    r = bridge.run_code_sync(
+        f"behaviour:{behaviour}",
+        language="javascript",
+        imports={"h": {"wait": never_returns, "block": blocks}},
+        output_limits=OutputLimits(max_reports=3, max_logs=3),
+        executor=hostile,
+    )
+    assert r.status == "error"
+    assert r.reason == "protocol_violation"
+    assert r.error is not None and r.error.name == "ProtocolError"
+    assert detail in r.error.message and "killed" in r.error.message
+    # the pool still serves runs (on a replacement or the other worker)
+    assert bridge.run_code_sync("honest", language="javascript", executor=hostile).result == 1
+    assert set(hostile.pids) != before or len(hostile.pids) < len(before) + 1
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "how"), [("exit", "exit code 3"), ("segfault", "killed by SIGSEGV")]
+)
+def test_a_worker_exiting_or_crashing_mid_run_ends_the_run_as_worker_lost_saying_how(
+    hostile: ProcessPool, behaviour: str, how: str
+) -> None:
+    r = bridge.run_code_sync(f"behaviour:{behaviour}", language="javascript", executor=hostile)
+    assert r.status == "error" and r.reason == "worker_lost"
+    assert r.error is not None and r.error.name == "WorkerLost"
+    assert how in r.error.message
+    assert r.reports == [1]  # what streamed before the worker died stays
+    assert bridge.run_code_sync("honest", language="javascript", executor=hostile).result == 1
+
+
+def test_a_frame_after_the_result_gets_the_worker_replaced_not_reused(
+    hostile: ProcessPool,
+) -> None:
+    r = bridge.run_code_sync(
+        "behaviour:frame-after-result", language="javascript", executor=hostile
+    )
+    assert r.status == "success" and r.result == 1
+    assert bridge.run_code_sync("honest", language="javascript", executor=hostile).result == 1
+
+
+def test_workers_that_die_before_they_are_ready_make_runs_raise_worker_start_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_pool, "_worker_command", lambda: [sys.executable, str(HOSTILE)])
+    monkeypatch.setenv("HOSTILE_NEVER_READY", "1")
+    with ProcessPool(workers=1) as pool:
+        with pytest.raises(WorkerStartError, match="died before they were ready"):
+            bridge.run_code_sync("export default 1", executor=pool)
+        assert pool.pids == []
