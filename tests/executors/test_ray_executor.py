@@ -25,7 +25,7 @@ import pytest
 import ray  # the ray extra: make installs it
 
 from quickjail import CodeResult, bridge, sandbox
-from quickjail.executors import ExecutorClosed, RayExecutor, _remote
+from quickjail.executors import ExecutorClosed, QueueFull, RayExecutor, _remote, _wire
 from quickjail.executors import _ray as _ray_executor
 from quickjail.sandbox import CodeExecution
 
@@ -326,3 +326,64 @@ def test_a_closed_executor_refuses_runs_and_its_actors_are_gone(cluster: None) -
 def test_sandbox_run_code_takes_the_executor_too(executor: RayExecutor) -> None:
     r = sandbox.run_code_sync("export default [1, 2].map(x => x * 3)", executor=executor)
     assert r.status == "success" and r.result == [3, 6]
+
+
+@pytest.mark.anyio
+async def test_runs_beyond_the_free_slots_wait_their_turn(executor: RayExecutor) -> None:
+    slots = executor.actors * executor.concurrency
+    code = "await new Promise(r => setTimeout(r, 50)); export default i"
+    runs = [
+        bridge.run_code(code, executor=executor, globals={"i": i}) for i in range(2 * slots + 1)
+    ]
+    results: dict[int, CodeResult] = {}
+
+    async def one(i: int) -> None:
+        results[i] = await runs[i]
+
+    async with anyio.create_task_group() as tg:
+        for i in range(len(runs)):
+            tg.start_soon(one, i)
+    assert [results[i].result for i in range(len(runs))] == list(range(len(runs)))
+
+
+def test_a_full_queue_refuses_a_run_at_once(cluster: None) -> None:
+    with RayExecutor(actors=1, concurrency=1, max_queued=0) as ex:
+        with anyio.from_thread.start_blocking_portal() as portal:
+            busy = bridge.run_code(
+                "report('go'); while (true) {}", executor=ex, report=lambda v: started.set()
+            )
+            started = threading.Event()
+            future = portal.start_task_soon(busy.wait)
+            assert started.wait(GENEROUS)
+            with pytest.raises(QueueFull):
+                bridge.run_code_sync("export default 1", executor=ex)
+            busy.terminate("done")
+            assert future.result(GENEROUS).status == "terminated"
+
+
+class _Hostile(_ray_executor.SandboxActor):
+    """An actor whose runs send what the caller must not take (defined here, sent by value)."""
+
+    def run(self, run_id: str, start: bytes) -> Iterator[bytes]:
+        kind = _wire.start_from(start).program.source
+        if "not-bytes" in kind:
+            yield "a str, not a frame"  # type: ignore[misc]
+        elif "garbage" in kind:
+            yield b"\xff" * 64
+        else:
+            yield _wire.pack(_wire.REPLY, (1, True), (b"",))  # a caller's kind of frame
+
+
+@pytest.mark.parametrize("what", ["not-bytes", "garbage", "wrong-kind"])
+def test_an_actor_breaking_the_protocol_ends_its_run_protocol_violation(
+    cluster: None, monkeypatch: pytest.MonkeyPatch, what: str
+) -> None:
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(_ray_executor, "SandboxActor", _Hostile)
+    try:
+        with RayExecutor(actors=1, concurrency=1) as ex:
+            r = bridge.run_code_sync(f"export default '{what}'", executor=ex)
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert r.status == "error" and r.reason == "protocol_violation", r
+    assert r.error is not None and r.error.name == "ProtocolError"
