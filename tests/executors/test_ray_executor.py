@@ -23,6 +23,9 @@ import anyio.lowlevel
 import psutil
 import pytest
 import ray  # the ray extra: make installs it
+from test_executor_parity import CASES as PARITY
+from test_executor_parity import _same as parity_same
+from test_executor_parity import _view as parity_view
 
 from quickjail import CodeResult, bridge, sandbox
 from quickjail.executors import ExecutorClosed, QueueFull, RayExecutor, _remote, _wire
@@ -90,6 +93,16 @@ def test_a_run_on_ray_has_the_result_of_the_same_run_in_process(
     assert [(e.level, e.args) for e in remote.logs] == [
         (e.level, e.args) for e in bridge.run_code_sync(code).logs
     ]
+
+
+@pytest.mark.parametrize("case", list(PARITY), ids=list(PARITY))
+def test_the_pool_parity_table_holds_on_ray(executor: RayExecutor, case: str) -> None:
+    # the process pool's table of programs (test_executor_parity.py), field by field
+    local = PARITY[case](None).run_sync()
+    remote = PARITY[case](executor).run_sync()  # type: ignore[arg-type]
+    want, got = parity_view(local), parity_view(remote)
+    for key in want:
+        assert parity_same(got[key], want[key]), (key, got[key], want[key])
 
 
 def test_the_handle_is_a_code_execution_with_the_in_process_content_id(
