@@ -41,6 +41,8 @@ def cluster() -> Iterator[None]:
     """A local Ray cluster for the module; its shutdown must leave no process behind."""
     me = psutil.Process()
     before = {p.pid for p in me.children(recursive=True)}
+    # what ray.init changes in this process and ray.shutdown leaves: put back for later tests
+    env, hook, sigterm = dict(os.environ), sys.excepthook, signal.getsignal(signal.SIGTERM)
     ray.init(
         num_cpus=2,
         object_store_memory=OBJECT_STORE,
@@ -51,6 +53,10 @@ def cluster() -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+        os.environ.clear()
+        os.environ.update(env)
+        sys.excepthook = hook
+        signal.signal(signal.SIGTERM, sigterm)
     _until(lambda: not [p for p in me.children(recursive=True) if p.pid not in before])
 
 
