@@ -26,6 +26,7 @@ from __future__ import annotations
 import collections
 import os
 import queue
+import re
 import threading
 import uuid
 from collections.abc import Iterator, Mapping
@@ -621,12 +622,12 @@ class RayExecutor:
 def _cause(exc: BaseException) -> str:
     """Ray's reason an actor died, in a few words (its message is long and multi-line)."""
     text = str(exc)
-    marker = "The actor is dead because "
-    at = text.find(marker)
-    if at >= 0:
-        reason = text[at + len(marker) :].split(".")[0]
-        return reason.replace("`", "")[:200]
-    return type(exc).__name__
+    for marker in ("The actor is dead because ", "The actor died because "):
+        at = text.find(marker)
+        if at >= 0:
+            reason = re.split(r"[.,](?:\s|$)", text[at + len(marker) :])[0]
+            return reason.replace("`", "").strip()[:200]
+    return f"{type(exc).__name__}: {_first(exc)}"
 
 
 def _first(exc: BaseException) -> str:

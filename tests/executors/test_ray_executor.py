@@ -28,7 +28,14 @@ from test_executor_parity import _same as parity_same
 from test_executor_parity import _view as parity_view
 
 from quickjail import CodeResult, bridge, sandbox
-from quickjail.executors import ExecutorClosed, QueueFull, RayExecutor, _remote, _wire
+from quickjail.executors import (
+    ExecutorClosed,
+    QueueFull,
+    RayExecutor,
+    WorkerStartError,
+    _remote,
+    _wire,
+)
 from quickjail.executors import _ray as _ray_executor
 from quickjail.sandbox import CodeExecution
 
@@ -406,3 +413,45 @@ def test_an_actor_breaking_the_protocol_ends_its_run_protocol_violation(
         ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
     assert r.status == "error" and r.reason == "protocol_violation", r
     assert r.error is not None and r.error.name == "ProtocolError"
+
+
+def test_closing_the_executor_ends_its_running_runs_worker_lost(cluster: None) -> None:
+    ex = RayExecutor(actors=1, concurrency=1)
+    started = threading.Event()
+    busy = bridge.run_code(
+        "report('go'); while (true) {}", executor=ex, report=lambda v: started.set()
+    )
+    with anyio.from_thread.start_blocking_portal() as portal:
+        future = portal.start_task_soon(busy.wait)
+        assert started.wait(GENEROUS)
+        ex.close()
+        r = future.result(GENEROUS)
+    assert r.status == "error" and r.reason == "worker_lost"
+    assert r.error is not None and "closed" in r.error.message
+
+
+class _Broken(_ray_executor.SandboxActor):
+    """An actor that cannot start (a broken installation on a node, say)."""
+
+    def __init__(self) -> None:
+        raise RuntimeError("this node cannot load the engine")
+
+
+def test_actors_that_die_at_start_end_in_worker_start_error_not_a_loop(
+    cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(_ray_executor, "SandboxActor", _Broken)
+    outcomes: list[str] = []
+    try:
+        with RayExecutor(actors=1, concurrency=1) as ex:
+            for _ in range(_ray_executor.MAX_START_FAILURES + 2):
+                try:
+                    r = bridge.run_code_sync("export default 1", executor=ex)
+                except WorkerStartError:
+                    outcomes.append("WorkerStartError")
+                    break
+                outcomes.append(str(r.reason))
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert outcomes == ["worker_lost"] * _ray_executor.MAX_START_FAILURES + ["WorkerStartError"]
