@@ -55,6 +55,7 @@ __all__ = [
     "DEFAULT_CONCURRENCY",
     "KILL_GRACE",
     "MAX_EARLY_FRAMES",
+    "MAX_START_FAILURES",
     "POLL_INTERVAL",
     "STREAM_AHEAD",
     "RayExecutor",

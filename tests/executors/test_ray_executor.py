@@ -208,6 +208,26 @@ async def test_terminate_from_another_thread_stops_a_busy_loop(executor: RayExec
 
 
 @pytest.mark.anyio
+async def test_terminate_right_after_the_start_stops_the_run_wherever_it_is(
+    executor: RayExecutor,
+) -> None:
+    # the terminate may reach the actor before the run's start (it waits there for the run),
+    # during the start, or after: each way the run ends terminated
+    for pause in (0, 0, 0.001, 0.005, 0.02):
+        run = bridge.run_code("while (true) {}", executor=executor)
+        async with anyio.create_task_group() as tg:
+
+            async def stop(pause: float = pause, run: CodeExecution = run) -> None:
+                await anyio.sleep(pause)
+                run.terminate("early")
+
+            tg.start_soon(stop)
+            with anyio.fail_after(GENEROUS):
+                result = await run
+        assert result.status == "terminated" and result.reason == "early"
+
+
+@pytest.mark.anyio
 async def test_cancelling_the_awaiting_task_stops_the_remote_run_and_not_its_neighbours(
     executor: RayExecutor,
 ) -> None:
