@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import os
 import signal
+import site
 import subprocess
 import sys
 import threading
@@ -50,13 +51,28 @@ MAX_BUFFERED_BYTES: Final = _wire.MAX_FRAME_BYTES
 CLOSE_GRACE: Final = 5.0
 """Seconds ``close()`` gives an idle worker to exit at the end of its stdin before killing it."""
 MAX_START_FAILURES: Final = 3
-"""Workers in a row that may die before they are ready before the pool gives up."""
+"""Workers in a row that may exit or crash on their own before they are ready before the runs
+waiting for one raise ``WorkerStartError`` (the next run tries again)."""
+_EXTERNAL_KILLS: Final = frozenset({-signal.SIGKILL, -signal.SIGTERM})
+"""How a worker ends when something outside killed it (the OOM killer, an operator): not a
+failure to start, so it is replaced without counting toward ``MAX_START_FAILURES``."""
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 
 def _worker_command() -> list[str]:
     """The command starting one worker (tests replace it with a hostile one)."""
     return [sys.executable, "-m", "quickjail.executors._worker"]
+
+
+def _environment() -> dict[str, str]:
+    """The worker's environment: ours, and when quickjail was not imported from an installed
+    location (a source checkout on ``sys.path``), its folder appended to ``PYTHONPATH``."""
+    env = dict(os.environ)
+    installed = {*site.getsitepackages(), site.getusersitepackages()}
+    if _PACKAGE_ROOT not in installed:
+        path = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = (path + os.pathsep if path else "") + _PACKAGE_ROOT
+    return env
 
 
 def _how(returncode: int | None) -> str:
@@ -151,14 +167,11 @@ class _Worker:
 
     def __init__(self, pool: ProcessPool) -> None:
         self._pool = weakref.ref(pool)
-        env = dict(os.environ)
-        path = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + path if path else "")
         self.proc = subprocess.Popen(
             _worker_command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            env=env,
+            env=_environment(),
             start_new_session=True,  # a ^C to the caller is the caller's to handle
         )
         self.ready = False
@@ -232,7 +245,8 @@ class _Worker:
                     frame = self._out.popleft()
                 if frame is None:
                     break
-                stdin.write(_wire.framed(frame))
+                stdin.write(len(frame).to_bytes(4, "little"))  # the frame is not copied
+                stdin.write(frame)
                 stdin.flush()
         except (OSError, ValueError):
             pass  # the process is gone: the reader reports it
@@ -349,10 +363,12 @@ class ProcessPool:
         """
         if workers is None:
             workers = os.cpu_count() or 1
-        if type(workers) is not int or workers < 1:
-            raise ValueError("workers must be a positive int")
-        if type(max_queued) is not int or max_queued < 0:
-            raise ValueError("max_queued must be a non-negative int")
+        if type(workers) is not int or type(max_queued) is not int:
+            raise TypeError("workers and max_queued must be ints")
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        if max_queued < 0:
+            raise ValueError("max_queued must not be negative")
         self._size = workers
         self._max_queued = max_queued
         self._lock = threading.Lock()
@@ -403,10 +419,12 @@ class ProcessPool:
         Raises:
             ExecutorClosed: the pool was closed.
             QueueFull: ``max_queued`` runs wait already.
-            WorkerStartError: workers die before they are ready.
+            WorkerStartError: ``MAX_START_FAILURES`` workers in a row died before they
+                were ready while this run waited (the next run tries again).
         """
         with self._lock:
             self._check_open()
+            self._revive_locked()
             self._start_locked()
             if self._idle and not self._waiting:
                 return self._hand(self._idle.popleft())
@@ -480,8 +498,16 @@ class ProcessPool:
     def _check_open(self) -> None:
         if self._closed:
             raise ExecutorClosed("the process pool is closed")
-        if self._broken is not None:
-            raise WorkerStartError(self._broken)
+
+    def _revive_locked(self) -> None:
+        """After workers failed to start: the runs that waited were told; a new run tries
+        again (the cause may have passed: an OOM kill, a full process table)."""
+        if self._broken is None:
+            return
+        self._broken = None
+        self._failures = 0
+        for _ in range(self._size - len(self._workers)):
+            self._workers.append(_Worker(self))
 
     def _start_locked(self) -> None:
         if self._started or self._closed:
@@ -527,7 +553,7 @@ class ProcessPool:
                 self._workers.remove(worker)
             if self._closed:
                 return
-            if not worker.ready:
+            if not worker.ready and worker.proc.returncode not in _EXTERNAL_KILLS:
                 self._failures += 1
                 if self._failures >= MAX_START_FAILURES:
                     self._broken = (

@@ -19,6 +19,7 @@ caller also holds the deadline: no result ``DEADLINE_GRACE`` seconds after the r
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import threading
 import time
@@ -198,7 +199,30 @@ class RemoteExecution(CodeExecution):
             return self._result
         if self._started:
             raise RuntimeError("this run is already being driven")
-        return anyio.run(self.wait)
+        if not _in_event_loop():
+            anyio.run(self._wait_quietly)
+        else:  # called (blocking) from async code: as in-process, it still works
+            failed: list[BaseException] = []
+
+            def drive() -> None:
+                try:
+                    anyio.run(self._wait_quietly)
+                except BaseException as exc:
+                    failed.append(exc)
+
+            thread = threading.Thread(target=drive, name="quickjail-run-sync")
+            thread.start()
+            thread.join()
+            if failed:
+                raise failed[0]
+        assert self._result is not None
+        return self._result
+
+    async def _wait_quietly(self) -> None:
+        """``wait()`` returning nothing: on the main thread, asyncio's runner may ``repr`` its
+        task (through the SIGINT handler it installed), and a task holding a large result
+        would be rendered whole."""
+        await self.wait()
 
     async def reports(self) -> AsyncIterator[Any]:
         """Yield each report as it arrives, then end when the run ends."""
@@ -502,8 +526,10 @@ class RemoteExecution(CodeExecution):
                     return self._interrupted(dispatch, fn, exc)
                 return dispatch.settle(fn, value, ok=True)
             try:
+                # a thread of its own, as in-process (where it runs on the run's guest thread):
+                # a blocking host function never waits for, or holds up, another run's calls
                 ok, outcome = await anyio.to_thread.run_sync(
-                    invoke, fn, args, abandon_on_cancel=True
+                    invoke, fn, args, abandon_on_cancel=True, limiter=anyio.CapacityLimiter(1)
                 )
             except anyio.get_cancelled_exc_class():
                 raise
@@ -590,7 +616,7 @@ class RemoteExecution(CodeExecution):
             async for value in receive:
                 try:
                     out = cb(value)
-                    if hasattr(out, "__await__"):
+                    if inspect.isawaitable(out):
                         await out
                 except anyio.get_cancelled_exc_class() as exc:
                     if anyio.current_effective_deadline() == -math.inf:
@@ -606,6 +632,15 @@ class RemoteExecution(CodeExecution):
                 self._delivered += 1
         self._delivering = False
         self._poke()
+
+
+def _in_event_loop() -> bool:
+    """Whether this thread is running an event loop (anyio.run would refuse to start one)."""
+    try:
+        anyio.lowlevel.current_token()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _decode(data: bytes, budget: _values.DecodeBudget) -> Any:

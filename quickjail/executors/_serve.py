@@ -137,10 +137,18 @@ class ServedRun:
                 status="error", error=ErrorInfo("InternalError", message[:4096]), host_errors=[exc]
             )
         tail = result.reports[self._sent_reports :]
+        frame = _wire.result_frame(result, tail, _is_ours)
+        if len(frame) > _wire.MAX_FRAME_BYTES:  # only with output limits raised far
+            message = (
+                f"the run's outcome ({len(frame)} bytes with its logs) is larger than an "
+                f"executor's frame ({_wire.MAX_FRAME_BYTES} bytes)"
+            )
+            small = CodeResult(status="error", error=ErrorInfo("RangeError", message))
+            frame = _wire.result_frame(small, [], _is_ours)
         with self._lock:
             self._stopping = True
         self.ended.set()
-        self._post(_wire.result_frame(result, tail, _is_ours))
+        self._post(frame)
 
     def deliver(self, frame: bytes) -> None:
         """Take a ``reply`` or ``terminate`` frame from the caller (any thread)."""

@@ -51,7 +51,9 @@ __all__ = [
     "START",
     "TERMINATE",
     "ProtocolError",
+    "RemoteResult",
     "Start",
+    "framed",
     "pack",
     "read_frame",
     "result_frame",
@@ -275,13 +277,18 @@ def result_frame(
     m = result.metrics
     metrics = {name: getattr(m, name) for name in _INT_METRICS}
     metrics.update(wall_ms=m.wall_ms, guest_cpu_ms=m.guest_cpu_ms, fuel_used=m.fuel_used)
-    errors = [
-        f"{type(e).__name__}: {e}"[:MAX_HOST_ERROR_CHARS]
-        for e in result.host_errors
-        if not shown(e)
-    ]
+    errors = [_text_of(e) for e in result.host_errors if not shown(e)]
     head = [result.status, result.reason, error, metrics, result.duration_ms, errors]
     return pack(RESULT, head, payloads)
+
+
+def _text_of(exc: BaseException) -> str:
+    """``"Class: message"``, cut to ``MAX_HOST_ERROR_CHARS``; never raises."""
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except Exception:
+        text = f"{type(exc).__name__}: <unprintable>"
+    return text[:MAX_HOST_ERROR_CHARS]
 
 
 def _encode_or(value: Any, what: str) -> bytes:

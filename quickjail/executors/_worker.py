@@ -24,7 +24,7 @@ __all__ = ["main"]
 
 def _channel() -> tuple[BinaryIO, BinaryIO]:
     """The frame channel (the original stdin and stdout); fd 1 becomes stderr."""
-    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    out = os.fdopen(os.dup(1), "wb")  # buffered: a write is never partial
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return sys.stdin.buffer, out
@@ -38,7 +38,9 @@ def main() -> int:
 
     def send(frame: bytes) -> None:
         with lock:
-            sink.write(_wire.framed(frame))
+            sink.write(len(frame).to_bytes(4, "little"))  # the frame itself is not copied
+            sink.write(frame)
+            sink.flush()
 
     warm_up()
     send(_wire.pack(_wire.READY))

@@ -184,6 +184,11 @@ CASES: dict[str, Callable[[ProcessPool | None], CodeExecution]] = {
         imports=HOST,
         quotas=Quotas(max_bytes_in=1000),
     ),
+    "a 5 MiB result and a 1 MiB host call each way": _run(
+        'import { echo } from "h"; const big = await echo("y".repeat(2 ** 20));'
+        "export default [new Uint8Array(5 * 2 ** 20), big.length];",
+        imports=HOST,
+    ),
     "memory status": _run(
         "const a = []; while (true) a.push(new Array(100000).fill(1));",
         memory_limit_bytes=16 * 2**20,
@@ -299,6 +304,15 @@ async def test_reports_stream_live_from_the_worker_and_the_handle_behaves_the_sa
     assert h.result is not None and h.result.result == 1 and not h.running
     assert await h == h.result
     assert h.content_id == bridge.run_code(source, imports={"h": {"wait": wait}}).content_id
+
+
+@pytest.mark.anyio
+async def test_run_code_sync_on_the_pool_works_from_async_code_as_in_process(
+    pool: ProcessPool,
+) -> None:
+    local = bridge.run_code_sync("export default 5")
+    remote = bridge.run_code_sync("export default 5", executor=pool)
+    assert _view(remote) == _view(local)
 
 
 def test_values_cross_as_python_values_not_pickles(pool: ProcessPool) -> None:

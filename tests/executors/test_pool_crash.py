@@ -262,3 +262,19 @@ def test_a_pool_dropped_without_close_takes_its_workers_with_it() -> None:
     del pool
     gc.collect()
     _until(lambda: not any(_alive(pid) for pid in pids))
+
+
+@pytest.mark.parametrize(
+    ("kw", "error"),
+    [
+        ({"workers": 0}, ValueError),
+        ({"workers": 1.5}, TypeError),
+        ({"workers": True}, TypeError),
+        ({"workers": 1, "max_queued": -1}, ValueError),
+    ],
+)
+def test_the_pool_refuses_bad_options_before_starting_anything(
+    kw: dict[str, Any], error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        ProcessPool(**kw)
