@@ -77,7 +77,8 @@ KILL_GRACE: Final = 5.0
 """Seconds a run stopped hard by its caller (cancelled, past its deadline, a protocol
 violation) may go on in its actor before the actor itself is killed."""
 MAX_START_FAILURES: Final = 3
-"""Actors in a row that may die before serving a frame before the executor gives up."""
+"""Actors in a row that may die before serving a frame before the runs waiting for one raise
+``WorkerStartError`` and no more are started until the next run (which tries again)."""
 _EXTRA_HINT: Final = "the Ray executor needs Ray: pip install 'quickjail[ray]'"
 
 
@@ -443,12 +444,14 @@ class RayExecutor:
         Raises:
             ExecutorClosed: the executor was closed.
             QueueFull: ``max_queued`` runs wait already.
-            WorkerStartError: actors die before they serve a run.
+            WorkerStartError: ``MAX_START_FAILURES`` actors in a row died before serving a
+                run while this run waited (the next run tries again).
         """
         if not self._started:
             await anyio.to_thread.run_sync(self.start)
         with self._lock:
             self._check_open()
+            self._revive_locked()
             actor = self._free_locked()
             if actor is not None and not self._waiting:
                 actor.free -= 1
@@ -524,8 +527,16 @@ class RayExecutor:
     def _check_open(self) -> None:
         if self._closed:
             raise ExecutorClosed("the Ray executor is closed")
-        if self._broken is not None:
-            raise WorkerStartError(self._broken)
+
+    def _revive_locked(self) -> None:
+        """After actors failed to start: the runs that waited were told; a new run tries
+        again with fresh actors (the cause may have passed: a node out of memory)."""
+        if self._broken is None:
+            return
+        self._broken = None
+        self._failures = 0
+        for _ in range(self._size - len(self._actors)):
+            self._actors.append(self._new_actor())
 
     def _start_locked(self) -> None:
         if self._started:

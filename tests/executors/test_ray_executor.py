@@ -457,21 +457,35 @@ class _Broken(_ray_executor.SandboxActor):
         raise RuntimeError("this node cannot load the engine")
 
 
-def test_actors_that_die_at_start_end_in_worker_start_error_not_a_loop(
+def test_actors_that_die_at_start_are_not_replaced_in_a_loop(
     cluster: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     monkeypatch.setattr(_ray_executor, "SandboxActor", _Broken)
+    limit = _ray_executor.MAX_START_FAILURES
     outcomes: list[str] = []
+
+    async def one(ex: RayExecutor) -> None:
+        try:
+            r = await bridge.run_code("export default 1", executor=ex)
+        except WorkerStartError:
+            outcomes.append("WorkerStartError")
+            return
+        assert r.error is not None and "creation task" in r.error.message, r
+        outcomes.append(str(r.reason))
+
+    async def main(ex: RayExecutor) -> None:
+        async with anyio.create_task_group() as tg:
+            for _ in range(limit + 2):
+                tg.start_soon(one, ex)
+
     try:
         with RayExecutor(actors=1, concurrency=1) as ex:
-            for _ in range(_ray_executor.MAX_START_FAILURES + 2):
-                try:
-                    r = bridge.run_code_sync("export default 1", executor=ex)
-                except WorkerStartError:
-                    outcomes.append("WorkerStartError")
-                    break
-                outcomes.append(str(r.reason))
+            anyio.run(main, ex)
+            assert ex._actors == []  # it stopped starting actors that die at once
+            again = bridge.run_code_sync("export default 1", executor=ex)
+            assert again.reason == "worker_lost"  # the next run tries again
     finally:
         ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-    assert outcomes == ["worker_lost"] * _ray_executor.MAX_START_FAILURES + ["WorkerStartError"]
+    # one run per actor that died, then the runs still waiting are told
+    assert sorted(outcomes) == ["WorkerStartError"] * 2 + ["worker_lost"] * limit
