@@ -22,6 +22,11 @@ import anyio.from_thread
 import anyio.lowlevel
 import psutil
 import pytest
+
+# a one-machine Ray keeps to loopback (else it binds and talks to the machine's interface
+# address); read when ray is imported
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
 import ray  # the ray extra: make installs it
 from test_executor_parity import CASES as PARITY
 from test_executor_parity import _same as parity_same
