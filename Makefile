@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml hatch_build.py sandbox/_build.py sandbox/_snapshot.py $
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(STEP) "[2/4] installing quickjail and its dev tools from PyPI (1-2 minutes on a new machine)"
-	@QUICKJAIL_SKIP_GUEST_BUILD=1 $(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
+	@QUICKJAIL_SKIP_GUEST_BUILD=1 $(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,bench,ray]'
 	$(STEP) "[3/4] building the guest: QuickJS-ng -> wasm32-wasi with the pinned zig (1-3 minutes the first time)"
 	@$(PY) -m quickjail.sandbox._build
 	$(STEP) "[4/4] compiling the guest with wasmtime and caching it (a few seconds)"

@@ -3,6 +3,9 @@
 - :class:`ProcessPool` — N local worker processes (standard library only), each with the
   engine warm, one run at a time each. A worker that dies, hangs past its run's deadline or
   breaks the protocol ends only its own run and is replaced.
+- :class:`RayExecutor` — Ray actors across a Ray cluster (the ``quickjail[ray]`` extra; Ray
+  is imported only when one is made), each with the engine warm and ``concurrency`` runs at
+  once; a dead actor ends its runs the same way and is replaced.
 
 Whatever the executor, the handle is a :class:`~quickjail.sandbox.CodeExecution` with the same
 semantics and the same :class:`~quickjail.sandbox.CodeResult`; host functions and the report
@@ -24,8 +27,16 @@ worker is an outcome (``status == "error"``, ``reason == "worker_lost"``, ``erro
 
 from quickjail.executors._errors import ExecutorClosed, ExecutorError, QueueFull, WorkerStartError
 from quickjail.executors._pool import ProcessPool
+from quickjail.executors._ray import RayExecutor
 
-__all__ = ["ExecutorClosed", "ExecutorError", "ProcessPool", "QueueFull", "WorkerStartError"]
+__all__ = [
+    "ExecutorClosed",
+    "ExecutorError",
+    "ProcessPool",
+    "QueueFull",
+    "RayExecutor",
+    "WorkerStartError",
+]
 
 for _name in __all__:
     _obj = globals()[_name]
