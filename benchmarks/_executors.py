@@ -61,13 +61,19 @@ def _ray(stack: contextlib.ExitStack) -> Any:
     try:
         import ray  # type: ignore[import-not-found,unused-ignore]
 
-        from quickjail.executors import RayExecutor  # type: ignore[attr-defined,unused-ignore]
+        from quickjail.executors import RayExecutor
     except ImportError:
         return None
     if not ray.is_initialized():
-        ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False)
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # loopback only
+        ray.init(
+            num_cpus=os.cpu_count() or 1,
+            object_store_memory=128 * MiB,
+            include_dashboard=False,
+            log_to_driver=False,
+        )
         stack.callback(ray.shutdown)
-    return stack.enter_context(RayExecutor())
+    return stack.enter_context(RayExecutor(actors=os.cpu_count() or 1))
 
 
 def _overhead_rows(cfg: Config, failures: list[str], name: str, executor: Any) -> list[Row]:
