@@ -390,6 +390,7 @@ def build(force: bool = False) -> Path:
                 "quickjs_ng": QUICKJS_NG_VERSION,
                 "zig": ZIG_VERSION,
                 "stack_size": STACK_SIZE,
+                "stack_top": _snapshot.stack_top(final),
                 "size": len(final),
             },
             indent=2,
