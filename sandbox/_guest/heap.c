@@ -32,6 +32,8 @@
 #define SMALL (1u << FL_SHIFT)
 #define FL_COUNT 25      /* first levels up to 2**31 */
 #define MAX_REQUEST 0x7FFF0000u
+#define OS_PAGE 4096u    /* the usual system page: the unit of a copy-on-write fault */
+#define RUN_ROOM (16u * 1024u) /* room at the top of the sealed heap, for a run's first blocks */
 
 #define F_FREE 1u
 #define F_PREV_FREE 2u
@@ -416,18 +418,24 @@ int posix_memalign(void **out, size_t align, size_t n)
     return 0;
 }
 
+/* The free block that ends at the top of the heap, if any. */
+static Block *top_free(void)
+{
+    if (!heap.has_top || !heap.top_prev_free)
+        return NULL;
+    return (Block *)(heap.top - HDR - heap.top_prev_free);
+}
+
 /* Called once, at the end of qj_init (snapshot time). Every free block but the last one
  * (which ends at the top of the heap) is zeroed and kept out of the free lists for good: the
  * snapshot then stores none of the garbage init left behind, and a run's allocations come from
  * the top of the heap, on pages no other run state shares, instead of from holes spread over
  * the whole snapshot (each first write to a snapshot page costs the run a copy-on-write fault).
- * Returns the bytes set aside. */
+ * The last block then starts on a page of its own, with RUN_ROOM bytes at least: its head up
+ * to the page boundary is set aside too. Returns the bytes set aside. */
 size_t heap_seal(void)
 {
-    Block *sentinel = heap.has_top ? (Block *)(heap.top - HDR) : NULL;
-    Block *tail = sentinel && heap.top_prev_free
-                      ? (Block *)((char *)sentinel - heap.top_prev_free)
-                      : NULL;
+    Block *tail = top_free();
     size_t sealed = 0;
     for (int fl = 0; fl < FL_COUNT; fl++)
         for (int sl = 0; sl < SL_COUNT; sl++) {
@@ -442,5 +450,21 @@ size_t heap_seal(void)
                 b = next;
             }
         }
+    if ((!tail || bsize(tail) < RUN_ROOM + OS_PAGE) && grow(RUN_ROOM + OS_PAGE))
+        tail = top_free();
+    if (tail) {
+        /* the new last block's header is 8 bytes past a page boundary (payloads are 16-aligned) */
+        uintptr_t at = (((uintptr_t)tail - HDR + OS_PAGE - 1) & ~(uintptr_t)(OS_PAGE - 1)) + HDR;
+        uint32_t lead = (uint32_t)(at - (uintptr_t)tail);
+        if (lead && bsize(tail) >= lead + MIN_BLOCK) {
+            take(tail);
+            Block *rest = (Block *)at;
+            rest->size = bsize(tail) - lead; /* used, its predecessor used */
+            tail->size = lead | (tail->size & F_PREV_FREE);
+            memset((char *)tail + HDR, 0, lead - HDR);
+            release(rest);
+            sealed += lead;
+        }
+    }
     return sealed;
 }
