@@ -53,6 +53,7 @@ class GuestInfo:
     build_id: str
     stack_size: int
     wasm_path: Path
+    stack_top: int = 0  # the shadow stack is [0, stack_top); 0 when build.json does not say
 
 
 def _load_guest_info() -> GuestInfo:
@@ -64,7 +65,7 @@ def _load_guest_info() -> GuestInfo:
             "build it with `python -m quickjail.sandbox._build`"
         )
     meta = json.loads(info.read_text())
-    return GuestInfo(meta["build_id"], int(meta["stack_size"]), wasm)
+    return GuestInfo(meta["build_id"], int(meta["stack_size"]), wasm, int(meta.get("stack_top", 0)))
 
 
 _OPT_LEVEL_SPEED = 1
@@ -143,6 +144,9 @@ class EngineState:
         self.bytecode = BytecodeCache()
         self.scratch_addr = self._probe()
         self.scratch_size = SCRATCH_SIZE
+        # guest memory that holds nothing while the guest waits: the shadow stack (every call
+        # has returned) and the scratch buffer (the guest copies out what it needs at once)
+        self.idle_spans = ((0, self.guest.stack_top), (self.scratch_addr, SCRATCH_SIZE))
         self.js_stack_limit = JS_STACK_LIMIT
 
     def increment_epoch(self) -> None:

@@ -13,7 +13,9 @@ argument arrays), routed to the run executing on the current thread.
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable
+import mmap
+import sys
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from quickjail.sandbox import _capi
@@ -41,6 +43,13 @@ _get_fuel = lib.wasmtime_context_get_fuel
 _Raw = _capi.ValRaw
 _STACK_OVERFLOW = 0
 _OUT_OF_FUEL = 11
+_PAGE = mmap.PAGESIZE
+_MADV_DONTNEED = 4
+_madvise: Any = None
+if sys.platform.startswith("linux"):  # elsewhere MADV_DONTNEED need not give the pages back
+    _madvise = ctypes.CDLL(None, use_errno=True).madvise
+    _madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    _madvise.restype = ctypes.c_int
 
 
 class BadPointer(Exception):
@@ -191,6 +200,23 @@ class NativeInstance:
             return None
         self.write(ptr, data)
         return ptr
+
+    def drop(self, spans: Iterable[tuple[int, int]]) -> None:
+        """Give back the resident pages wholly inside the guest spans ``(ptr, length)``.
+
+        Only for memory that holds nothing the guest still needs, while no call runs: Linux
+        drops the pages (MADV_DONTNEED), so the next touch maps them afresh from the module's
+        memory image (or zeros), as in a fresh instance. A parked run then holds no pages it
+        only used while running. A no-op on other systems.
+        """
+        if _madvise is None or not self._store:
+            return
+        base, size = self.memory()
+        for ptr, length in spans:
+            lo = -(-ptr // _PAGE) * _PAGE
+            hi = min(ptr + length, size) // _PAGE * _PAGE
+            if hi > lo:
+                _madvise(base + lo, hi - lo, _MADV_DONTNEED)
 
     def fuel_left(self) -> int:
         """Fuel remaining in the store (metered engines only)."""

@@ -552,7 +552,12 @@ class Run:
         self.wake_in = None
         try:
             self._slices += 1
-            return work()
+            status = work()
+            if status == QJ_PENDING:
+                # the guest waits (for host calls or timers), maybe for long: the pages only its
+                # running used go back to the system
+                self._instance.drop(self.engine.idle_spans)
+            return status
         except _Stopped:
             return None
         except BadPointer:

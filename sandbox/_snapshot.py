@@ -190,6 +190,15 @@ def _stub_imports(store: wasmtime.Store, module: wasmtime.Module) -> list[wasmti
     return out
 
 
+def stack_top(wasm: bytes) -> int:
+    """The stack pointer's initial value: the shadow stack is ``[0, stack_top)`` (the guest is
+    linked stack-first, which :func:`snapshot` relies on too), dead whenever no call runs."""
+    for sid, payload in _sections(wasm):
+        if sid == _SECTION_GLOBAL:
+            return _stack_pointer_init(payload)
+    raise SnapshotError("the module has no global section")
+
+
 def snapshot(raw: bytes) -> bytes:
     """Return ``raw`` rewritten so a fresh instance starts with ``qj_init`` already done."""
     engine = wasmtime.Engine()

@@ -8,7 +8,9 @@
 
 _Static_assert(QJ_WASI_EBADF == __WASI_ERRNO_BADF, "QJ_WASI_EBADF is WASI's EBADF");
 
-uint8_t scratch[QJ_SCRATCH_SIZE];
+/* On pages of its own: the host drops them while the guest waits (sandbox/_native.py,
+ * NativeInstance.drop), and no static shares a page with the bytes a crossing writes. */
+_Alignas(4096) uint8_t scratch[QJ_SCRATCH_SIZE];
 
 uint8_t *qj_scratch(void) { return scratch; }
 

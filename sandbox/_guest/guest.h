@@ -86,6 +86,11 @@ size_t heap_block_size(const void *p);
 /* snapshot time: set init's free holes aside (zeroed) so runs allocate at the top */
 size_t heap_seal(void);
 
+/* ---- our patch to quickjs.c (sandbox/_patches/0006-arenas-sealed-at-snapshot.patch) */
+
+/* snapshot time: arenas made so far take no new blocks; the next ones start at first_size */
+void JS_SealArenas(JSRuntime *rt, unsigned int first_size);
+
 /* ---- mem.c */
 
 extern const JSMallocFunctions qj_malloc_funcs;

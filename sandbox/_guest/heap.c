@@ -10,8 +10,12 @@
  * A free block keeps its free-list links in its payload; its size is also written into the
  * next block's header, so a block being freed finds a free predecessor. Each region taken from
  * memory.grow ends with a zero-size used block (the sentinel); a region that starts where the
- * last one ended extends it instead. Every piece of state is in linear memory (statics), so it
- * is part of the build-time snapshot.
+ * last one ended extends it instead. The sentinel at the top of the heap keeps its tag (the
+ * size of the free block before it) in the heap's state instead: allocations at the top then
+ * write no page but the ones they take, where each change of the free tail's size would
+ * otherwise write the sentinel's page, at the far end of the region (a copy-on-write fault in
+ * a fresh instance). Every piece of state is in linear memory (statics), so it is part of the
+ * build-time snapshot.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -28,6 +32,8 @@
 #define SMALL (1u << FL_SHIFT)
 #define FL_COUNT 25      /* first levels up to 2**31 */
 #define MAX_REQUEST 0x7FFF0000u
+#define OS_PAGE 4096u    /* the usual system page: the unit of a copy-on-write fault */
+#define RUN_ROOM (16u * 1024u) /* room at the top of the sealed heap, for a run's first blocks */
 
 #define F_FREE 1u
 #define F_PREV_FREE 2u
@@ -45,6 +51,7 @@ typedef struct {
     Block *lists[FL_COUNT][SL_COUNT];
     uintptr_t top;      /* the end of the last region (just past its sentinel) */
     int has_top;        /* a region exists (top may wrap to 0 at 4 GiB) */
+    uint32_t top_prev_free; /* the top sentinel's tag: size of the free block before it, or 0 */
 } Heap;
 
 static Heap heap;
@@ -55,6 +62,27 @@ static inline Block *prev_phys(Block *b) { return (Block *)((char *)b - b->prev_
 static inline void *payload(Block *b) { return (char *)b + HDR; }
 static inline Block *block_of(const void *p) { return (Block *)((char *)(uintptr_t)p - HDR); }
 static inline int fls32(uint32_t x) { return 31 - __builtin_clz(x); }
+static inline int is_top(const Block *b) { return heap.has_top && (uintptr_t)b == heap.top - HDR; }
+
+/* The block before `n` became free with `size` bytes: tag `n` (the top sentinel's tag is kept
+ * in the heap's state). */
+static inline void tag_prev_free(Block *n, uint32_t size)
+{
+    if (is_top(n)) {
+        heap.top_prev_free = size;
+        return;
+    }
+    n->prev_size = size;
+    n->size |= F_PREV_FREE;
+}
+
+static inline void tag_prev_used(Block *n)
+{
+    if (is_top(n))
+        heap.top_prev_free = 0;
+    else
+        n->size &= ~F_PREV_FREE;
+}
 
 /* The list a block of `size` belongs to. */
 static void mapping(uint32_t size, int *fl, int *sl)
@@ -112,9 +140,7 @@ static void remove_free(Block *b)
 static void make_free(Block *b, uint32_t size)
 {
     b->size = size | F_FREE | (b->size & F_PREV_FREE);
-    Block *n = next_phys(b);
-    n->prev_size = size;
-    n->size |= F_PREV_FREE;
+    tag_prev_free(next_phys(b), size);
     insert_free(b);
 }
 
@@ -153,7 +179,7 @@ static void take(Block *b)
 {
     remove_free(b);
     b->size &= ~F_FREE;
-    next_phys(b)->size &= ~F_PREV_FREE;
+    tag_prev_used(next_phys(b));
 }
 
 static Block *find_fit(uint32_t size)
@@ -192,8 +218,8 @@ static int grow(uint32_t size)
     Block *sentinel = heap.has_top ? (Block *)(heap.top - HDR) : NULL;
     /* the free block before the sentinel counts only if the new pages will follow it */
     uintptr_t now = (uintptr_t)__builtin_wasm_memory_size(0) * PAGE;
-    if (sentinel && now == heap.top && (sentinel->size & F_PREV_FREE))
-        avail = sentinel->prev_size;
+    if (sentinel && now == heap.top)
+        avail = heap.top_prev_free;
     uint32_t need = size > avail ? size - avail : MIN_BLOCK;
     uint64_t bytes = (uint64_t)need + 2 * HDR;
     size_t pages = (size_t)((bytes + PAGE - 1) / PAGE);
@@ -203,17 +229,22 @@ static int grow(uint32_t size)
     uintptr_t start = (uintptr_t)old * PAGE, end = start + pages * PAGE;
     Block *b;
     if (sentinel && start == heap.top) {
-        b = sentinel; /* the old sentinel becomes the new block's header */
-        b->size = (uint32_t)(pages * PAGE) | (b->size & F_PREV_FREE);
+        b = sentinel; /* the old sentinel becomes the new block's header, with its tag */
+        b->prev_size = heap.top_prev_free;
+        b->size = (uint32_t)(pages * PAGE) | (heap.top_prev_free ? F_PREV_FREE : 0);
     } else {
+        if (sentinel && heap.top_prev_free) { /* no longer the top: its tag goes in place */
+            sentinel->prev_size = heap.top_prev_free;
+            sentinel->size |= F_PREV_FREE;
+        }
         b = (Block *)(start + HDR);
         b->size = (uint32_t)(end - HDR - (uintptr_t)b); /* nothing before it to merge */
     }
-    Block *s = (Block *)(end - HDR);
-    s->prev_size = 0;
-    s->size = 0; /* used, size 0: the region's end */
+    /* memory.grow's pages are zero, so the region's end already reads as a used block of size
+     * 0 (the sentinel); as the top one, its tag is kept in heap.top_prev_free */
     heap.top = end;
     heap.has_top = 1;
+    heap.top_prev_free = 0;
     release(b);
     return 1;
 }
@@ -387,16 +418,24 @@ int posix_memalign(void **out, size_t align, size_t n)
     return 0;
 }
 
+/* The free block that ends at the top of the heap, if any. */
+static Block *top_free(void)
+{
+    if (!heap.has_top || !heap.top_prev_free)
+        return NULL;
+    return (Block *)(heap.top - HDR - heap.top_prev_free);
+}
+
 /* Called once, at the end of qj_init (snapshot time). Every free block but the last one
  * (which ends at the top of the heap) is zeroed and kept out of the free lists for good: the
  * snapshot then stores none of the garbage init left behind, and a run's allocations come from
  * the top of the heap, on pages no other run state shares, instead of from holes spread over
  * the whole snapshot (each first write to a snapshot page costs the run a copy-on-write fault).
- * Returns the bytes set aside. */
+ * The last block then starts on a page of its own, with RUN_ROOM bytes at least: its head up
+ * to the page boundary is set aside too. Returns the bytes set aside. */
 size_t heap_seal(void)
 {
-    Block *sentinel = heap.has_top ? (Block *)(heap.top - HDR) : NULL;
-    Block *tail = sentinel && (sentinel->size & F_PREV_FREE) ? prev_phys(sentinel) : NULL;
+    Block *tail = top_free();
     size_t sealed = 0;
     for (int fl = 0; fl < FL_COUNT; fl++)
         for (int sl = 0; sl < SL_COUNT; sl++) {
@@ -411,5 +450,21 @@ size_t heap_seal(void)
                 b = next;
             }
         }
+    if ((!tail || bsize(tail) < RUN_ROOM + OS_PAGE) && grow(RUN_ROOM + OS_PAGE))
+        tail = top_free();
+    if (tail) {
+        /* the new last block's header is 8 bytes past a page boundary (payloads are 16-aligned) */
+        uintptr_t at = (((uintptr_t)tail - HDR + OS_PAGE - 1) & ~(uintptr_t)(OS_PAGE - 1)) + HDR;
+        uint32_t lead = (uint32_t)(at - (uintptr_t)tail);
+        if (lead && bsize(tail) >= lead + MIN_BLOCK) {
+            take(tail);
+            Block *rest = (Block *)at;
+            rest->size = bsize(tail) - lead; /* used, its predecessor used */
+            tail->size = lead | (tail->size & F_PREV_FREE);
+            memset((char *)tail + HDR, 0, lead - HDR);
+            release(rest);
+            sealed += lead;
+        }
+    }
     return sealed;
 }

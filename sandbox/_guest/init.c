@@ -6,6 +6,9 @@
 
 Guest g;
 
+/* a run's first arena of each small-block size class (see JS_SealArenas) */
+#define FIRST_ARENA_SIZE 256
+
 /* bootstrap.js, which sandbox/_build.py turns into a C string literal in the build folder */
 static const char bootstrap_src[] =
 #include "bootstrap.js.inc"
@@ -55,6 +58,7 @@ int32_t qj_init(void)
     g.args = JS_UNDEFINED;
     /* settle the heap so the snapshot holds no garbage */
     JS_RunGC(g.rt);
+    JS_SealArenas(g.rt, FIRST_ARENA_SIZE);
     heap_seal();
     return QJ_DONE;
 }

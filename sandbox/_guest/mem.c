@@ -12,6 +12,7 @@ typedef struct {
     int in_grace;
     void *emergency;   /* a block held back from the heap, released at the first failure */
     void *finish_reserve; /* held back for reporting the outcome, released when finishing */
+    int quiet;         /* failures are not out-of-memory (qj_mem_quiet) */
 } MemState;
 
 static MemState mem;
@@ -25,8 +26,14 @@ void mem_finishing(void)
     mem.finish_reserve = NULL;
 }
 
+/* Called by our patch to quickjs.c (0006): QuickJS asks for a new small-block arena quietly
+ * first, since a sealed arena may still serve the block when there is no room. */
+void qj_mem_quiet(int on) { mem.quiet = on; }
+
 static void *mem_fail(size_t size)
 {
+    if (mem.quiet)
+        return NULL;
     /* when linear memory itself is exhausted, give back the emergency block so the error
      * object and the program's `catch` block can still allocate */
     if (mem.emergency) {
@@ -50,6 +57,8 @@ static size_t mem_cap(void)
 
 static void *mem_fail_soft(size_t size)
 {
+    if (mem.quiet)
+        return NULL;
     mem.in_grace = 1;
     return mem_fail(size);
 }

@@ -16,7 +16,9 @@
 static uint32_t chacha_key[8];
 static uint32_t chacha_counter[4];   /* block counter (word 12) and nonce (words 13..15) */
 static uint8_t chacha_block[64];
-static size_t chacha_used = sizeof chacha_block;   /* bytes of chacha_block already given out */
+/* bytes of chacha_block not given out yet; zero (a new block is due) at first, so it is no
+ * initialized data: a run's writes stay on the pages of the other statics it writes */
+static size_t chacha_left;
 
 static inline uint32_t rotl32(uint32_t x, int n)
 {
@@ -59,7 +61,7 @@ static void chacha_next_block(void)
     /* the 32-bit block counter carries into the nonce: the stream never repeats in a run */
     for (int i = 0; i < 4 && ++chacha_counter[i] == 0; i++)
         ;
-    chacha_used = 0;
+    chacha_left = sizeof chacha_block;
 }
 
 /* Called by qj_run with the run record's QJ_HDR_ENTROPY_* words: the key of this run's stream,
@@ -68,19 +70,19 @@ void crypto_seed(const uint32_t key[8])
 {
     memcpy(chacha_key, key, sizeof chacha_key);
     memset(chacha_counter, 0, sizeof chacha_counter);
-    chacha_used = sizeof chacha_block;
+    chacha_left = 0;
 }
 
 static void random_fill(uint8_t *p, size_t n)
 {
     while (n > 0) {
-        if (chacha_used == sizeof chacha_block)
+        if (chacha_left == 0)
             chacha_next_block();
-        size_t k = sizeof chacha_block - chacha_used;
+        size_t k = chacha_left;
         if (k > n)
             k = n;
-        memcpy(p, chacha_block + chacha_used, k);
-        chacha_used += k;
+        memcpy(p, chacha_block + (sizeof chacha_block - chacha_left), k);
+        chacha_left -= k;
         p += k;
         n -= k;
     }
