@@ -75,6 +75,9 @@ PATCHES_DIR = PACKAGE_DIR / "_patches"
 #   0006  the interpreter dispatches with a switch on wasm: clang lowers its computed gotos to a
 #         table load plus one br_table, the switch is the br_table alone (~10 % fewer instructions
 #         in the interpreter loop, benchmarks/README.md "Compute: why wasm is slower")
+#   0007  JSON.parse reads a number of at most 15 significant digits and a power of ten up to
+#         1e22 with one exact multiply or divide (correctly rounded, as strtod is) and leaves the
+#         rest to wasi-libc's strtod, which computes in software-emulated 128-bit long double
 PATCHES = {
     "0001-out-of-memory-error.patch": (
         "48d3f7895824519300ad82b4e78063941f935ad4505e24fce847475b07842ba4"
@@ -93,6 +96,9 @@ PATCHES = {
     ),
     "0006-switch-dispatch-on-wasm.patch": (
         "8851eec7a82ee4049c95d2d4f682cac3fbf996907fbb29f382292e3840f7d2cf"
+    ),
+    "0007-json-parse-number-fast-path.patch": (
+        "1ca1b427b53f35600014c11bc473ab3493a2a9798976039e107d3ee040a54f6c"
     ),
 }
 WASM_PATH = GUEST_DIR / "quickjail.wasm"
