@@ -76,6 +76,12 @@ PATCHES_DIR = PACKAGE_DIR / "_patches"
 #         blocks and each size class's next arena starts at 256 bytes, doubling to 4 KiB, so a
 #         run's small objects are packed in a few pages at the top of the heap instead of one
 #         page per size class spread over the snapshot (each a copy-on-write fault)
+#   0007  the interpreter dispatches with a switch on wasm: clang lowers its computed gotos to a
+#         table load plus one br_table, the switch is the br_table alone (~10 % fewer instructions
+#         in the interpreter loop, benchmarks/README.md "Compute: why wasm is slower")
+#   0008  JSON.parse reads a number of at most 15 significant digits and a power of ten up to
+#         1e22 with one exact multiply or divide (correctly rounded, as strtod is) and leaves the
+#         rest to wasi-libc's strtod, which computes in software-emulated 128-bit long double
 PATCHES = {
     "0001-out-of-memory-error.patch": (
         "48d3f7895824519300ad82b4e78063941f935ad4505e24fce847475b07842ba4"
@@ -94,6 +100,12 @@ PATCHES = {
     ),
     "0006-arenas-sealed-at-snapshot.patch": (
         "b657558d91f0664d95c37da3dc8582b1c7e90dd8a4e08b75d53de6137db29859"
+    ),
+    "0007-switch-dispatch-on-wasm.patch": (
+        "8851eec7a82ee4049c95d2d4f682cac3fbf996907fbb29f382292e3840f7d2cf"
+    ),
+    "0008-json-parse-number-fast-path.patch": (
+        "1ca1b427b53f35600014c11bc473ab3493a2a9798976039e107d3ee040a54f6c"
     ),
 }
 WASM_PATH = GUEST_DIR / "quickjail.wasm"
