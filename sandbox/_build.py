@@ -105,7 +105,7 @@ PATCHES = {
         "8851eec7a82ee4049c95d2d4f682cac3fbf996907fbb29f382292e3840f7d2cf"
     ),
     "0008-json-parse-number-fast-path.patch": (
-        "1ca1b427b53f35600014c11bc473ab3493a2a9798976039e107d3ee040a54f6c"
+        "cbfb53405029b71123596d809b2735131c220e3d94d938036644af601b105cc3"
     ),
 }
 WASM_PATH = GUEST_DIR / "quickjail.wasm"
