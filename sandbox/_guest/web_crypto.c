@@ -321,6 +321,42 @@ static JSValue js_random_fill(JSContext *ctx, JSValueConst this_val, int argc, J
     return JS_UNDEFINED;
 }
 
+/* fillTyped(view, max) -> true when it filled `view`, an integer typed array of at most `max`
+ * bytes reaching the end of its buffer: getRandomValues' common case in one call. false for
+ * anything else (not a typed array, a float array, too large, detached, out of bounds, a view
+ * of part of a buffer), which crypto.js then checks and answers on its general path,
+ * unchanged. */
+static JSValue js_fill_typed(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    (void)this_val;
+    int64_t max;
+    if (argc < 2 || JS_ToInt64(ctx, &max, argv[1]))
+        return JS_EXCEPTION;
+    int type = JS_GetTypedArrayType(argv[0]);
+    if (type < JS_TYPED_ARRAY_UINT8C || type > JS_TYPED_ARRAY_BIG_UINT64)
+        return JS_FALSE;
+    size_t offset, length, size;
+    JSValue buffer = JS_GetTypedArrayBuffer(ctx, argv[0], &offset, &length, NULL);
+    if (JS_IsException(buffer)) {
+        JS_FreeValue(ctx, JS_GetException(ctx)); /* out of bounds: the general path says so */
+        return JS_FALSE;
+    }
+    uint8_t *p = (int64_t)length <= max ? JS_GetArrayBuffer(ctx, &size, buffer) : NULL;
+    JS_FreeValue(ctx, buffer);
+    if (!p) {
+        if (JS_HasException(ctx))
+            JS_FreeValue(ctx, JS_GetException(ctx)); /* detached */
+        return JS_FALSE;
+    }
+    /* only a view that ends where its buffer ends: a length-tracking view's recorded length
+     * can be stale after a resize (its current length is then the rest of the buffer), and
+     * the general path reads the current one */
+    if (offset > size || length != size - offset)
+        return JS_FALSE;
+    random_fill(p + offset, length);
+    return JS_TRUE;
+}
+
 /* digest(index, u8) -> ArrayBuffer: index into digests[] */
 static JSValue js_digest(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
@@ -343,6 +379,8 @@ int web_crypto_natives(JSContext *ctx, JSValueConst native)
 {
     if (JS_SetPropertyStr(ctx, native, "randomFill",
                           JS_NewCFunction(ctx, js_random_fill, "randomFill", 1)) < 0 ||
+        JS_SetPropertyStr(ctx, native, "fillTyped",
+                          JS_NewCFunction(ctx, js_fill_typed, "fillTyped", 2)) < 0 ||
         JS_SetPropertyStr(ctx, native, "digest", JS_NewCFunction(ctx, js_digest, "digest", 2)) < 0)
         return -1;
     return 0;

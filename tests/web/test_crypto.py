@@ -38,6 +38,25 @@ CASES: list[tuple[str, str, object]] = [
         [True, True, True],
     ),
     (
+        "views_of_resizable_detached_and_shared_buffers_are_filled_as_they_are_now",
+        """const out = [];
+        const rab = new ArrayBuffer(16, { maxByteLength: 64 }), tracking = new Uint8Array(rab);
+        rab.resize(32);
+        crypto.getRandomValues(tracking);
+        out.push(tracking.length, tracking.slice(16).some((v) => v !== 0));
+        rab.resize(8);
+        crypto.getRandomValues(tracking);
+        out.push(tracking.length);
+        const whole = new Uint8Array(24), head = whole.subarray(0, 8);
+        crypto.getRandomValues(head);
+        out.push(whole.slice(8).every((v) => v === 0), head.some((v) => v !== 0));
+        const ab = new ArrayBuffer(8), gone = new Uint8Array(ab);
+        structuredClone(ab, { transfer: [ab] });
+        try { crypto.getRandomValues(gone); out.push("no error"); } catch (e) { out.push(e.name); }
+        return out""",
+        [32, True, 8, True, True, "TypeError"],
+    ),
+    (
         "float_arrays_and_data_views_are_type_mismatch_errors",
         """return [new Float32Array(4), new Float64Array(4),
                 new DataView(new ArrayBuffer(4))].map((a) => {

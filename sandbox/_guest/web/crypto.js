@@ -2,7 +2,7 @@
   const G = globalThis, dp = Object.defineProperty, gopd = Object.getOwnPropertyDescriptors;
   const TE = TypeError, DOMException = G.DOMException, U8 = Uint8Array, P = Promise;
   const apply = Reflect.apply, gp = Object.getPrototypeOf;
-  const randomFill = native.randomFill, digest = native.digest;
+  const randomFill = native.randomFill, fillTyped = native.fillTyped, digest = native.digest;
   const resolve = (v) => apply(P.resolve, P, [v]), reject = (e) => apply(P.reject, P, [e]);
   // the internal slots, read through the intrinsics' own getters
   const TA = gp(U8);
@@ -88,6 +88,7 @@
     getRandomValues(array) {
       this.#subtle;   // brand check: TypeError when `this` is not a Crypto
       if (arguments.length < 1) throw new TE("getRandomValues: 1 argument required");
+      if (fillTyped(array, MAX_RANDOM_BYTES)) return array;   // the common case, in one call
       const t = typeof array === "object" && array !== null ? tag(array) : undefined;
       if (t === undefined) {
         if (typeof array === "object" && array !== null && isDataView(array))
