@@ -15,6 +15,7 @@ queue of at most ``max_queued`` runs; past that, awaiting a run raises :class:`Q
 from __future__ import annotations
 
 import collections
+import math
 import os
 import signal
 import site
@@ -90,16 +91,19 @@ def _how(returncode: int | None) -> str:
 class _Connection:
     """One run's channel to one worker: the worker's frames wait here for the run's task."""
 
-    def __init__(self, pool: ProcessPool, worker: _Worker) -> None:
+    def __init__(
+        self, pool: ProcessPool, worker: _Worker, token: anyio.lowlevel.EventLoopToken | None
+    ) -> None:
         self._pool = pool
         self._worker = worker
-        self._token = anyio.lowlevel.current_token()
+        self._token = token  # None: a thread drives the run (the ``*_sync`` methods)
         self._cond = threading.Condition()
         self._frames: collections.deque[bytes] = collections.deque()
         self._bytes = 0
         self._end: BaseException | None = None
-        self._event = anyio.Event()
+        self._event = anyio.Event() if token is not None else None
         self._closed = False
+        self._poked = False
 
     # the worker's reader thread
 
@@ -118,6 +122,7 @@ class _Connection:
                 self._cond.wait()
             self._frames.append(frame)
             self._bytes += len(frame)
+            self._cond.notify_all()
         _soon(self._token, self._wake)
 
     def fail(self, exc: BaseException) -> None:
@@ -131,6 +136,7 @@ class _Connection:
     # the run's task
 
     def _wake(self) -> None:
+        assert self._event is not None
         self._event.set()
 
     async def send(self, frame: bytes) -> None:
@@ -139,20 +145,55 @@ class _Connection:
     async def receive(self) -> bytes:
         while True:
             with self._cond:
-                if self._frames:
-                    frame = self._frames.popleft()
-                    self._bytes -= len(frame)
-                    self._cond.notify_all()
+                frame = self._take_locked()
+                if frame is not None:
                     return frame
-                if self._end is not None:
-                    raise self._end
                 self._event = anyio.Event()
             await self._event.wait()
+
+    def _take_locked(self) -> bytes | None:
+        if self._frames:
+            frame = self._frames.popleft()
+            self._bytes -= len(frame)
+            self._cond.notify_all()
+            return frame
+        if self._end is not None:
+            raise self._end
+        return None
+
+    # the thread driving a run without an event loop (RemoteExecution.run_sync)
+
+    def send_sync(self, frame: bytes) -> None:
+        """Send a frame to the worker from any thread (never blocks)."""
+        self._worker.write(frame)
+
+    def receive_sync(self, timeout: float) -> bytes | None:
+        """The worker's next frame, waiting at most ``timeout`` seconds (``math.inf``: no
+        limit); None when the wait ended first or :meth:`poke` woke it.
+
+        Raises:
+            WorkerLost, ProtocolError: as :meth:`receive`.
+        """
+        with self._cond:
+            if not self._frames and self._end is None and not self._poked:
+                self._cond.wait(None if timeout == math.inf else max(timeout, 0.0))
+            self._poked = False
+            return self._take_locked()
+
+    def poke(self) -> None:
+        """Wake a :meth:`receive_sync` waiting now or next (any thread)."""
+        with self._cond:
+            self._poked = True
+            self._cond.notify_all()
 
     def kill(self) -> None:
         self._worker.kill()
 
     async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """The run is done with the worker: it goes back to the pool (see :meth:`aclose`)."""
         with self._cond:
             self._closed = True
             stray = bool(self._frames)
@@ -318,16 +359,21 @@ class _Worker:
 class _Slot:
     """A run waiting for a free worker."""
 
-    __slots__ = ("error", "event", "token", "worker")
+    __slots__ = ("error", "event", "thread_event", "token", "worker")
 
-    def __init__(self) -> None:
-        self.token = anyio.lowlevel.current_token()
-        self.event = anyio.Event()
+    def __init__(self, thread_event: threading.Event | None = None) -> None:
+        self.thread_event = thread_event  # set: a thread waits (connect_sync), not a loop
+        self.token = anyio.lowlevel.current_token() if thread_event is None else None
+        self.event = anyio.Event() if thread_event is None else None
         self.worker: _Worker | None = None
         self.error: ExecutorError | None = None
 
     def wake(self) -> None:
-        _soon(self.token, self.event.set)
+        if self.thread_event is not None:
+            self.thread_event.set()
+        else:
+            assert self.event is not None
+            _soon(self.token, self.event.set)
 
 
 class ProcessPool:
@@ -422,20 +468,12 @@ class ProcessPool:
             WorkerStartError: ``MAX_START_FAILURES`` workers in a row died before they
                 were ready while this run waited (the next run tries again).
         """
-        with self._lock:
-            self._check_open()
-            self._revive_locked()
-            self._start_locked()
-            if self._idle and not self._waiting:
-                return self._hand(self._idle.popleft())
-            starting = sum(1 for w in self._workers if not w.ready)  # soon free
-            if len(self._waiting) >= self._max_queued + starting:
-                raise QueueFull(
-                    f"all {self._size} workers are busy and {self._max_queued} runs wait"
-                )
-            slot = _Slot()
-            self._waiting.append(slot)
+        token = anyio.lowlevel.current_token()
+        slot = self._queue(token, None)
+        if isinstance(slot, _Connection):
+            return slot
         try:
+            assert slot.event is not None
             await slot.event.wait()
         except BaseException:
             with self._lock:
@@ -448,7 +486,45 @@ class ProcessPool:
         if slot.error is not None:
             raise slot.error
         assert slot.worker is not None
-        return self._hand(slot.worker)
+        return self._hand(slot.worker, token)
+
+    def connect_sync(self, wake: threading.Event) -> _Connection | None:
+        """:meth:`connect` for a thread: waits until a worker is free or ``wake`` is set
+        (the run was stopped: then None, and a worker found meanwhile goes back).
+
+        Raises:
+            ExecutorClosed, QueueFull, WorkerStartError: as :meth:`connect`.
+        """
+        slot = self._queue(None, wake)
+        if isinstance(slot, _Connection):
+            return slot
+        wake.wait()
+        with self._lock:
+            if slot in self._waiting:
+                self._waiting.remove(slot)
+            worker, slot.worker = slot.worker, None
+        if slot.error is not None:
+            raise slot.error
+        return None if worker is None else self._hand(worker, None)
+
+    def _queue(
+        self, token: anyio.lowlevel.EventLoopToken | None, wake: threading.Event | None
+    ) -> _Connection | _Slot:
+        """A free worker's connection at once, or the slot of a run now waiting for one."""
+        with self._lock:
+            self._check_open()
+            self._revive_locked()
+            self._start_locked()
+            if self._idle and not self._waiting:
+                return self._hand(self._idle.popleft(), token)
+            starting = sum(1 for w in self._workers if not w.ready)  # soon free
+            if len(self._waiting) >= self._max_queued + starting:
+                raise QueueFull(
+                    f"all {self._size} workers are busy and {self._max_queued} runs wait"
+                )
+            slot = _Slot(wake)
+            self._waiting.append(slot)
+            return slot
 
     def close(self) -> None:
         """Stop the pool: no more runs, waiting runs raise ExecutorClosed, idle workers exit,
@@ -516,8 +592,8 @@ class ProcessPool:
         for _ in range(self._size):
             self._workers.append(_Worker(self))
 
-    def _hand(self, worker: _Worker) -> _Connection:
-        conn = _Connection(self, worker)
+    def _hand(self, worker: _Worker, token: anyio.lowlevel.EventLoopToken | None) -> _Connection:
+        conn = _Connection(self, worker, token)
         worker.conn = conn
         return conn
 
