@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import math
 import os
+import select
 import signal
 import site
 import subprocess
@@ -74,6 +75,18 @@ def _environment() -> dict[str, str]:
         path = env.get("PYTHONPATH")
         env["PYTHONPATH"] = (path + os.pathsep if path else "") + _PACKAGE_ROOT
     return env
+
+
+def _unsent(parts: list[bytes | memoryview], sent: int) -> list[bytes | memoryview]:
+    """What is left of ``parts`` once ``sent`` bytes of them were written."""
+    rest: list[bytes | memoryview] = []
+    for part in parts:
+        if sent >= len(part):
+            sent -= len(part)
+            continue
+        rest.append(memoryview(part)[sent:] if sent else part)
+        sent = 0
+    return rest
 
 
 def _how(returncode: int | None) -> str:
@@ -221,8 +234,12 @@ class _Worker:
         self.how: str | None = None  # why the caller killed it, when it did
         self._killed = False
         self._lock = threading.Lock()
-        self._out: collections.deque[bytes | None] = collections.deque()
+        assert self.proc.stdin is not None
+        self._stdin_fd = self.proc.stdin.fileno()
+        os.set_blocking(self._stdin_fd, False)
+        self._out: collections.deque[list[bytes | memoryview] | None] = collections.deque()
         self._out_cond = threading.Condition()
+        self._writing = False  # the writer thread is writing a frame: later ones queue
         self._reader = threading.Thread(
             target=self._read, name="quickjail-pool-reader", daemon=True
         )
@@ -237,12 +254,26 @@ class _Worker:
         return self.proc.pid
 
     def write(self, frame: bytes) -> None:
-        """Queue a frame for the worker's stdin (never blocks)."""
+        """Send a frame to the worker's stdin without ever blocking: written at once when the
+        pipe has room and nothing is queued before it, else queued for the writer thread."""
+        head = len(frame).to_bytes(4, "little")
         with self._out_cond:
             if self._killed or self.proc.returncode is not None:
                 raise WorkerLost("the worker process is gone")
-            self._out.append(frame)
-            self._out_cond.notify()
+            if self._out or self._writing:
+                self._out.append([head, frame])
+                self._out_cond.notify()
+                return
+            try:
+                sent = os.writev(self._stdin_fd, [head, frame])  # the pipe is non-blocking
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                return  # the process is gone: the reader thread reports it
+            rest = _unsent([head, frame], sent)
+            if rest:
+                self._out.append(rest)
+                self._out_cond.notify()
 
     def kill(self, how: str | None = None) -> None:
         """SIGKILL the process (idempotent); the reader thread then reaps and reports it."""
@@ -276,22 +307,34 @@ class _Worker:
         self._writer.join()
 
     def _write(self) -> None:
+        """Write what :meth:`write` could not, waiting for the pipe to have room."""
         stdin = self.proc.stdin
         assert stdin is not None
+        poll = select.poll()
+        poll.register(self._stdin_fd, select.POLLOUT)
         try:
             while True:
                 with self._out_cond:
                     while not self._out:
                         self._out_cond.wait()
-                    frame = self._out.popleft()
-                if frame is None:
+                    parts = self._out.popleft()
+                    self._writing = parts is not None
+                if parts is None:
                     break
-                stdin.write(len(frame).to_bytes(4, "little"))  # the frame is not copied
-                stdin.write(frame)
-                stdin.flush()
+                while parts:
+                    poll.poll()
+                    try:
+                        sent = os.writev(self._stdin_fd, parts)
+                    except BlockingIOError:
+                        continue
+                    parts = _unsent(parts, sent)
+                with self._out_cond:
+                    self._writing = False
         except (OSError, ValueError):
             pass  # the process is gone: the reader reports it
         finally:
+            with self._out_cond:
+                self._writing = False
             try:
                 stdin.close()
             except OSError:
