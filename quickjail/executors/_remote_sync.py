@@ -243,4 +243,5 @@ class SyncDriver:
             conn.send_sync(_wire.pack(_wire.REPLY, (call_id, ok), (reply,)))
         except Exception:
             pass  # the worker is gone; receiving says so
-        conn.poke()  # the deadline moved (time in host calls), the budget was given back
+        # no poke: the driver takes the budget back with the next frame, and a deadline it
+        # wakes for early is computed again (time in host calls only moves it later)
