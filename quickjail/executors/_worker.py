@@ -64,7 +64,8 @@ def main() -> int:
             if _wire.unpack(frame, head_cap=len(frame))[0] in (_wire.REPLY, _wire.TERMINATE):
                 continue  # a late frame of a run that ended
             return 2
-        runs.put(served)
+        if not served.start():  # a run with async host functions needs a driving thread
+            runs.put(served)
 
 
 def _runner(runs: queue.SimpleQueue[ServedRun]) -> None:
