@@ -37,16 +37,19 @@ from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._program import Program, content_id
 from quickjail.sandbox._result import CodeResult, ErrorInfo
 from quickjail.sandbox._run import MAX_HOST_ERRORS
+from quickjail.sandbox._threads import Deadlines, Workers
 from quickjail.sandbox.errors import TransferError
 from quickjail.sandbox.host import HostFunction, is_async_callable
 
 __all__ = [
     "DEADLINE_GRACE",
+    "HOST_THREADS_CAP",
     "TERMINATE_GRACE",
     "Connection",
     "RemoteExecution",
     "Transport",
     "WorkerLost",
+    "host_threads",
 ]
 
 DEADLINE_GRACE: Final = 2.0
@@ -54,6 +57,10 @@ DEADLINE_GRACE: Final = 2.0
 it (the worker enforces the timeout itself; this only catches a hung or stopped worker)."""
 TERMINATE_GRACE: Final = 2.0
 """Seconds after ``terminate`` the caller waits for the worker's result before killing it."""
+HOST_THREADS_CAP: Final = 4096
+"""Threads serving the sync host calls of remote runs at most, process-wide: a shared pool
+that grows on demand (a blocking call never waits for, or holds up, another run's calls)
+and whose idle threads exit; the cap only keeps a runaway from exhausting the process."""
 _BUDGET_FACTOR: Final = 2  # the caller decodes re-encoded values: room for encoding slack
 
 
@@ -113,6 +120,21 @@ def _guest_build_id() -> str:
     if _build_id is None:
         _build_id = _engine._load_guest_info().build_id
     return _build_id
+
+
+_host_pool: Workers | None = None
+_host_pool_lock = threading.Lock()
+
+
+def host_threads() -> Workers:
+    """The threads that call sync host functions for remote runs (created on first use)."""
+    global _host_pool
+    with _host_pool_lock:
+        if _host_pool is None:
+            _host_pool = Workers(
+                1, HOST_THREADS_CAP, Deadlines(), grow_after=0.0, name="quickjail-host-call"
+            )
+        return _host_pool
 
 
 class RemoteExecution(CodeExecution):
@@ -558,11 +580,9 @@ class RemoteExecution(CodeExecution):
                     return self._interrupted(dispatch, fn, exc)
                 return dispatch.settle(fn, value, ok=True)
             try:
-                # a thread of its own, as in-process (where it runs on the run's guest thread):
-                # a blocking host function never waits for, or holds up, another run's calls
-                ok, outcome = await anyio.to_thread.run_sync(
-                    invoke, fn, args, abandon_on_cancel=True, limiter=anyio.CapacityLimiter(1)
-                )
+                # on the shared growing pool, as in-process on the run's guest thread: a
+                # blocking host function never waits for, or holds up, another run's calls
+                ok, outcome = await _on_host_thread(fn, args)
             except anyio.get_cancelled_exc_class():
                 raise
             except BaseException as exc:  # SystemExit, KeyboardInterrupt from the function
@@ -673,6 +693,28 @@ class RemoteExecution(CodeExecution):
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Report:
     value: Any
+
+
+async def _on_host_thread(fn: HostFunction, args: tuple[Any, ...]) -> tuple[bool, Any]:
+    """:func:`invoke` on a host-call thread; a cancelled waiter abandons the call (the
+    function runs to its end there; its outcome is dropped)."""
+    token = anyio.lowlevel.current_token()
+    done = anyio.Event()
+    box: list[tuple[bool, Any] | BaseException] = []
+
+    def job() -> None:
+        try:
+            box.append(invoke(fn, args))
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt: the awaiter raises it
+            box.append(exc)
+        _soon(token, done.set)
+
+    host_threads().submit(job)
+    await done.wait()
+    out = box[0]
+    if isinstance(out, BaseException):
+        raise out
+    return out
 
 
 def _in_event_loop() -> bool:

@@ -18,19 +18,19 @@ import time
 from typing import Any, Protocol
 
 from quickjail.executors import _wire
-from quickjail.executors._remote import _BUDGET_FACTOR, RemoteExecution, WorkerLost
+from quickjail.executors._remote import (
+    _BUDGET_FACTOR,
+    RemoteExecution,
+    WorkerLost,
+    host_threads,
+)
 from quickjail.sandbox import _values
 from quickjail.sandbox._hostcall import Dispatch, invoke
 from quickjail.sandbox._program import Program
 from quickjail.sandbox._result import CodeResult, ErrorInfo
-from quickjail.sandbox._threads import Deadlines, Workers
 from quickjail.sandbox.host import HostFunction
 
-__all__ = ["HOST_THREADS_CAP", "SyncConnection", "SyncDriver", "SyncTransport"]
-
-HOST_THREADS_CAP = 4096
-"""Threads serving sync host calls of sync-driven remote runs at most, process-wide (they grow
-on demand and idle ones exit; a cap only so a runaway cannot exhaust the process)."""
+__all__ = ["SyncConnection", "SyncDriver", "SyncTransport"]
 
 
 class SyncConnection(Protocol):
@@ -63,20 +63,6 @@ class SyncTransport(Protocol):
     def connect_sync(self, wake: threading.Event) -> SyncConnection | None:
         """A connection once a worker is free, or None once ``wake`` is set first."""
         ...
-
-
-_host_pool: Workers | None = None
-_host_pool_lock = threading.Lock()
-
-
-def _host_threads() -> Workers:
-    global _host_pool
-    with _host_pool_lock:
-        if _host_pool is None:
-            _host_pool = Workers(
-                1, HOST_THREADS_CAP, Deadlines(), grow_after=0.0, name="quickjail-host-call"
-            )
-        return _host_pool
 
 
 class SyncDriver:
@@ -233,7 +219,7 @@ class SyncDriver:
                 self._released.append(charged)
             self._finish(conn, call_id, *reply)
 
-        _host_threads().submit(job)
+        host_threads().submit(job)
 
     def _finish(self, conn: SyncConnection, call_id: int, ok: bool, reply: bytes) -> None:
         ex = self._ex
