@@ -531,6 +531,19 @@ class ProcessPool:
         assert slot.worker is not None
         return self._hand(slot.worker, token)
 
+    def connect_nowait(self) -> _Connection | None:
+        """A connection to a worker that is free now (and no run waits before this one),
+        else None (then :meth:`connect` waits in the queue). Called on the run's loop.
+
+        Raises:
+            ExecutorClosed: the pool was closed.
+        """
+        with self._lock:
+            self._check_open()
+            if self._idle and not self._waiting and self._broken is None:
+                return self._hand(self._idle.popleft(), anyio.lowlevel.current_token())
+        return None
+
     def connect_sync(self, wake: threading.Event) -> _Connection | None:
         """:meth:`connect` for a thread: waits until a worker is free or ``wake`` is set
         (the run was stopped: then None, and a worker found meanwhile goes back).

@@ -343,6 +343,11 @@ class RemoteExecution(CodeExecution):
 
     async def _connect(self) -> Connection | None:
         """A connection from the transport, or None when the run was stopped first."""
+        now = getattr(self._transport, "connect_nowait", None)
+        if now is not None and self._stop is None:
+            conn: Connection | None = now()  # a free worker at once: no waiting to watch
+            if conn is not None:
+                return conn
         box: list[Connection] = []
         errors: list[Exception] = []
         try:
