@@ -4,8 +4,11 @@ Each worker is ``python -m quickjail.executors._worker`` started with :mod:`subp
 engine and compiled guest are loaded once, and it serves one run at a time over framed pipes
 (stdin and stdout). Per worker, one reader thread takes its frames (each length checked
 against ``MAX_FRAME_BYTES`` before the body is read, at most ``MAX_BUFFERED_BYTES`` waiting
-for the run's task) and one writer thread writes the caller's frames, so no event loop ever
-blocks on a pipe and any event loop (asyncio, trio, ``run_sync``'s own) can drive a run.
+for the run), and the caller's frames are written by the sending thread when the worker's
+(non-blocking) pipe has room, else by one writer thread, so nothing that drives a run ever
+blocks on a pipe: any event loop (asyncio, trio), or the thread calling ``run_sync`` (which
+then waits on the run's connection itself, with no event loop, when nothing async is
+involved).
 
 A worker that exits, is killed, or breaks the protocol is reaped and replaced; its run ends
 ``error`` (see :mod:`quickjail.executors._remote`). A run waits for a free worker in a FIFO
@@ -153,7 +156,7 @@ class _Connection:
         self._event.set()
 
     async def send(self, frame: bytes) -> None:
-        self._worker.write(frame)
+        self.send_sync(frame)
 
     async def receive(self) -> bytes:
         while True:
@@ -177,8 +180,16 @@ class _Connection:
     # the thread driving a run without an event loop (RemoteExecution.run_sync)
 
     def send_sync(self, frame: bytes) -> None:
-        """Send a frame to the worker from any thread (never blocks)."""
-        self._worker.write(frame)
+        """Send a frame to the worker from any thread (never blocks).
+
+        Raises:
+            WorkerLost: the worker is gone, or this run is over (a host call that returns
+                after its run ended must not reach the worker's next run).
+        """
+        with self._cond:  # held while writing: close() cannot hand the worker on meanwhile
+            if self._closed:
+                raise WorkerLost("the run is over")
+            self._worker.write(frame)
 
     def receive_sync(self, timeout: float) -> bytes | None:
         """The worker's next frame, waiting at most ``timeout`` seconds (``math.inf``: no

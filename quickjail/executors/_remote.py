@@ -225,7 +225,8 @@ class RemoteExecution(CodeExecution):
         return await self._drive()
 
     def run_sync(self) -> CodeResult:
-        """Drive the run from synchronous code (a private event loop; blocks the caller)."""
+        """Drive the run from synchronous code (blocks the caller): from this thread when the
+        transport allows it and nothing async is involved, else on a private event loop."""
         if self._result is not None:
             return self._result
         if self._started:
