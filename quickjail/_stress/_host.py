@@ -1,7 +1,8 @@
 """The host phase: what the stress test left behind in the host process.
 
 After both phases, no thread the stress test did not find at the start may still be alive
-(the sandbox's own worker pool excepted), and the process's resident memory may have grown
+(the process-wide thread pools excepted: the sandbox's workers, and the threads executors
+call sync host functions on), and the process's resident memory may have grown
 by at most the guest memory limit plus :data:`RSS_MARGIN`.
 """
 
@@ -18,14 +19,16 @@ __all__ = ["RSS_MARGIN", "check_host"]
 
 RSS_MARGIN: Final = 256 * 2**20  # host RSS growth allowed on top of the guest memory limit
 _THREAD_GRACE: Final = 3.0
-_POOL_THREAD: Final = "quickjail-worker"
+_POOL_THREADS: Final = frozenset(
+    {"quickjail-worker", "quickjail-host-call", "quickjail-deadlines"}
+)  # process-wide pools, kept (and reused) after the runs that started them
 
 
 def _other_threads(baseline: set[threading.Thread]) -> list[threading.Thread]:
     return [
         t
         for t in threading.enumerate()
-        if t not in baseline and t.is_alive() and t.name != _POOL_THREAD
+        if t not in baseline and t.is_alive() and t.name not in _POOL_THREADS
     ]
 
 

@@ -4,8 +4,11 @@ Each worker is ``python -m quickjail.executors._worker`` started with :mod:`subp
 engine and compiled guest are loaded once, and it serves one run at a time over framed pipes
 (stdin and stdout). Per worker, one reader thread takes its frames (each length checked
 against ``MAX_FRAME_BYTES`` before the body is read, at most ``MAX_BUFFERED_BYTES`` waiting
-for the run's task) and one writer thread writes the caller's frames, so no event loop ever
-blocks on a pipe and any event loop (asyncio, trio, ``run_sync``'s own) can drive a run.
+for the run), and the caller's frames are written by the sending thread when the worker's
+(non-blocking) pipe has room, else by one writer thread, so nothing that drives a run ever
+blocks on a pipe: any event loop (asyncio, trio), or the thread calling ``run_sync`` (which
+then waits on the run's connection itself, with no event loop, when nothing async is
+involved).
 
 A worker that exits, is killed, or breaks the protocol is reaped and replaced; its run ends
 ``error`` (see :mod:`quickjail.executors._remote`). A run waits for a free worker in a FIFO
@@ -15,7 +18,9 @@ queue of at most ``max_queued`` runs; past that, awaiting a run raises :class:`Q
 from __future__ import annotations
 
 import collections
+import math
 import os
+import select
 import signal
 import site
 import subprocess
@@ -75,6 +80,18 @@ def _environment() -> dict[str, str]:
     return env
 
 
+def _unsent(parts: list[bytes | memoryview], sent: int) -> list[bytes | memoryview]:
+    """What is left of ``parts`` once ``sent`` bytes of them were written."""
+    rest: list[bytes | memoryview] = []
+    for part in parts:
+        if sent >= len(part):
+            sent -= len(part)
+            continue
+        rest.append(memoryview(part)[sent:] if sent else part)
+        sent = 0
+    return rest
+
+
 def _how(returncode: int | None) -> str:
     if returncode is None:
         return "its channel broke"
@@ -90,16 +107,19 @@ def _how(returncode: int | None) -> str:
 class _Connection:
     """One run's channel to one worker: the worker's frames wait here for the run's task."""
 
-    def __init__(self, pool: ProcessPool, worker: _Worker) -> None:
+    def __init__(
+        self, pool: ProcessPool, worker: _Worker, token: anyio.lowlevel.EventLoopToken | None
+    ) -> None:
         self._pool = pool
         self._worker = worker
-        self._token = anyio.lowlevel.current_token()
+        self._token = token  # None: a thread drives the run (the ``*_sync`` methods)
         self._cond = threading.Condition()
         self._frames: collections.deque[bytes] = collections.deque()
         self._bytes = 0
         self._end: BaseException | None = None
-        self._event = anyio.Event()
+        self._event = anyio.Event() if token is not None else None
         self._closed = False
+        self._poked = False
 
     # the worker's reader thread
 
@@ -118,6 +138,7 @@ class _Connection:
                 self._cond.wait()
             self._frames.append(frame)
             self._bytes += len(frame)
+            self._cond.notify_all()
         _soon(self._token, self._wake)
 
     def fail(self, exc: BaseException) -> None:
@@ -131,28 +152,72 @@ class _Connection:
     # the run's task
 
     def _wake(self) -> None:
+        assert self._event is not None
         self._event.set()
 
     async def send(self, frame: bytes) -> None:
-        self._worker.write(frame)
+        self.send_sync(frame)
 
     async def receive(self) -> bytes:
         while True:
             with self._cond:
-                if self._frames:
-                    frame = self._frames.popleft()
-                    self._bytes -= len(frame)
-                    self._cond.notify_all()
+                frame = self._take_locked()
+                if frame is not None:
                     return frame
-                if self._end is not None:
-                    raise self._end
                 self._event = anyio.Event()
             await self._event.wait()
+
+    def _take_locked(self) -> bytes | None:
+        if self._frames:
+            frame = self._frames.popleft()
+            self._bytes -= len(frame)
+            self._cond.notify_all()
+            return frame
+        if self._end is not None:
+            raise self._end
+        return None
+
+    # the thread driving a run without an event loop (RemoteExecution.run_sync)
+
+    def send_sync(self, frame: bytes) -> None:
+        """Send a frame to the worker from any thread (never blocks).
+
+        Raises:
+            WorkerLost: the worker is gone, or this run is over (a host call that returns
+                after its run ended must not reach the worker's next run).
+        """
+        with self._cond:  # held while writing: close() cannot hand the worker on meanwhile
+            if self._closed:
+                raise WorkerLost("the run is over")
+            self._worker.write(frame)
+
+    def receive_sync(self, timeout: float) -> bytes | None:
+        """The worker's next frame, waiting at most ``timeout`` seconds (``math.inf``: no
+        limit); None when the wait ended first or :meth:`poke` woke it.
+
+        Raises:
+            WorkerLost, ProtocolError: as :meth:`receive`.
+        """
+        with self._cond:
+            if not self._frames and self._end is None and not self._poked:
+                self._cond.wait(None if timeout == math.inf else max(timeout, 0.0))
+            self._poked = False
+            return self._take_locked()
+
+    def poke(self) -> None:
+        """Wake a :meth:`receive_sync` waiting now or next (any thread)."""
+        with self._cond:
+            self._poked = True
+            self._cond.notify_all()
 
     def kill(self) -> None:
         self._worker.kill()
 
     async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """The run is done with the worker: it goes back to the pool (see :meth:`aclose`)."""
         with self._cond:
             self._closed = True
             stray = bool(self._frames)
@@ -180,8 +245,12 @@ class _Worker:
         self.how: str | None = None  # why the caller killed it, when it did
         self._killed = False
         self._lock = threading.Lock()
-        self._out: collections.deque[bytes | None] = collections.deque()
+        assert self.proc.stdin is not None
+        self._stdin_fd = self.proc.stdin.fileno()
+        os.set_blocking(self._stdin_fd, False)
+        self._out: collections.deque[list[bytes | memoryview] | None] = collections.deque()
         self._out_cond = threading.Condition()
+        self._writing = False  # the writer thread is writing a frame: later ones queue
         self._reader = threading.Thread(
             target=self._read, name="quickjail-pool-reader", daemon=True
         )
@@ -196,12 +265,26 @@ class _Worker:
         return self.proc.pid
 
     def write(self, frame: bytes) -> None:
-        """Queue a frame for the worker's stdin (never blocks)."""
+        """Send a frame to the worker's stdin without ever blocking: written at once when the
+        pipe has room and nothing is queued before it, else queued for the writer thread."""
+        head = len(frame).to_bytes(4, "little")
         with self._out_cond:
             if self._killed or self.proc.returncode is not None:
                 raise WorkerLost("the worker process is gone")
-            self._out.append(frame)
-            self._out_cond.notify()
+            if self._out or self._writing:
+                self._out.append([head, frame])
+                self._out_cond.notify()
+                return
+            try:
+                sent = os.writev(self._stdin_fd, [head, frame])  # the pipe is non-blocking
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                return  # the process is gone: the reader thread reports it
+            rest = _unsent([head, frame], sent)
+            if rest:
+                self._out.append(rest)
+                self._out_cond.notify()
 
     def kill(self, how: str | None = None) -> None:
         """SIGKILL the process (idempotent); the reader thread then reaps and reports it."""
@@ -235,22 +318,34 @@ class _Worker:
         self._writer.join()
 
     def _write(self) -> None:
+        """Write what :meth:`write` could not, waiting for the pipe to have room."""
         stdin = self.proc.stdin
         assert stdin is not None
+        poll = select.poll()
+        poll.register(self._stdin_fd, select.POLLOUT)
         try:
             while True:
                 with self._out_cond:
                     while not self._out:
                         self._out_cond.wait()
-                    frame = self._out.popleft()
-                if frame is None:
+                    parts = self._out.popleft()
+                    self._writing = parts is not None
+                if parts is None:
                     break
-                stdin.write(len(frame).to_bytes(4, "little"))  # the frame is not copied
-                stdin.write(frame)
-                stdin.flush()
+                while parts:
+                    poll.poll()
+                    try:
+                        sent = os.writev(self._stdin_fd, parts)
+                    except BlockingIOError:
+                        continue
+                    parts = _unsent(parts, sent)
+                with self._out_cond:
+                    self._writing = False
         except (OSError, ValueError):
             pass  # the process is gone: the reader reports it
         finally:
+            with self._out_cond:
+                self._writing = False
             try:
                 stdin.close()
             except OSError:
@@ -318,16 +413,21 @@ class _Worker:
 class _Slot:
     """A run waiting for a free worker."""
 
-    __slots__ = ("error", "event", "token", "worker")
+    __slots__ = ("error", "event", "thread_event", "token", "worker")
 
-    def __init__(self) -> None:
-        self.token = anyio.lowlevel.current_token()
-        self.event = anyio.Event()
+    def __init__(self, thread_event: threading.Event | None = None) -> None:
+        self.thread_event = thread_event  # set: a thread waits (connect_sync), not a loop
+        self.token = anyio.lowlevel.current_token() if thread_event is None else None
+        self.event = anyio.Event() if thread_event is None else None
         self.worker: _Worker | None = None
         self.error: ExecutorError | None = None
 
     def wake(self) -> None:
-        _soon(self.token, self.event.set)
+        if self.thread_event is not None:
+            self.thread_event.set()
+        else:
+            assert self.event is not None
+            _soon(self.token, self.event.set)
 
 
 class ProcessPool:
@@ -422,20 +522,12 @@ class ProcessPool:
             WorkerStartError: ``MAX_START_FAILURES`` workers in a row died before they
                 were ready while this run waited (the next run tries again).
         """
-        with self._lock:
-            self._check_open()
-            self._revive_locked()
-            self._start_locked()
-            if self._idle and not self._waiting:
-                return self._hand(self._idle.popleft())
-            starting = sum(1 for w in self._workers if not w.ready)  # soon free
-            if len(self._waiting) >= self._max_queued + starting:
-                raise QueueFull(
-                    f"all {self._size} workers are busy and {self._max_queued} runs wait"
-                )
-            slot = _Slot()
-            self._waiting.append(slot)
+        token = anyio.lowlevel.current_token()
+        slot = self._queue(token, None)
+        if isinstance(slot, _Connection):
+            return slot
         try:
+            assert slot.event is not None
             await slot.event.wait()
         except BaseException:
             with self._lock:
@@ -448,7 +540,58 @@ class ProcessPool:
         if slot.error is not None:
             raise slot.error
         assert slot.worker is not None
-        return self._hand(slot.worker)
+        return self._hand(slot.worker, token)
+
+    def connect_nowait(self) -> _Connection | None:
+        """A connection to a worker that is free now (and no run waits before this one),
+        else None (then :meth:`connect` waits in the queue). Called on the run's loop.
+
+        Raises:
+            ExecutorClosed: the pool was closed.
+        """
+        with self._lock:
+            self._check_open()
+            if self._idle and not self._waiting and self._broken is None:
+                return self._hand(self._idle.popleft(), anyio.lowlevel.current_token())
+        return None
+
+    def connect_sync(self, wake: threading.Event) -> _Connection | None:
+        """:meth:`connect` for a thread: waits until a worker is free or ``wake`` is set
+        (the run was stopped: then None, and a worker found meanwhile goes back).
+
+        Raises:
+            ExecutorClosed, QueueFull, WorkerStartError: as :meth:`connect`.
+        """
+        slot = self._queue(None, wake)
+        if isinstance(slot, _Connection):
+            return slot
+        wake.wait()
+        with self._lock:
+            if slot in self._waiting:
+                self._waiting.remove(slot)
+            worker, slot.worker = slot.worker, None
+        if slot.error is not None:
+            raise slot.error
+        return None if worker is None else self._hand(worker, None)
+
+    def _queue(
+        self, token: anyio.lowlevel.EventLoopToken | None, wake: threading.Event | None
+    ) -> _Connection | _Slot:
+        """A free worker's connection at once, or the slot of a run now waiting for one."""
+        with self._lock:
+            self._check_open()
+            self._revive_locked()
+            self._start_locked()
+            if self._idle and not self._waiting:
+                return self._hand(self._idle.popleft(), token)
+            starting = sum(1 for w in self._workers if not w.ready)  # soon free
+            if len(self._waiting) >= self._max_queued + starting:
+                raise QueueFull(
+                    f"all {self._size} workers are busy and {self._max_queued} runs wait"
+                )
+            slot = _Slot(wake)
+            self._waiting.append(slot)
+            return slot
 
     def close(self) -> None:
         """Stop the pool: no more runs, waiting runs raise ExecutorClosed, idle workers exit,
@@ -516,8 +659,8 @@ class ProcessPool:
         for _ in range(self._size):
             self._workers.append(_Worker(self))
 
-    def _hand(self, worker: _Worker) -> _Connection:
-        conn = _Connection(self, worker)
+    def _hand(self, worker: _Worker, token: anyio.lowlevel.EventLoopToken | None) -> _Connection:
+        conn = _Connection(self, worker, token)
         worker.conn = conn
         return conn
 

@@ -37,16 +37,19 @@ from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._program import Program, content_id
 from quickjail.sandbox._result import CodeResult, ErrorInfo
 from quickjail.sandbox._run import MAX_HOST_ERRORS
+from quickjail.sandbox._threads import Deadlines, Workers
 from quickjail.sandbox.errors import TransferError
-from quickjail.sandbox.host import HostFunction
+from quickjail.sandbox.host import HostFunction, is_async_callable
 
 __all__ = [
     "DEADLINE_GRACE",
+    "HOST_THREADS_CAP",
     "TERMINATE_GRACE",
     "Connection",
     "RemoteExecution",
     "Transport",
     "WorkerLost",
+    "host_threads",
 ]
 
 DEADLINE_GRACE: Final = 2.0
@@ -54,6 +57,10 @@ DEADLINE_GRACE: Final = 2.0
 it (the worker enforces the timeout itself; this only catches a hung or stopped worker)."""
 TERMINATE_GRACE: Final = 2.0
 """Seconds after ``terminate`` the caller waits for the worker's result before killing it."""
+HOST_THREADS_CAP: Final = 4096
+"""Threads serving the sync host calls of remote runs at most, process-wide: a shared pool
+that grows on demand (a blocking call never waits for, or holds up, another run's calls)
+and whose idle threads exit; the cap only keeps a runaway from exhausting the process."""
 _BUDGET_FACTOR: Final = 2  # the caller decodes re-encoded values: room for encoding slack
 
 
@@ -93,6 +100,10 @@ class Connection(Protocol):
         ...
 
 
+class _Killable(Protocol):
+    def kill(self) -> None: ...
+
+
 class Transport(Protocol):
     """Where remote runs go: a pool of worker processes, a cluster's actors."""
 
@@ -109,6 +120,21 @@ def _guest_build_id() -> str:
     if _build_id is None:
         _build_id = _engine._load_guest_info().build_id
     return _build_id
+
+
+_host_pool: Workers | None = None
+_host_pool_lock = threading.Lock()
+
+
+def host_threads() -> Workers:
+    """The threads that call sync host functions for remote runs (created on first use)."""
+    global _host_pool
+    with _host_pool_lock:
+        if _host_pool is None:
+            _host_pool = Workers(
+                1, HOST_THREADS_CAP, Deadlines(), grow_after=0.0, name="quickjail-host-call"
+            )
+        return _host_pool
 
 
 class RemoteExecution(CodeExecution):
@@ -145,6 +171,8 @@ class RemoteExecution(CodeExecution):
         self._delivering = False
         self._delivered = 0
         self._poke_event: anyio.Event | None = None
+        self._forwarded = 0  # host calls the worker forwarded
+        self._wake_sync: Callable[[], None] | None = None  # wakes the sync driver's thread
 
     @property
     def content_id(self) -> str:
@@ -179,7 +207,10 @@ class RemoteExecution(CodeExecution):
                 return
             self._stop = reason
             token = self._token
+            wake = self._wake_sync
         _soon(token, self._poke)
+        if wake is not None:
+            wake()
 
     def __await__(self) -> Generator[Any, None, CodeResult]:
         return self.wait().__await__()
@@ -194,11 +225,18 @@ class RemoteExecution(CodeExecution):
         return await self._drive()
 
     def run_sync(self) -> CodeResult:
-        """Drive the run from synchronous code (a private event loop; blocks the caller)."""
+        """Drive the run from synchronous code (blocks the caller): from this thread when the
+        transport allows it and nothing async is involved, else on a private event loop."""
         if self._result is not None:
             return self._result
         if self._started:
             raise RuntimeError("this run is already being driven")
+        sync = getattr(self._transport, "connect_sync", None)
+        if sync is not None and not self._needs_loop():
+            from quickjail.executors._remote_sync import SyncDriver  # it imports this module
+
+            self._started = True
+            return SyncDriver(self, sync).drive()
         if not _in_event_loop():
             anyio.run(self._wait_quietly)
         else:  # called (blocking) from async code: as in-process, it still works
@@ -217,6 +255,14 @@ class RemoteExecution(CodeExecution):
                 raise failed[0]
         assert self._result is not None
         return self._result
+
+    def _needs_loop(self) -> bool:
+        """Whether driving this run takes an event loop: an async host function, or an async
+        report callback (else ``run_sync`` drives it from the calling thread)."""
+        program = self._program
+        if isinstance(program, Program) and any(f.is_async for f in program.functions):
+            return True
+        return is_async_callable(self._opts.report)
 
     async def reports(self) -> AsyncIterator[Any]:
         """Yield each report as it arrives, then end when the run ends."""
@@ -298,6 +344,11 @@ class RemoteExecution(CodeExecution):
 
     async def _connect(self) -> Connection | None:
         """A connection from the transport, or None when the run was stopped first."""
+        now = getattr(self._transport, "connect_nowait", None)
+        if now is not None and self._stop is None:
+            conn: Connection | None = now()  # a free worker at once: no waiting to watch
+            if conn is not None:
+                return conn
         box: list[Connection] = []
         errors: list[Exception] = []
         try:
@@ -369,8 +420,6 @@ class RemoteExecution(CodeExecution):
         budget: _values.DecodeBudget,
     ) -> _wire.RemoteResult | CodeResult:
         """Handle the worker's frames until its result, its loss or a violation."""
-        forwarded = 0
-        limits = self._opts.output_limits
         while True:
             try:
                 frame = await conn.receive()
@@ -379,42 +428,59 @@ class RemoteExecution(CodeExecution):
             except _wire.ProtocolError as exc:
                 return self._violation(conn, str(exc))
             try:
-                kind, fields, payloads = _wire.unpack(frame)
-                if kind == _wire.REPORT:
-                    if fields or len(payloads) != 1:
-                        raise _wire.ProtocolError("a malformed report frame")
-                    if len(self._reports) >= limits.max_reports:
-                        raise _wire.ProtocolError("more reports than max_reports")
-                    value = _decode(payloads[0], budget)
-                    self._reports.append(value)
-                    self._notify_reports()
-                    if self._delivering:
-                        send_report.send_nowait(value)
-                elif kind == _wire.CALL:
-                    fn, call_id = self._check_call(fields, payloads, dispatch)
-                    forwarded += 1
-                    self._in_flight.add(call_id)
-                    self._sync_call = self._sync_call or not fn.is_async
-                    host_calls.start_soon(
-                        self._serve_host_call, conn, dispatch, fn, call_id, payloads[0]
-                    )
-                elif kind == _wire.RESULT:
-                    out = _wire.result_from(fields, payloads, budget)
-                    if len(self._reports) + len(out.tail_reports) > limits.max_reports:
-                        raise _wire.ProtocolError("more reports than max_reports")
-                    if len(out.logs) > limits.max_logs + 1:  # + the "logs dropped" note
-                        raise _wire.ProtocolError("more logs than max_logs")
-                    calls = out.metrics.host_calls - forwarded + dispatch.count
-                    metrics = dataclasses.replace(
-                        out.metrics,
-                        host_calls=max(calls, 0),
-                        quota_refusals=out.metrics.quota_refusals + dispatch.refusals,
-                    )
-                    return dataclasses.replace(out, metrics=metrics)
-                else:
-                    raise _wire.ProtocolError(f"an unexpected {kind!r} frame")
+                outcome = self._take(frame, dispatch, budget)
             except _wire.ProtocolError as exc:
                 return self._violation(conn, str(exc))
+            if isinstance(outcome, _wire.RemoteResult):
+                return outcome
+            if outcome is None:
+                continue
+            if isinstance(outcome, tuple):
+                fn, call_id, data = outcome
+                host_calls.start_soon(self._serve_host_call, conn, dispatch, fn, call_id, data)
+            elif self._delivering:
+                send_report.send_nowait(outcome.value)
+
+    def _take(
+        self, frame: bytes, dispatch: Dispatch, budget: _values.DecodeBudget
+    ) -> _wire.RemoteResult | tuple[HostFunction, int, bytes] | _Report | None:
+        """Check one of the worker's frames: its result, a host call to serve, a report (kept
+        here, for the caller to deliver).
+
+        Raises:
+            ProtocolError: the frame breaks the protocol.
+        """
+        limits = self._opts.output_limits
+        kind, fields, payloads = _wire.unpack(frame)
+        if kind == _wire.REPORT:
+            if fields or len(payloads) != 1:
+                raise _wire.ProtocolError("a malformed report frame")
+            if len(self._reports) >= limits.max_reports:
+                raise _wire.ProtocolError("more reports than max_reports")
+            value = _decode(payloads[0], budget)
+            self._reports.append(value)
+            self._notify_reports()
+            return _Report(value)
+        if kind == _wire.CALL:
+            fn, call_id = self._check_call(fields, payloads, dispatch)
+            self._forwarded += 1
+            self._in_flight.add(call_id)
+            self._sync_call = self._sync_call or not fn.is_async
+            return fn, call_id, payloads[0]
+        if kind == _wire.RESULT:
+            out = _wire.result_from(fields, payloads, budget)
+            if len(self._reports) + len(out.tail_reports) > limits.max_reports:
+                raise _wire.ProtocolError("more reports than max_reports")
+            if len(out.logs) > limits.max_logs + 1:  # + the "logs dropped" note
+                raise _wire.ProtocolError("more logs than max_logs")
+            calls = out.metrics.host_calls - self._forwarded + dispatch.count
+            metrics = dataclasses.replace(
+                out.metrics,
+                host_calls=max(calls, 0),
+                quota_refusals=out.metrics.quota_refusals + dispatch.refusals,
+            )
+            return dataclasses.replace(out, metrics=metrics)
+        raise _wire.ProtocolError(f"an unexpected {kind!r} frame")
 
     def _check_call(
         self, fields: list[Any], payloads: list[bytes], dispatch: Dispatch
@@ -455,7 +521,7 @@ class RemoteExecution(CodeExecution):
             host_errors=list(self._host_errors),
         )
 
-    def _violation(self, conn: Connection, detail: str) -> CodeResult:
+    def _violation(self, conn: Connection | _Killable, detail: str) -> CodeResult:
         conn.kill()
         message = f"the worker broke the protocol ({detail}); it was killed"
         return CodeResult(
@@ -520,11 +586,9 @@ class RemoteExecution(CodeExecution):
                     return self._interrupted(dispatch, fn, exc)
                 return dispatch.settle(fn, value, ok=True)
             try:
-                # a thread of its own, as in-process (where it runs on the run's guest thread):
-                # a blocking host function never waits for, or holds up, another run's calls
-                ok, outcome = await anyio.to_thread.run_sync(
-                    invoke, fn, args, abandon_on_cancel=True, limiter=anyio.CapacityLimiter(1)
-                )
+                # on the shared growing pool, as in-process on the run's guest thread: a
+                # blocking host function never waits for, or holds up, another run's calls
+                ok, outcome = await _on_host_thread(fn, args)
             except anyio.get_cancelled_exc_class():
                 raise
             except BaseException as exc:  # SystemExit, KeyboardInterrupt from the function
@@ -556,7 +620,6 @@ class RemoteExecution(CodeExecution):
     async def _watch(self, conn: Connection, started: float) -> None:
         """Send a requested stop to the worker, and kill a worker that outlives the run's
         deadline (+ ``DEADLINE_GRACE``) or a stop (+ ``TERMINATE_GRACE``)."""
-        timeout = self._opts.timeout
         stop_sent: float | None = None
         while True:
             now = time.monotonic()
@@ -567,15 +630,7 @@ class RemoteExecution(CodeExecution):
                 except Exception:
                     pass  # the worker is gone; the receiver sees it
                 continue
-            due: list[tuple[float, str]] = []
-            if stop_sent is not None:
-                due.append((stop_sent + TERMINATE_GRACE, self._stop or "terminated"))
-            if timeout is not None:
-                extra = 0.0
-                if not self._opts.timeout_includes_host_calls:
-                    extra = self._host_time + (now - self._host_since if self._host_busy else 0)
-                due.append((started + timeout + DEADLINE_GRACE + extra, "timeout"))
-            at, reason = min(due) if due else (math.inf, "")
+            at, reason = self._due(started, stop_sent, now)
             if now >= at:
                 self._kill_reason = reason
                 conn.kill()
@@ -585,6 +640,19 @@ class RemoteExecution(CodeExecution):
                 await self._stop_event.wait()
             if self._stop_event.is_set():
                 self._stop_event = anyio.Event()
+
+    def _due(self, started: float, stop_sent: float | None, now: float) -> tuple[float, str]:
+        """When the worker is killed if it has not ended by then, and the reason."""
+        due: list[tuple[float, str]] = []
+        if stop_sent is not None:
+            due.append((stop_sent + TERMINATE_GRACE, self._stop or "terminated"))
+        timeout = self._opts.timeout
+        if timeout is not None:
+            extra = 0.0
+            if not self._opts.timeout_includes_host_calls:
+                extra = self._host_time + (now - self._host_since if self._host_busy else 0)
+            due.append((started + timeout + DEADLINE_GRACE + extra, "timeout"))
+        return min(due) if due else (math.inf, "")
 
     async def _until_reports_taken(self, started: float) -> None:
         """After the result: wait until the report callback took every report, but not past
@@ -626,6 +694,33 @@ class RemoteExecution(CodeExecution):
                 self._delivered += 1
         self._delivering = False
         self._poke()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Report:
+    value: Any
+
+
+async def _on_host_thread(fn: HostFunction, args: tuple[Any, ...]) -> tuple[bool, Any]:
+    """:func:`invoke` on a host-call thread; a cancelled waiter abandons the call (the
+    function runs to its end there; its outcome is dropped)."""
+    token = anyio.lowlevel.current_token()
+    done = anyio.Event()
+    box: list[tuple[bool, Any] | BaseException] = []
+
+    def job() -> None:
+        try:
+            box.append(invoke(fn, args))
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt: the awaiter raises it
+            box.append(exc)
+        _soon(token, done.set)
+
+    host_threads().submit(job)
+    await done.wait()
+    out = box[0]
+    if isinstance(out, BaseException):
+        raise out
+    return out
 
 
 def _in_event_loop() -> bool:

@@ -132,10 +132,44 @@ class ServedRun:
         try:
             result = self._execution.run_sync()
         except BaseException as exc:  # the worker's own failure: an outcome for the caller
+            self._conclude(exc)
+        else:
+            self._conclude(result)
+
+    def start(self) -> bool:
+        """Start the run on the engine's threads without blocking this one: the ``result``
+        frame is then sent from there (as :meth:`run` would; it saves a thread hop per run).
+        False, and nothing started, when the run needs a thread to drive it (an async host
+        function): call :meth:`run` then."""
+        ex = self._execution
+        if ex._has_async:
+            return False
+        ex._started = True
+        box: list[CodeResult | BaseException] = []
+
+        def signal() -> None:  # on an engine thread, which must not see it raise
+            try:
+                outcome: CodeResult | BaseException = ex._outcome_of(box)
+            except BaseException as exc:
+                outcome = exc
+            try:
+                self._conclude(outcome)
+            except BaseException:
+                self.stop("the worker failed")
+
+        ex._engine.workers.submit(ex._whole_run_job(box, signal, ex._sync_report))
+        return True
+
+    def _conclude(self, outcome: CodeResult | BaseException) -> None:
+        """Send the ``result`` frame of the run's outcome (or of the worker's own failure)."""
+        if isinstance(outcome, BaseException):
+            exc = outcome
             message = f"the worker failed while running the code ({type(exc).__name__}: {exc})"
             result = CodeResult(
                 status="error", error=ErrorInfo("InternalError", message[:4096]), host_errors=[exc]
             )
+        else:
+            result = outcome
         tail = result.reports[self._sent_reports :]
         frame = _wire.result_frame(result, tail, _is_ours)
         if len(frame) > _wire.MAX_FRAME_BYTES:  # only with output limits raised far

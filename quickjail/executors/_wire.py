@@ -18,6 +18,7 @@ payloads are decoded with the run's :class:`~quickjail.sandbox._values.DecodeBud
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from quickjail.sandbox import _values
+from quickjail.sandbox._abi import FN_KEY as _FN_KEY
 from quickjail.sandbox._abi import LOG_LEVELS
 from quickjail.sandbox._limits import OutputLimits
 from quickjail.sandbox._options import RunOptions
@@ -81,6 +83,7 @@ MAX_HOST_ERROR_CHARS: Final = 4096
 MAX_CALL_ID: Final = 2**53 - 1
 _HEAD_BUDGET: Final = 16 * MAX_HEAD_BYTES  # what decoding a head may allocate
 _U32 = struct.Struct("<I")
+_MSG_HEAD = struct.Struct("<BI")  # a value message: flags, JSON length
 _STATUSES: Final = frozenset({"success", "error", "memory", "link_error", "terminated"})
 _INT_METRICS: Final = (
     "peak_memory_bytes",
@@ -111,12 +114,53 @@ class ProtocolError(Exception):
 
 def pack(kind: str, fields: Sequence[Any] = (), payloads: Sequence[bytes] = ()) -> bytes:
     """One frame: the head ``[kind, *fields]`` and the payloads (value messages)."""
-    head = _values.encode([kind, *fields], path=kind)
+    head = _encode_head([kind, *fields], kind)
     parts = [_U32.pack(len(head)), head]
     for payload in payloads:
         parts.append(_U32.pack(len(payload)))
         parts.append(payload)
     return b"".join(parts)
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_SAFE_INT: Final = 2**53 - 1
+_HEAD_DEPTH: Final = 8  # our heads nest 4 deep at most
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """Whether ``value`` is plain JSON the codec would send untagged: str keys not starting
+    with NUL, safe ints, finite floats other than -0, short nesting (the heads' shape)."""
+    t = type(value)
+    if t is str or value is None or t is bool:
+        return True
+    if t is int:
+        return bool(-_SAFE_INT <= value <= _SAFE_INT)
+    if t is float:
+        return math.isfinite(value) and not (value == 0 and math.copysign(1, value) < 0)
+    if depth >= _HEAD_DEPTH:
+        return False
+    if t is list or t is tuple:
+        return all(_plain(v, depth + 1) for v in value)
+    if t is dict:
+        return all(
+            type(k) is str and not k.startswith(("\0", _FN_KEY)) and _plain(v, depth + 1)
+            for k, v in value.items()
+        )
+    return False
+
+
+def _encode_head(head: list[Any], kind: str) -> bytes:
+    """A frame head as a value message: plain JSON straight from the C encoder when it is
+    plain (nearly always: it is ours), else through the codec's general encoder."""
+    if _plain(head, 0):
+        try:
+            data = _dumps(head).encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: the codec escapes them
+            pass
+        else:
+            if len(data) <= _values.MAX_TRANSFER_BYTES:
+                return _MSG_HEAD.pack(0, len(data)) + data + b"\0\0\0\0"
+    return _values.encode(head, path=kind)
 
 
 def unpack(frame: bytes, *, head_cap: int = MAX_HEAD_BYTES) -> tuple[str, list[Any], list[bytes]]:
@@ -200,7 +244,6 @@ def start_frame(opts: RunOptions, program: Program) -> bytes:
         "modules": dict(program.modules),
         "user_sources": dict(program.user_sources),
         "host_modules": dict(program.host_modules),
-        "globals": program.globals_message,
         "functions": [[f.name, f.js_mode] for f in program.functions],
         "memory": opts.memory_limit_bytes,
         "timeout": opts.timeout,
@@ -212,8 +255,12 @@ def start_frame(opts: RunOptions, program: Program) -> bytes:
         "limits": limits,
         "report": opts.report is not None,
     }
-    args = [] if opts.args is None else [_values.encode(opts.args, path="execute.args")]
-    return pack(START, [fields], args)
+    # the globals message and the arguments are value messages of their own: payloads, so
+    # the head stays plain JSON
+    payloads = [program.globals_message]
+    if opts.args is not None:
+        payloads.append(_values.encode(opts.args, path="execute.args"))
+    return pack(START, [fields], payloads)
 
 
 def start_from(frame: bytes) -> Start:
@@ -221,8 +268,10 @@ def start_from(frame: bytes) -> Start:
     kind, fields, payloads = unpack(frame, head_cap=MAX_FRAME_BYTES)
     if kind != START or len(fields) != 1 or not isinstance(fields[0], dict):
         raise ProtocolError("not a start frame")
+    if len(payloads) not in (1, 2):
+        raise ProtocolError("not a start frame")
     f = fields[0]
-    args = _values.decode(payloads[0]) if payloads else None
+    args = _values.decode(payloads[1]) if len(payloads) == 2 else None
     opts = RunOptions(
         source=f["source"],
         fn=f["fn"],
@@ -247,7 +296,7 @@ def start_from(frame: bytes) -> Start:
         modules=f["modules"],
         user_sources=f["user_sources"],
         host_modules=f["host_modules"],
-        globals_message=f["globals"],
+        globals_message=payloads[0],
         functions=(),
     )
     functions = [(str(name), int(mode)) for name, mode in f["functions"]]

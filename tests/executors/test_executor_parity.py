@@ -222,6 +222,11 @@ CASES: dict[str, Callable[[ProcessPool | None], CodeExecution]] = {
         "export default 'x'.repeat(100);", output_limits=OutputLimits(max_result_bytes=50)
     ),
     "a host function terminates the run": _terminating,
+    "globals, a long source and text JSON cannot carry in frame heads": _run(
+        f"// a lone surrogate in the source: \ud800\nconst pad = `{'x' * 3000}`;\n"
+        "throw new Error(`lone \\ud800 surrogate ${g.k.length} ${pad.length}`);",
+        globals={"g": {"k": [1, 2], "\0odd": "\ud800"}},
+    ),
 }
 
 

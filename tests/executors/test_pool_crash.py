@@ -75,6 +75,17 @@ def _in_thread(h: CodeExecution) -> tuple[threading.Thread, list[CodeResult]]:
     return t, out
 
 
+def _in_thread_awaited(h: CodeExecution) -> tuple[threading.Thread, list[CodeResult]]:
+    out: list[CodeResult] = []
+
+    async def wait() -> None:
+        out.append(await h)
+
+    t = threading.Thread(target=anyio.run, args=(wait,))
+    t.start()
+    return t, out
+
+
 @pytest.fixture
 def pool() -> Iterator[ProcessPool]:
     with ProcessPool(workers=2) as p:
@@ -164,6 +175,54 @@ async def test_cancelling_the_awaiting_task_stops_the_remote_run(pool: ProcessPo
     assert not h.running
     r = await bridge.run_code("export default 2", executor=pool)
     assert r.result == 2
+
+
+@pytest.mark.parametrize("drive", ["run_sync", "await"])
+def test_a_host_call_returning_after_its_run_ended_never_reaches_the_next_run(
+    drive: str,
+) -> None:
+    hold = Hold()
+    returned = threading.Event()
+
+    def late() -> int:
+        try:
+            return hold()
+        finally:
+            returned.set()
+
+    asked = threading.Event()
+
+    def ask() -> int:
+        asked.set()
+        assert returned.wait(GENEROUS)
+        threading.Event().wait(0.2)  # room for the late reply to be sent (if it ever were)
+        return 2
+
+    with ProcessPool(workers=1) as pool:
+        first = bridge.run_code(
+            'import { late } from "h"; export default await late();',
+            imports={"h": {"late": late}},
+            executor=pool,
+        )
+        if drive == "run_sync":
+            t, out = _in_thread(first)
+        else:
+            t, out = _in_thread_awaited(first)
+        hold.wait_entered()
+        first.terminate("enough")
+        t.join(GENEROUS)
+        assert out[0].status == "terminated"
+        # the same worker runs the next run, whose first call has the same call id
+        second = bridge.run_code(
+            'import { ask } from "h"; export default await ask();',
+            imports={"h": {"ask": ask}},
+            executor=pool,
+        )
+        t2, out2 = _in_thread(second)
+        assert asked.wait(GENEROUS)  # the second run's call is in flight
+        hold.gate.set()  # the first run's call returns now: its reply must go nowhere
+        t2.join(GENEROUS)
+        assert out2[0].status == "success" and out2[0].result == 2
 
 
 def test_terminate_before_the_run_starts_runs_nothing(pool: ProcessPool) -> None:

@@ -1,0 +1,233 @@
+"""``RemoteExecution.run_sync`` without an event loop: the calling thread drives the run.
+
+A run with no async host function and no async report callback needs no event loop: the
+calling thread waits on the connection for the worker's frames (or the run's deadline, or a
+``terminate``), serves each sync host call on a shared growing pool of threads (one blocking
+call never waits for, or holds up, another run's calls; the thread replies itself), and calls
+the report callback in order as reports arrive, as the in-process ``run_sync`` does. Frames
+are checked, and the result assembled, by the same :class:`RemoteExecution` code as the
+event-loop driver; only the waiting differs. It saves an event loop per run and a hop
+through it per frame.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from typing import Any, Protocol
+
+from quickjail.executors import _wire
+from quickjail.executors._remote import (
+    _BUDGET_FACTOR,
+    RemoteExecution,
+    WorkerLost,
+    host_threads,
+)
+from quickjail.sandbox import _values
+from quickjail.sandbox._hostcall import Dispatch, invoke
+from quickjail.sandbox._program import Program
+from quickjail.sandbox._result import CodeResult, ErrorInfo
+from quickjail.sandbox.host import HostFunction
+
+__all__ = ["SyncConnection", "SyncDriver", "SyncTransport"]
+
+
+class SyncConnection(Protocol):
+    """A :class:`~quickjail.executors._remote.Connection` a thread can drive."""
+
+    def send_sync(self, frame: bytes) -> None:
+        """Send a frame from any thread without blocking (raises WorkerLost)."""
+        ...
+
+    def receive_sync(self, timeout: float) -> bytes | None:
+        """The next frame, or None after ``timeout`` seconds or a :meth:`poke`."""
+        ...
+
+    def poke(self) -> None:
+        """Wake :meth:`receive_sync` (any thread)."""
+        ...
+
+    def kill(self) -> None:
+        """As ``Connection.kill``."""
+        ...
+
+    def close(self) -> None:
+        """As ``Connection.aclose``."""
+        ...
+
+
+class SyncTransport(Protocol):
+    """A transport whose runs a thread can drive."""
+
+    def connect_sync(self, wake: threading.Event) -> SyncConnection | None:
+        """A connection once a worker is free, or None once ``wake`` is set first."""
+        ...
+
+
+class SyncDriver:
+    """Drives one :class:`RemoteExecution` from the thread calling ``run_sync``."""
+
+    def __init__(self, ex: RemoteExecution, connect: Any) -> None:
+        self._ex = ex
+        self._connect = connect
+        self._released: collections.deque[int] = collections.deque()  # budget bytes freed
+
+    def drive(self) -> CodeResult:
+        ex = self._ex
+        program = ex._program
+        if ex._stop is None and isinstance(program, ErrorInfo):
+            return ex._end(CodeResult(status="error", error=program))
+        conn: SyncConnection | None = None
+        if isinstance(program, Program):
+            wake = threading.Event()
+            with ex._lock:
+                ex._wake_sync = wake.set
+                stopped = ex._stop is not None
+            if not stopped:
+                conn = self._connect(wake)
+        if conn is not None and ex._stop is not None:
+            conn.close()  # never started: the worker goes back as it was
+            conn = None
+        if conn is None or not isinstance(program, Program):
+            return ex._end(CodeResult(status="terminated", reason=ex._stop))
+        with ex._lock:
+            ex._wake_sync = conn.poke
+        try:
+            result = self._session(conn, program)
+        except BaseException:
+            conn.kill()  # a failure of our own (or ^C): the worker's run must not go on
+            conn.close()
+            if ex._result is None:
+                ex._end(
+                    CodeResult(
+                        status="terminated",
+                        reason=ex._stop or "cancelled",
+                        reports=list(ex._reports),
+                        host_errors=list(ex._host_errors),
+                    )
+                )
+            raise
+        finally:
+            with ex._lock:
+                ex._wake_sync = None
+        conn.close()
+        ex._end(result)
+        if ex._fatal is not None:
+            raise ex._fatal
+        return result
+
+    def _session(self, conn: SyncConnection, program: Program) -> CodeResult:
+        ex = self._ex
+        opts = ex._opts
+        budget = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
+        budget.limit *= _BUDGET_FACTOR
+        calls = opts.host.calls() if opts.host is not None and program.functions else None
+        dispatch = Dispatch(program.functions, calls, ex._keep_error, budget)
+        started = time.monotonic()
+        try:
+            conn.send_sync(_wire.start_frame(opts, program))
+        except WorkerLost as exc:
+            return ex._lost(exc.how)
+        ex._delivering = opts.report is not None
+        stop_sent: float | None = None
+        killed = False
+        while True:
+            now = time.monotonic()
+            if ex._stop is not None and stop_sent is None:
+                stop_sent = now
+                try:
+                    conn.send_sync(_wire.pack(_wire.TERMINATE, (ex._stop,)))
+                except Exception:
+                    pass  # the worker is gone; receiving says so
+            at = float("inf")
+            if not killed:
+                with ex._lock:
+                    at, reason = ex._due(started, stop_sent, now)
+                if now >= at:
+                    ex._kill_reason = reason
+                    conn.kill()  # receiving then says the worker is lost
+                    killed = True
+                    at = float("inf")
+            try:
+                frame = conn.receive_sync(at - now)
+            except WorkerLost as exc:
+                return ex._lost(exc.how)
+            except _wire.ProtocolError as exc:
+                return ex._violation(conn, str(exc))
+            while self._released:
+                budget.used -= self._released.popleft()
+            if frame is None:
+                continue
+            try:
+                outcome = ex._take(frame, dispatch, budget)
+            except _wire.ProtocolError as exc:
+                return ex._violation(conn, str(exc))
+            if isinstance(outcome, _wire.RemoteResult):
+                ex._delivering = False
+                return ex._assemble(outcome, dispatch)
+            if isinstance(outcome, tuple):
+                self._start_call(conn, dispatch, *outcome)
+            elif outcome is not None and ex._delivering:
+                self._report(outcome.value)
+
+    def _report(self, value: Any) -> None:
+        """Give a report to the callback, on this thread and in order (as in-process)."""
+        ex = self._ex
+        cb = ex._opts.report
+        assert cb is not None
+        try:
+            cb(value)
+        except Exception as exc:
+            ex._keep_error(exc)
+        except BaseException as exc:
+            ex._keep_error(exc)
+            ex._fatal = exc
+            ex._delivering = False
+            ex.terminate("interrupted")
+            return
+        ex._delivered += 1
+
+    def _start_call(
+        self, conn: SyncConnection, dispatch: Dispatch, fn: HostFunction, call_id: int, data: bytes
+    ) -> None:
+        """Admit and decode a sync host call here; call it on a host-call thread, which
+        replies. The bytes its arguments hold are given back to the budget on this thread."""
+        ex = self._ex
+        begun = dispatch.begin(fn, len(data), lambda: data)
+        if isinstance(begun, bytes):
+            self._finish(conn, call_id, False, begun)
+            return
+        args, charged = begun
+        with ex._lock:
+            ex._host_started()
+
+        def job() -> None:
+            try:
+                try:
+                    ok, outcome = invoke(fn, args)
+                except BaseException as exc:  # SystemExit, KeyboardInterrupt from the function
+                    reply = ex._interrupted(dispatch, fn, exc)
+                else:
+                    reply = dispatch.settle(fn, outcome, ok=ok)
+            except BaseException as exc:  # encoding the reply failed: the run must not hang
+                ex._keep_error(exc)
+                reply = False, _values.encode({"name": "Error", "message": "host call failed"})
+            finally:
+                with ex._lock:
+                    ex._host_ended()
+                self._released.append(charged)
+            self._finish(conn, call_id, *reply)
+
+        host_threads().submit(job)
+
+    def _finish(self, conn: SyncConnection, call_id: int, ok: bool, reply: bytes) -> None:
+        ex = self._ex
+        ex._sync_call = False
+        ex._in_flight.discard(call_id)
+        try:
+            conn.send_sync(_wire.pack(_wire.REPLY, (call_id, ok), (reply,)))
+        except Exception:
+            pass  # the worker is gone; receiving says so
+        # no poke: the driver takes the budget back with the next frame, and a deadline it
+        # wakes for early is computed again (time in host calls only moves it later)
