@@ -28,7 +28,6 @@ import sys
 import threading
 import weakref
 from pathlib import Path
-from types import TracebackType
 from typing import Final
 
 import anyio
@@ -41,11 +40,8 @@ from quickjail.executors._errors import (
     QueueFull,
     WorkerStartError,
 )
-from quickjail.executors._remote import RemoteExecution, WorkerLost
-from quickjail.sandbox._execution import CodeExecution, _soon
-from quickjail.sandbox._options import RunOptions
-from quickjail.sandbox._program import Program
-from quickjail.sandbox._result import ErrorInfo
+from quickjail.executors._remote import RemoteExecutor, WorkerLost
+from quickjail.sandbox._execution import _soon
 
 __all__ = ["CLOSE_GRACE", "DEFAULT_MAX_QUEUED", "MAX_BUFFERED_BYTES", "ProcessPool"]
 
@@ -430,7 +426,7 @@ class _Slot:
             _soon(self.token, self.event.set)
 
 
-class ProcessPool:
+class ProcessPool(RemoteExecutor):
     """Runs in a pool of warm worker processes: ``run_code(..., executor=pool)``.
 
     Each of the ``workers`` processes loads the engine and the compiled guest once and runs
@@ -451,6 +447,8 @@ class ProcessPool:
     or ``async with``); :meth:`close` is idempotent, kills workers still running a run (those
     runs end ``worker_lost``), and leaves no process behind.
     """
+
+    _what = "the process pool"
 
     def __init__(self, workers: int | None = None, *, max_queued: int = DEFAULT_MAX_QUEUED) -> None:
         """Args:
@@ -492,26 +490,10 @@ class ProcessPool:
         with self._lock:
             return [w.pid for w in self._workers]
 
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called."""
-        return self._closed
-
     def start(self) -> None:
         """Start the workers now rather than on the first run (idempotent)."""
         with self._lock:
             self._start_locked()
-
-    def execution(self, opts: RunOptions, program: Program | ErrorInfo) -> CodeExecution:
-        """The handle of a run on this pool (the :class:`~quickjail.sandbox.host.Executor`
-        protocol; ``run_code(..., executor=pool)`` calls it).
-
-        Raises:
-            ExecutorClosed: the pool was closed.
-        """
-        if self._closed:
-            raise ExecutorClosed("the process pool is closed")
-        return RemoteExecution(self, opts, program)
 
     async def connect(self) -> _Connection:
         """A connection to a free worker, waiting in the queue for one.
@@ -615,32 +597,11 @@ class ProcessPool:
         with self._lock:
             self._workers.clear()
 
-    def __enter__(self) -> ProcessPool:
-        return self
-
-    def __exit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> ProcessPool:
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self.close)
-
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._idle)} idle"
         return f"ProcessPool(workers={self._size}, {state})"
 
     # under the lock, or from the workers' threads
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise ExecutorClosed("the process pool is closed")
 
     def _revive_locked(self) -> None:
         """After workers failed to start: the runs that waited were told; a new run tries

@@ -30,7 +30,7 @@ import re
 import threading
 import uuid
 from collections.abc import Iterator, Mapping
-from types import ModuleType, TracebackType
+from types import ModuleType
 from typing import Any, Final
 
 import anyio
@@ -43,12 +43,9 @@ from quickjail.executors._errors import (
     QueueFull,
     WorkerStartError,
 )
-from quickjail.executors._remote import RemoteExecution, WorkerLost
+from quickjail.executors._remote import RemoteExecutor, WorkerLost
 from quickjail.executors._serve import ServedRun
-from quickjail.sandbox._execution import CodeExecution, _soon
-from quickjail.sandbox._options import RunOptions
-from quickjail.sandbox._program import Program
-from quickjail.sandbox._result import ErrorInfo
+from quickjail.sandbox._execution import _soon
 
 __all__ = [
     "CONTROL_CONCURRENCY",
@@ -330,7 +327,7 @@ class _Connection:
         self._settle()
 
 
-class RayExecutor:
+class RayExecutor(RemoteExecutor):
     """Runs in Ray actors across a Ray cluster: ``run_code(..., executor=ray_executor)``.
 
     ``actors`` actors (placed by Ray, ``actor_options`` passed to ``.options()``: resources,
@@ -357,6 +354,8 @@ class RayExecutor:
     a context manager (``with`` or ``async with``); :meth:`close` is idempotent and kills the
     actors it started (runs still on them end ``worker_lost``).
     """
+
+    _what = "the Ray executor"
 
     def __init__(
         self,
@@ -409,11 +408,6 @@ class RayExecutor:
         """Runs each actor executes at once."""
         return self._concurrency
 
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called."""
-        return self._closed
-
     def actor_pids(self) -> list[int]:
         """The process ids of the live actors (starts them and waits until they are up)."""
         self.start()
@@ -426,17 +420,6 @@ class RayExecutor:
         with self._lock:
             self._check_open()
             self._start_locked()
-
-    def execution(self, opts: RunOptions, program: Program | ErrorInfo) -> CodeExecution:
-        """The handle of a run on this executor (the :class:`~quickjail.sandbox.host.Executor`
-        protocol; ``run_code(..., executor=...)`` calls it).
-
-        Raises:
-            ExecutorClosed: the executor was closed.
-        """
-        if self._closed:
-            raise ExecutorClosed("the Ray executor is closed")
-        return RemoteExecution(self, opts, program)
 
     async def connect(self) -> _Connection:
         """A connection to an actor with a free slot, waiting in the queue for one.
@@ -501,32 +484,11 @@ class RayExecutor:
         if self._owns_ray and ray.is_initialized():
             ray.shutdown()
 
-    def __enter__(self) -> RayExecutor:
-        return self
-
-    def __exit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> RayExecutor:
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self.close)
-
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._waiting)} waiting"
         return f"RayExecutor(actors={self._size}, concurrency={self._concurrency}, {state})"
 
     # under the lock, or from the connections' threads
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise ExecutorClosed("the Ray executor is closed")
 
     def _revive_locked(self) -> None:
         """After actors failed to start: the runs that waited were told; a new run tries

@@ -23,13 +23,15 @@ import inspect
 import math
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Generator
-from typing import Any, Final, Protocol
+from collections.abc import Callable, Generator
+from types import TracebackType
+from typing import Any, Final, Protocol, Self, cast
 
 import anyio
 import anyio.lowlevel
 
 from quickjail.executors import _wire
+from quickjail.executors._errors import ExecutorClosed
 from quickjail.sandbox import _engine, _values
 from quickjail.sandbox._execution import CodeExecution, _soon
 from quickjail.sandbox._hostcall import Dispatch, invoke
@@ -47,6 +49,7 @@ __all__ = [
     "TERMINATE_GRACE",
     "Connection",
     "RemoteExecution",
+    "RemoteExecutor",
     "Transport",
     "WorkerLost",
     "host_threads",
@@ -110,6 +113,58 @@ class Transport(Protocol):
     async def connect(self) -> Connection:
         """A channel to a worker ready for one run; waits for capacity (the bounded queue)."""
         ...
+
+
+class RemoteExecutor:
+    """What the executors share: handles for their runs, the open/closed state, and the
+    context-manager protocol (``with`` or ``async with``; leaving calls :meth:`close`).
+
+    A subclass sets ``_what`` (how errors name it), keeps ``_closed`` and implements
+    ``connect`` (the :class:`Transport`) and an idempotent ``close``.
+    """
+
+    _what = "the executor"
+    _closed = False
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    def close(self) -> None:
+        """Stop the workers (idempotent)."""
+        raise NotImplementedError
+
+    def execution(self, opts: RunOptions, program: Program | ErrorInfo) -> CodeExecution:
+        """The handle of a run on this executor (the :class:`~quickjail.sandbox.host.Executor`
+        protocol; ``run_code(..., executor=...)`` calls it).
+
+        Raises:
+            ExecutorClosed: the executor was closed.
+        """
+        self._check_open()
+        return RemoteExecution(cast(Transport, self), opts, program)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ExecutorClosed(f"{self._what} is closed")
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self.close)
 
 
 _build_id: str | None = None
@@ -263,26 +318,6 @@ class RemoteExecution(CodeExecution):
         if isinstance(program, Program) and any(f.is_async for f in program.functions):
             return True
         return is_async_callable(self._opts.report)
-
-    async def reports(self) -> AsyncIterator[Any]:
-        """Yield each report as it arrives, then end when the run ends."""
-        index = 0
-        while True:
-            current = self.reports_so_far
-            while index < len(current):
-                yield current[index]
-                index += 1
-            if self._result is not None:
-                final = self._result.reports
-                while index < len(final):
-                    yield final[index]
-                    index += 1
-                return
-            event = anyio.Event()
-            self._report_cursor_events.append(event)
-            if len(self.reports_so_far) > index or self._result is not None:
-                continue
-            await event.wait()
 
     # the driver, on the awaiting task's event loop
 
