@@ -237,16 +237,6 @@ class RemoteExecution(CodeExecution):
         return self._content_id
 
     @property
-    def running(self) -> bool:
-        """True from the first await until the run ends."""
-        return self._started and self._result is None
-
-    @property
-    def result(self) -> CodeResult | None:
-        """The result once the run ended, else None."""
-        return self._result
-
-    @property
     def reports_so_far(self) -> list[Any]:
         """The reports received until now (a copy)."""
         if self._result is not None:
