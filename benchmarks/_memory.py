@@ -176,7 +176,7 @@ def rows(cfg: Config, failures: list[str]) -> list[Row]:
                 NG: attempt(lambda: _cell(cfg, NG, n), failures, "memory/quickjs-ng"),
                 RS: attempt(lambda: _cell(cfg, RS, n), failures, "memory/quickjs-rs"),
             },
-            Target("<=", 120 * 1024, "≤ 120 KiB"),
+            Target("<=", 0.75, "≤ 0.75× native", NG),
             note=f"{metric} delta / N in a child process per engine, median of "
             f"{1 if cfg.dry else 3}; quickjail: N runs parked in an async host call; "
             "quickjs-ng: N `Context()`s; quickjs-rs: N Runtime + Context pairs.",
