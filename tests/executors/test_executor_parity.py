@@ -49,6 +49,13 @@ async def nap(x: Any) -> Any:
     return x
 
 
+async def hold(x: Any) -> Any:
+    """Long enough that every call the program starts at once is in flight together, however
+    slow the way to a remote caller (10 ms let a Ray call finish before the third arrived)."""
+    await anyio.sleep(2.0)
+    return x
+
+
 def fails(kind: str) -> None:
     if kind == "shown":
         raise HostError("not found: /x", js_name="NotFound")
@@ -70,6 +77,7 @@ HOST = {
         "now": synchronous(inc),
         "echo": slow_echo,
         "nap": nap,
+        "hold": hold,
         "fails": fails,
         "failsAsync": fails_async,
         "typed": typed,
@@ -114,8 +122,8 @@ export default seen;
 """
 
 IN_FLIGHT = """
-import { echo } from "h";
-const all = await Promise.allSettled([echo(1), echo(2), echo(3)]);
+import { hold } from "h";
+const all = await Promise.allSettled([hold(1), hold(2), hold(3)]);
 export default all.map(
   (s) => s.status === "fulfilled" ? s.value : [s.reason.name, s.reason.message]);
 """
