@@ -23,7 +23,7 @@ import inspect
 import math
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Final, Protocol, Self, cast
 
@@ -257,18 +257,6 @@ class RemoteExecution(CodeExecution):
         if wake is not None:
             wake()
 
-    def __await__(self) -> Generator[Any, None, CodeResult]:
-        return self.wait().__await__()
-
-    async def wait(self) -> CodeResult:
-        """Drive the run to its end and return the result (same as ``await execution``)."""
-        if self._result is not None:
-            return self._result
-        if self._started:
-            raise RuntimeError("this run is already being awaited by another task")
-        self._started = True
-        return await self._drive()
-
     def run_sync(self) -> CodeResult:
         """Drive the run from synchronous code (blocks the caller): from this thread when the
         transport allows it and nothing async is involved, else on a private event loop."""
@@ -323,6 +311,19 @@ class RemoteExecution(CodeExecution):
         for event in events:
             event.set()
 
+    def _end_stopped(self) -> None:
+        """End a run its driver left early (cancelled, or a failure of our own) as
+        ``terminated``, with what arrived until then; a no-op once it has a result."""
+        if self._result is None:
+            self._end(
+                CodeResult(
+                    status="terminated",
+                    reason=self._stop or "cancelled",
+                    reports=list(self._reports),
+                    host_errors=list(self._host_errors),
+                )
+            )
+
     def _end(self, result: CodeResult) -> CodeResult:
         with self._lock:
             self._result = result
@@ -350,15 +351,7 @@ class RemoteExecution(CodeExecution):
             conn.kill()  # cancelled (or a failure of our own): the worker's run must not go on
             with anyio.CancelScope(shield=True):
                 await conn.aclose()
-            if self._result is None:
-                self._end(
-                    CodeResult(
-                        status="terminated",
-                        reason=self._stop or "cancelled",
-                        reports=list(self._reports),
-                        host_errors=list(self._host_errors),
-                    )
-                )
+            self._end_stopped()
             raise
         with anyio.CancelScope(shield=True):
             await conn.aclose()

@@ -98,15 +98,7 @@ class SyncDriver:
         except BaseException:
             conn.kill()  # a failure of our own (or ^C): the worker's run must not go on
             conn.close()
-            if ex._result is None:
-                ex._end(
-                    CodeResult(
-                        status="terminated",
-                        reason=ex._stop or "cancelled",
-                        reports=list(ex._reports),
-                        host_errors=list(ex._host_errors),
-                    )
-                )
+            ex._end_stopped()
             raise
         finally:
             with ex._lock:
