@@ -227,6 +227,7 @@ class RemoteExecution(CodeExecution):
         self._delivered = 0
         self._poke_event: anyio.Event | None = None
         self._forwarded = 0  # host calls the worker forwarded
+        self._counted = (0, 0)  # the dispatch's calls and refusals when the result arrived
         self._wake_sync: Callable[[], None] | None = None  # wakes the sync driver's thread
 
     @property
@@ -427,7 +428,7 @@ class RemoteExecution(CodeExecution):
                 tg.cancel_scope.cancel()
         if isinstance(outcome, CodeResult):
             return outcome
-        return self._assemble(outcome, dispatch)
+        return self._assemble(outcome)
 
     async def _receive(
         self,
@@ -491,13 +492,8 @@ class RemoteExecution(CodeExecution):
                 raise _wire.ProtocolError("more reports than max_reports")
             if len(out.logs) > limits.max_logs + 1:  # + the "logs dropped" note
                 raise _wire.ProtocolError("more logs than max_logs")
-            calls = out.metrics.host_calls - self._forwarded + dispatch.count
-            metrics = dataclasses.replace(
-                out.metrics,
-                host_calls=max(calls, 0),
-                quota_refusals=out.metrics.quota_refusals + dispatch.refusals,
-            )
-            return dataclasses.replace(out, metrics=metrics)
+            self._counted = (dispatch.count, dispatch.refusals)  # as the result arrived
+            return out
         raise _wire.ProtocolError(f"an unexpected {kind!r} frame")
 
     def _check_call(
@@ -550,10 +546,16 @@ class RemoteExecution(CodeExecution):
             host_errors=[*self._host_errors, _wire.ProtocolError(detail)],
         )
 
-    def _assemble(self, out: _wire.RemoteResult, dispatch: Dispatch) -> CodeResult:
+    def _assemble(self, out: _wire.RemoteResult) -> CodeResult:
         reports = [*self._reports, *out.tail_reports]
         host_errors = [*self._host_errors, *(RuntimeError(t) for t in out.host_errors)]
-        metrics = dataclasses.replace(out.metrics, reports=len(reports))
+        count, refusals = self._counted
+        metrics = dataclasses.replace(
+            out.metrics,
+            host_calls=max(out.metrics.host_calls - self._forwarded + count, 0),
+            quota_refusals=out.metrics.quota_refusals + refusals,
+            reports=len(reports),
+        )
         return CodeResult(
             status=out.status,  # type: ignore[arg-type]  # checked by result_from
             result=out.result,

@@ -157,7 +157,7 @@ class SyncDriver:
                 return ex._violation(conn, str(exc))
             if isinstance(outcome, _wire.RemoteResult):
                 ex._delivering = False
-                return ex._assemble(outcome, dispatch)
+                return ex._assemble(outcome)
             if isinstance(outcome, tuple):
                 self._start_call(conn, dispatch, *outcome)
             elif outcome is not None and ex._delivering:

@@ -14,7 +14,6 @@ hands the caller's frames to :meth:`ServedRun.deliver` (any thread).
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -107,7 +106,6 @@ class ServedRun:
         Raises:
             ProtocolError: ``start`` is not a start frame.
         """
-        s = _wire.start_from(start)
         self._send = send
         self._send_lock = threading.Lock()
         self._lock = threading.Lock()
@@ -117,15 +115,9 @@ class ServedRun:
         self._sent_reports = 0
         self.ended = threading.Event()
         """Set once the run ended, just before its result frame is sent."""
-        functions = tuple(
-            self._proxy(fid, name, mode) for fid, (name, mode) in enumerate(s.functions)
-        )
-        program = dataclasses.replace(s.program, functions=functions)
-        opts = dataclasses.replace(
-            s.opts, host=_ProxyTable() if functions else None, report=self._report
-        )
-        engine = _engine.get_engine(metered=opts.fuel is not None)
-        self._execution = CodeExecution(engine, opts, program)
+        s = _wire.start_from(start, proxy=self._proxy, host=_ProxyTable(), report=self._report)
+        engine = _engine.get_engine(metered=s.opts.fuel is not None)
+        self._execution = CodeExecution(engine, s.opts, s.program)
 
     def run(self) -> None:
         """Run to the end and send the ``result`` frame (blocks the calling thread)."""

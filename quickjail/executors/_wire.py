@@ -41,6 +41,7 @@ from quickjail.sandbox._result import (
     RunMetrics,
 )
 from quickjail.sandbox.errors import TransferError
+from quickjail.sandbox.host import HostFunction, HostTable
 
 __all__ = [
     "CALL",
@@ -84,6 +85,8 @@ MAX_CALL_ID: Final = 2**53 - 1
 _HEAD_BUDGET: Final = 16 * MAX_HEAD_BYTES  # what decoding a head may allocate
 _U32 = struct.Struct("<I")
 _MSG_HEAD = struct.Struct("<BI")  # a value message: flags, JSON length
+_EMPTY_LIST: Final = _values.encode([])
+"""The value message of ``[]``: a result without tail reports or logs sends and reads it as is."""
 _STATUSES: Final = frozenset({"success", "error", "memory", "link_error", "terminated"})
 _INT_METRICS: Final = (
     "peak_memory_bytes",
@@ -125,11 +128,13 @@ def pack(kind: str, fields: Sequence[Any] = (), payloads: Sequence[bytes] = ()) 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 _SAFE_INT: Final = 2**53 - 1
 _HEAD_DEPTH: Final = 8  # our heads nest 4 deep at most
+_NOT_PLAIN_KEYS: Final = ("\0", _FN_KEY)
 
 
 def _plain(value: Any, depth: int) -> bool:
     """Whether ``value`` is plain JSON the codec would send untagged: str keys not starting
-    with NUL, safe ints, finite floats other than -0, short nesting (the heads' shape)."""
+    with NUL, safe ints, finite floats other than -0, short nesting (the heads' shape).
+    Loops rather than generator expressions: it runs on every frame."""
     t = type(value)
     if t is str or value is None or t is bool:
         return True
@@ -140,12 +145,17 @@ def _plain(value: Any, depth: int) -> bool:
     if depth >= _HEAD_DEPTH:
         return False
     if t is list or t is tuple:
-        return all(_plain(v, depth + 1) for v in value)
+        for v in value:
+            if type(v) is not str and not _plain(v, depth + 1):
+                return False
+        return True
     if t is dict:
-        return all(
-            type(k) is str and not k.startswith(("\0", _FN_KEY)) and _plain(v, depth + 1)
-            for k, v in value.items()
-        )
+        for k, v in value.items():
+            if type(k) is not str or k.startswith(_NOT_PLAIN_KEYS):
+                return False
+            if type(v) is not str and not _plain(v, depth + 1):
+                return False
+        return True
     return False
 
 
@@ -263,14 +273,29 @@ def start_frame(opts: RunOptions, program: Program) -> bytes:
     return pack(START, [fields], payloads)
 
 
-def start_from(frame: bytes) -> Start:
-    """Read a ``start`` frame (worker side: the caller is trusted, the checks are sanity)."""
+def start_from(
+    frame: bytes,
+    *,
+    proxy: Callable[[int, str, int], HostFunction] | None = None,
+    host: HostTable | None = None,
+    report: Callable[[Any], None] | None = None,
+) -> Start:
+    """Read a ``start`` frame (worker side: the caller is trusted, the checks are sanity).
+
+    Args:
+        frame: the frame.
+        proxy: builds the worker's stand-in for each host function from its dispatch id,
+            name and JS mode; without it the program has no functions.
+        host: the run's host table when it has functions.
+        report: the run's report callback.
+    """
     kind, fields, payloads = unpack(frame, head_cap=MAX_FRAME_BYTES)
     if kind != START or len(fields) != 1 or not isinstance(fields[0], dict):
         raise ProtocolError("not a start frame")
     if len(payloads) not in (1, 2):
         raise ProtocolError("not a start frame")
     f = fields[0]
+    functions = [(str(name), int(mode)) for name, mode in f["functions"]]
     args = _values.decode(payloads[1]) if len(payloads) == 2 else None
     opts = RunOptions(
         source=f["source"],
@@ -280,8 +305,8 @@ def start_from(frame: bytes) -> Start:
         language=f["language"],
         filename=f["filename"],
         modules=f["modules"],
-        host=None,
-        report=None,
+        host=host if functions and proxy is not None else None,
+        report=report,
         memory_limit_bytes=f["memory"],
         timeout=f["timeout"],
         timeout_includes_host_calls=f["timeout_includes_host_calls"],
@@ -297,9 +322,10 @@ def start_from(frame: bytes) -> Start:
         user_sources=f["user_sources"],
         host_modules=f["host_modules"],
         globals_message=payloads[0],
-        functions=(),
+        functions=()
+        if proxy is None
+        else tuple(proxy(fid, name, mode) for fid, (name, mode) in enumerate(functions)),
     )
-    functions = [(str(name), int(mode)) for name, mode in f["functions"]]
     return Start(opts, program, functions, bool(f["report"]))
 
 
@@ -313,22 +339,30 @@ def result_frame(
     """
     err = result.error
     error = None
-    payloads = [_encode_or(result.result, "result"), _encode_or(tail_reports, "reports")]
+    payloads = [
+        _encode_or(result.result, "result"),
+        _encode_or(tail_reports, "reports") if tail_reports else _EMPTY_LIST,
+        _logs_message(result.logs),
+    ]
     if err is not None:
         error = [err.name, err.message, err.stack, err.line, err.column, err.filename]
         payloads.append(_encode_or(err.value, "the thrown value"))
-    logs = [[e.level, e.args, e.timestamp] for e in result.logs]
-    try:
-        payloads.insert(2, _values.encode(logs, path="logs"))
-    except TransferError:
-        note = [["warn", ["[quickjail] the logs could not cross to the caller"], 0.0]]
-        payloads.insert(2, _values.encode(note))
     m = result.metrics
     metrics = {name: getattr(m, name) for name in _INT_METRICS}
     metrics.update(wall_ms=m.wall_ms, guest_cpu_ms=m.guest_cpu_ms, fuel_used=m.fuel_used)
     errors = [_text_of(e) for e in result.host_errors if not shown(e)]
     head = [result.status, result.reason, error, metrics, result.duration_ms, errors]
     return pack(RESULT, head, payloads)
+
+
+def _logs_message(logs: list[LogEntry]) -> bytes:
+    if not logs:
+        return _EMPTY_LIST
+    try:
+        return _values.encode([[e.level, e.args, e.timestamp] for e in logs], path="logs")
+    except TransferError:
+        note = [["warn", ["[quickjail] the logs could not cross to the caller"], 0.0]]
+        return _values.encode(note)
 
 
 def _text_of(exc: BaseException) -> str:
@@ -379,8 +413,12 @@ def result_from(
         raise ProtocolError("a result with a bad reason")
     try:
         value = _values.decode(payloads[0], budget=budget)
-        tail = _values.decode(payloads[1], budget=budget)
-        logs_raw = _values.decode(payloads[2], budget=budget, lenient=True)
+        tail = [] if payloads[1] == _EMPTY_LIST else _values.decode(payloads[1], budget=budget)
+        logs_raw = (
+            []
+            if payloads[2] == _EMPTY_LIST
+            else _values.decode(payloads[2], budget=budget, lenient=True)
+        )
         thrown = _values.decode(payloads[3], budget=budget) if len(payloads) == 4 else None
     except TransferError as exc:
         raise ProtocolError(f"a result payload that does not decode ({exc})") from None
