@@ -148,6 +148,7 @@ class CodeExecution:
                 while index < len(final):
                     yield final[index]
                     index += 1
+                await anyio.lowlevel.checkpoint()  # ending is a cancellation point too
                 return
             event = anyio.Event()
             self._report_cursor_events.append(event)

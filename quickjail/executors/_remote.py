@@ -226,6 +226,7 @@ class RemoteExecution(CodeExecution):
         self._delivering = False
         self._delivered = 0
         self._poke_event: anyio.Event | None = None
+        self._wait_scope: anyio.CancelScope | None = None  # the driver's wait for a frame
         self._forwarded = 0  # host calls the worker forwarded
         self._counted = (0, 0)  # the dispatch's calls and refusals when the result arrived
         self._wake_sync: Callable[[], None] | None = None  # wakes the sync driver's thread
@@ -301,7 +302,10 @@ class RemoteExecution(CodeExecution):
     # the driver, on the awaiting task's event loop
 
     def _poke(self) -> None:
-        """Wake the watcher (on the loop)."""
+        """Wake the driver: its wait for a worker, for a frame, for the report callback (on
+        the loop)."""
+        if self._wait_scope is not None:
+            self._wait_scope.cancel()
         if self._stop_event is not None:
             self._stop_event.set()
         if self._poke_event is not None:
@@ -407,25 +411,29 @@ class RemoteExecution(CodeExecution):
         calls = opts.host.calls() if opts.host is not None and program.functions else None
         dispatch = Dispatch(program.functions, calls, self._keep_error, budget)
         cb = opts.report
-        send_report, receive_report = anyio.create_memory_object_stream[Any](math.inf)
         started = time.monotonic()
-        with send_report, receive_report:
-            try:
-                await conn.send(_wire.start_frame(opts, program))
-            except WorkerLost as exc:
-                return self._lost(exc.how)
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._watch, conn, started)
-                if cb is not None:
-                    self._delivering = True
-                    tg.start_soon(self._feed_reports, cb, receive_report)
-                async with anyio.create_task_group() as host_calls:
-                    outcome = await self._receive(conn, dispatch, host_calls, send_report, budget)
-                    host_calls.cancel_scope.cancel()
-                send_report.close()
-                if isinstance(outcome, _wire.RemoteResult):
-                    await self._until_reports_taken(started)
-                tg.cancel_scope.cancel()
+        try:
+            await conn.send(_wire.start_frame(opts, program))
+        except WorkerLost as exc:
+            return self._lost(exc.how)
+        if not program.functions and cb is None:  # nothing to serve alongside: no tasks
+            outcome = await self._receive(conn, dispatch, None, None, budget, started)
+        else:
+            send_report, receive_report = anyio.create_memory_object_stream[Any](math.inf)
+            with send_report, receive_report:
+                async with anyio.create_task_group() as tg:
+                    if cb is not None:
+                        self._delivering = True
+                        tg.start_soon(self._feed_reports, cb, receive_report)
+                    async with anyio.create_task_group() as host_calls:
+                        outcome = await self._receive(
+                            conn, dispatch, host_calls, send_report, budget, started
+                        )
+                        host_calls.cancel_scope.cancel()
+                    send_report.close()
+                    if isinstance(outcome, _wire.RemoteResult):
+                        await self._until_reports_taken(started)
+                    tg.cancel_scope.cancel()
         if isinstance(outcome, CodeResult):
             return outcome
         return self._assemble(outcome)
@@ -434,18 +442,47 @@ class RemoteExecution(CodeExecution):
         self,
         conn: Connection,
         dispatch: Dispatch,
-        host_calls: anyio.abc.TaskGroup,
+        host_calls: anyio.abc.TaskGroup | None,
         send_report: Any,
         budget: _values.DecodeBudget,
+        started: float,
     ) -> _wire.RemoteResult | CodeResult:
-        """Handle the worker's frames until its result, its loss or a violation."""
+        """Handle the worker's frames until its result, its loss or a violation; between
+        frames, send a requested stop to the worker and kill a worker that outlives the run's
+        deadline (+ ``DEADLINE_GRACE``) or a stop (+ ``TERMINATE_GRACE``). A stop wakes the
+        wait by cancelling its scope (:meth:`_poke`), so no watcher task is needed."""
+        stop_sent: float | None = None
+        killed = False
         while True:
-            try:
-                frame = await conn.receive()
-            except WorkerLost as exc:
-                return self._lost(exc.how)
-            except _wire.ProtocolError as exc:
-                return self._violation(conn, str(exc))
+            now = time.monotonic()
+            if self._stop is not None and stop_sent is None:
+                stop_sent = now
+                try:
+                    await conn.send(_wire.pack(_wire.TERMINATE, (self._stop,)))
+                except Exception:
+                    pass  # the worker is gone; receiving says so
+                continue
+            at = math.inf
+            if not killed:
+                at, reason = self._due(started, stop_sent, now)
+                if now >= at:
+                    self._kill_reason = reason
+                    conn.kill()  # receiving then says the worker is lost
+                    killed = True
+                    at = math.inf
+            frame: bytes | None = None
+            with anyio.move_on_after(at - now) as scope:
+                self._wait_scope = scope
+                try:
+                    frame = await conn.receive()
+                except WorkerLost as exc:
+                    return self._lost(exc.how)
+                except _wire.ProtocolError as exc:
+                    return self._violation(conn, str(exc))
+                finally:
+                    self._wait_scope = None
+            if frame is None:
+                continue  # the deadline passed or a stop came: look again
             try:
                 outcome = self._take(frame, dispatch, budget)
             except _wire.ProtocolError as exc:
@@ -455,6 +492,8 @@ class RemoteExecution(CodeExecution):
             if outcome is None:
                 continue
             if isinstance(outcome, tuple):
+                if host_calls is None:  # _take admits calls only to functions in the table
+                    raise AssertionError("a host call on a run without host functions")
                 fn, call_id, data = outcome
                 host_calls.start_soon(self._serve_host_call, conn, dispatch, fn, call_id, data)
             elif self._delivering:
@@ -636,30 +675,6 @@ class RemoteExecution(CodeExecution):
         self._host_busy -= 1
         if self._host_busy == 0:
             self._host_time += time.monotonic() - self._host_since
-
-    async def _watch(self, conn: Connection, started: float) -> None:
-        """Send a requested stop to the worker, and kill a worker that outlives the run's
-        deadline (+ ``DEADLINE_GRACE``) or a stop (+ ``TERMINATE_GRACE``)."""
-        stop_sent: float | None = None
-        while True:
-            now = time.monotonic()
-            if self._stop is not None and stop_sent is None:
-                stop_sent = now
-                try:
-                    await conn.send(_wire.pack(_wire.TERMINATE, (self._stop,)))
-                except Exception:
-                    pass  # the worker is gone; the receiver sees it
-                continue
-            at, reason = self._due(started, stop_sent, now)
-            if now >= at:
-                self._kill_reason = reason
-                conn.kill()
-                return
-            assert self._stop_event is not None
-            with anyio.move_on_after(at - now):
-                await self._stop_event.wait()
-            if self._stop_event.is_set():
-                self._stop_event = anyio.Event()
 
     def _due(self, started: float, stop_sent: float | None, now: float) -> tuple[float, str]:
         """When the worker is killed if it has not ended by then, and the reason."""
