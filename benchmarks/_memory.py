@@ -2,7 +2,8 @@
 
 quickjail has no API to hold a sandbox open, so N runs are started concurrently and each
 awaits an async host function that parks on an ``anyio.Event`` until all N are alive; PSS is
-read while they are parked. The peers hold N contexts in a list. Each engine is measured in
+read once they have all waited a little (a parked run gives back its idle pages after
+``IDLE_DROP_DELAY``, 20 ms). The peers hold N contexts in a list. Each engine is measured in
 its own child process (``python -m benchmarks._memory ENGINE N``) so that memory freed by
 one engine cannot be reused by the next and flatter it.
 """
@@ -45,6 +46,7 @@ def _hold_quickjail(n: int) -> dict[str, Any]:
     import anyio
 
     from quickjail import bridge, sandbox
+    from quickjail.sandbox._run import IDLE_DROP_DELAY
 
     async def hold(count: int) -> int:
         arrived = 0
@@ -70,6 +72,9 @@ def _hold_quickjail(n: int) -> dict[str, Any]:
                 for _ in range(count):
                     tg.start_soon(one)
                 await everyone.wait()
+                # idle means parked a while: a run gives back its idle pages once it has waited
+                # IDLE_DROP_DELAY (a quick host call keeps them, see sandbox/_run.py)
+                await anyio.sleep(3 * IDLE_DROP_DELAY)
                 gc.collect()
                 held, _ = _pss()
                 release.set()

@@ -75,6 +75,7 @@ MAX_HOST_ERRORS = 100
 _SPAN_OPS = frozenset({OP_LOG, OP_REPORT, OP_RESULT, OP_MODULE, OP_CALL, OP_FETCH, OP_REJECTION})
 _OUTCOME_KINDS = frozenset({OUT_VALUE, OUT_ERROR, OUT_LINK_ERROR})
 _KINDS = {"module": KIND_MODULE, "script": KIND_SCRIPT, "auto": KIND_AUTO}
+IDLE_DROP_DELAY = 0.02  # seconds a guest waits before its idle pages go back (Run._parked)
 NUDGE_INTERVAL = 0.005  # seconds between epoch advances while a stopped run winds down
 DETERMINISTIC_EPOCH_NS = 1_735_689_600_000_000_000  # 2025-01-01T00:00:00Z
 _ENTROPY_WORDS = struct.Struct(f"<{HDR_ENTROPY_7 - HDR_ENTROPY_0 + 1}I")
@@ -130,6 +131,10 @@ class Run:
         self._compiled_now: set[bytes] = set()
         self._module_name_max: int | None = None
         self._started = time.perf_counter()
+        self._park_lock = threading.Lock()
+        self._parked_at: float | None = None  # when the guest last started waiting
+        self._drop_armed = False  # a deadline will drop the idle pages
+        self._released = False
         self._instance, self._store_key = engine.new_instance(
             opts.memory_limit_bytes, self, fuel=opts.fuel
         )
@@ -552,11 +557,11 @@ class Run:
         self.wake_in = None
         try:
             self._slices += 1
+            with self._park_lock:
+                self._parked_at = None  # a pending drop must not touch a running guest
             status = work()
             if status == QJ_PENDING:
-                # the guest waits (for host calls or timers), maybe for long: the pages only its
-                # running used go back to the system
-                self._instance.drop(self.engine.idle_spans)
+                self._parked()
             return status
         except _Stopped:
             return None
@@ -658,8 +663,42 @@ class Run:
         """Free the store and its instance (idempotent); the result stays. Ends the run too,
         for a path that never reached :meth:`finish`."""
         self._end()
+        with self._park_lock:
+            self._released = True  # a drop still pending is a no-op from now on
         _engine.release_store(self._store_key)
         self._instance.close()
+
+    def _parked(self) -> None:
+        """The guest waits (for host calls or timers). Once it has waited ``IDLE_DROP_DELAY``,
+        the pages only its running used go back to the system (``NativeInstance.drop``). Not at
+        once: dropping costs a ``madvise`` (and TLB shootdowns on every core running a thread of
+        this process) and the next slice faults the pages in again, which is most of the host
+        CPU time of a quick async host call; one deadline per run, re-armed while it keeps
+        waking up."""
+        now = time.monotonic()
+        with self._park_lock:
+            self._parked_at = now
+            if self._drop_armed or self._released:
+                return
+            self._drop_armed = True
+        self.engine.deadlines.add(now + IDLE_DROP_DELAY, _weakly(self, Run._drop_if_idle))
+
+    def _drop_if_idle(self) -> None:
+        """On the deadline thread: drop the idle pages if the guest is still waiting (else wait
+        for its next park, or until it has waited long enough)."""
+        now = time.monotonic()
+        with self._park_lock:
+            at = self._parked_at
+            if at is None or self._released:
+                self._drop_armed = False
+                return
+            if now < at + IDLE_DROP_DELAY:
+                again = at + IDLE_DROP_DELAY
+            else:
+                self._drop_armed = False
+                self._instance.drop(self.engine.idle_spans)  # under the lock: no slice starts
+                return
+        self.engine.deadlines.add(again, _weakly(self, Run._drop_if_idle))
 
 
 def _crypto_key(seed: int | None) -> bytes:
