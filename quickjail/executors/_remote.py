@@ -347,11 +347,18 @@ class RemoteExecution(CodeExecution):
         if self._stop is None and isinstance(self._program, ErrorInfo):
             return self._end(CodeResult(status="error", error=self._program))
         program = self._program
+        start = b""
+        if isinstance(program, Program):
+            try:
+                start = _wire.start_frame(self._opts, program)  # before a worker waits for it
+            except BaseException:
+                self._end_stopped()
+                raise
         conn = await self._connect() if isinstance(program, Program) else None
         if conn is None or not isinstance(program, Program):
             return self._end(CodeResult(status="terminated", reason=self._stop))
         try:
-            result = await self._session(conn, program)
+            result = await self._session(conn, program, start)
         except BaseException:
             conn.kill()  # cancelled (or a failure of our own): the worker's run must not go on
             with anyio.CancelScope(shield=True):
@@ -404,7 +411,7 @@ class RemoteExecution(CodeExecution):
             raise errors[0]
         return box[0]
 
-    async def _session(self, conn: Connection, program: Program) -> CodeResult:
+    async def _session(self, conn: Connection, program: Program, start: bytes) -> CodeResult:
         opts = self._opts
         budget = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
         budget.limit *= _BUDGET_FACTOR
@@ -413,7 +420,7 @@ class RemoteExecution(CodeExecution):
         cb = opts.report
         started = time.monotonic()
         try:
-            await conn.send(_wire.start_frame(opts, program))
+            await conn.send(start)
         except WorkerLost as exc:
             return self._lost(exc.how)
         if not program.functions and cb is None:  # nothing to serve alongside: no tasks

@@ -79,7 +79,13 @@ class SyncDriver:
         if ex._stop is None and isinstance(program, ErrorInfo):
             return ex._end(CodeResult(status="error", error=program))
         conn: SyncConnection | None = None
+        start = b""
         if isinstance(program, Program):
+            try:
+                start = _wire.start_frame(ex._opts, program)  # before a worker waits for it
+            except BaseException:
+                ex._end_stopped()
+                raise
             wake = threading.Event()
             with ex._lock:
                 ex._wake_sync = wake.set
@@ -94,7 +100,7 @@ class SyncDriver:
         with ex._lock:
             ex._wake_sync = conn.poke
         try:
-            result = self._session(conn, program)
+            result = self._session(conn, program, start)
         except BaseException:
             conn.kill()  # a failure of our own (or ^C): the worker's run must not go on
             conn.close()
@@ -109,7 +115,7 @@ class SyncDriver:
             raise ex._fatal
         return result
 
-    def _session(self, conn: SyncConnection, program: Program) -> CodeResult:
+    def _session(self, conn: SyncConnection, program: Program, start: bytes) -> CodeResult:
         ex = self._ex
         opts = ex._opts
         budget = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
@@ -118,7 +124,7 @@ class SyncDriver:
         dispatch = Dispatch(program.functions, calls, ex._keep_error, budget)
         started = time.monotonic()
         try:
-            conn.send_sync(_wire.start_frame(opts, program))
+            conn.send_sync(start)
         except WorkerLost as exc:
             return ex._lost(exc.how)
         ex._delivering = opts.report is not None
