@@ -212,10 +212,7 @@ class EngineState:
             lib.wasm_importtype_vec_delete(ctypes.byref(imports))
 
     def new_instance(
-        self,
-        memory_limit: int,
-        router: _router.HostRouter,
-        fuel: int | None = None,
+        self, memory_limit: int, router: _router.HostRouter, fuel: int | None = None
     ) -> tuple[_native.NativeInstance, int]:
         """A fresh instance whose epoch callback consults ``router`` and whose guest reads
         ``router.clock`` (through the store's data: the instance keeps it alive); returns it

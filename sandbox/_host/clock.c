@@ -21,7 +21,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* WASI errno for "bad file descriptor": what the host answers a call it cannot serve */
+/* WASI errno for "bad file descriptor": what the host answers a call it cannot serve
+ * (QJ_WASI_EBADF of _guest/quickjail.h, the guest's header, which this file does not include) */
 #define WASI_EBADF 8
 
 /* qj_clock_t.mode */
