@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 CODE   := sandbox bridge runtime quickjail tests benchmarks examples hatch_build.py
-GUEST  := $(wildcard sandbox/_guest/*.c sandbox/_guest/*.h sandbox/_guest/*.js sandbox/_guest/web/*.js sandbox/_patches/*.patch)
+GUEST  := $(wildcard sandbox/_guest/*.c sandbox/_guest/*.h sandbox/_guest/*.js sandbox/_guest/web/*.js sandbox/_patches/*.patch sandbox/_host/*.c sandbox/_host/*.h)
 # say what a long step does, once; later runs are quiet
 STEP    = @printf '\033[1m==> %s\033[0m\n'
 
@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml hatch_build.py sandbox/_build.py sandbox/_snapshot.py $
 	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(STEP) "[2/4] installing quickjail and its dev tools from PyPI (1-2 minutes on a new machine)"
 	@QUICKJAIL_SKIP_GUEST_BUILD=1 $(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,bench,ray]'
-	$(STEP) "[3/4] building the guest: QuickJS-ng -> wasm32-wasi with the pinned zig (1-3 minutes the first time)"
+	$(STEP) "[3/4] building the guest (QuickJS-ng -> wasm32-wasi) and the host library with the pinned zig (1-3 minutes the first time)"
 	@$(PY) -m quickjail.sandbox._build
 	$(STEP) "[4/4] compiling the guest with wasmtime and caching it (a few seconds)"
 	@$(PY) -c "from quickjail import sandbox; sandbox.warm_up()"
@@ -60,8 +60,8 @@ bench: $(STAMP) ## Run the benchmarks against the peers; prints a table, writes 
 bench-dry: $(STAMP) ## Run every benchmark once, without timing (a smoke test)
 	$(PY) -m benchmarks --dry-run
 
-guest: $(STAMP) ## Rebuild the guest wasm from the pinned sources
+guest: $(STAMP) ## Rebuild the guest wasm and the host library from the pinned sources
 	$(PY) -m quickjail.sandbox._build --force
 
 clean: ## Remove the venv and build outputs
-	rm -rf $(VENV) sandbox/_guest/*.wasm sandbox/_guest/build.json
+	rm -rf $(VENV) sandbox/_guest/*.wasm sandbox/_guest/build.json sandbox/_guest/*.so

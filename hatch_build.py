@@ -1,9 +1,11 @@
-"""Hatchling build hook: build the guest wasm so every install ships a working sandbox.
+"""Hatchling build hook: build the guest wasm and the host library so every install ships a
+working sandbox.
 
 ``pip install .`` and ``pip install -e .`` both run it. The guest sources come from the pinned
-registry package (see ``sandbox/_build.py``); the result lands in ``sandbox/_guest/`` (packaged as
-``quickjail/sandbox/_guest/`` through the committed symlink) and is
-included in wheels as an artifact.
+registry package (see ``sandbox/_build.py``); the results land in ``sandbox/_guest/`` (packaged as
+``quickjail/sandbox/_guest/`` through the committed symlink) and are included in wheels as
+artifacts. The host library (``sandbox/_host/``, the guest's clock in C) is native code for the
+machine building the wheel, so the wheel is platform-specific.
 
 ``make`` installs editable with ``QUICKJAIL_SKIP_GUEST_BUILD=1`` and then builds the guest as a
 step of its own, so a newcomer sees what each step is doing; a wheel is always built whole.
@@ -20,7 +22,8 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 
 class GuestBuildHook(BuildHookInterface):  # type: ignore[type-arg]
-    """Compile the guest before the wheel (or editable wheel) is assembled."""
+    """Compile the guest and the host library before the wheel (or editable wheel) is
+    assembled."""
 
     PLUGIN_NAME = "custom"
 
@@ -35,8 +38,11 @@ class GuestBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         module.build()
-        # the wheel is platform-independent python, but it carries the built guest
+        # the guest is platform-independent, the host library is native code for this machine
         build_data["artifacts"] += [
             "quickjail/sandbox/_guest/quickjail.wasm",
             "quickjail/sandbox/_guest/build.json",
+            f"quickjail/sandbox/_guest/{module.HOST_LIBRARY.name}",
         ]
+        build_data["pure_python"] = False
+        build_data["infer_tag"] = True

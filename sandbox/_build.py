@@ -11,7 +11,11 @@ Run as ``python -m quickjail.sandbox._build`` (the build hook calls the same fun
 3. instantiate the module once, call ``_initialize`` and ``qj_init`` and rewrite the module so
    its data segments are the initialized memory (see :mod:`sandbox._snapshot`);
 4. write ``_guest/quickjail.wasm`` and ``_guest/build.json`` (the build ID is the sha256 of
-   the final wasm).
+   the final wasm);
+5. compile the host library (``_host/*.c``: the guest's clock answered natively, see
+   :mod:`sandbox._hostlib`) with the same zig for the machine running the build, into
+   ``_guest/libquickjail_host.so``. It has inputs of its own (:func:`host_inputs_hash`), so a
+   change to it rebuilds it alone, and a change to the guest leaves it be.
 
 Nothing third-party is committed: the sources live in a build folder outside the package.
 """
@@ -22,6 +26,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import platform
 import subprocess
 import sys
 import tarfile
@@ -56,6 +61,7 @@ LDFLAGS = (
 PACKAGE_DIR = Path(__file__).resolve().parent
 GUEST_DIR = PACKAGE_DIR / "_guest"
 PATCHES_DIR = PACKAGE_DIR / "_patches"
+HOST_DIR = PACKAGE_DIR / "_host"
 # Our changes to the pinned QuickJS-ng sources, applied in this order, each pinned by sha256
 # (a patch that changed without this table changing is refused):
 #   0001  the error an allocation failure throws is told to the guest (sandbox/_guest/oom.c),
@@ -110,6 +116,10 @@ PATCHES = {
 }
 WASM_PATH = GUEST_DIR / "quickjail.wasm"
 INFO_PATH = GUEST_DIR / "build.json"
+# the host library (sandbox/_hostlib.py loads it by the same name): ``.so`` on macOS too, as
+# Python's own extension modules there
+HOST_LIBRARY = GUEST_DIR / "libquickjail_host.so"
+HOST_CFLAGS = ("-shared", "-fPIC", "-O2", "-s", "-fvisibility=hidden", "-std=c11", "-Wall")
 
 
 class BuildError(RuntimeError):
@@ -375,14 +385,39 @@ def compile_guest(src_dir: Path, out: Path) -> None:
 
 
 def build(force: bool = False) -> Path:
-    """Build the guest into the package if it is missing or stale; return the wasm path."""
-    _snapshot = _load_sibling("_snapshot")
+    """Build the guest and the host library into the package when missing or stale; return
+    the wasm path. Each is rebuilt only when its own inputs changed (or ``force``)."""
+    info = json.loads(INFO_PATH.read_text()) if INFO_PATH.exists() else {}
+    guest_hash = inputs_hash()
+    host_hash = host_inputs_hash()
+    guest_fresh = (
+        WASM_PATH.exists()
+        and info.get("inputs") == guest_hash
+        and _sha256(WASM_PATH) == info.get("build_id")
+    )
+    host_fresh = (
+        HOST_LIBRARY.exists()
+        and info.get("host_inputs") == host_hash
+        and _sha256(HOST_LIBRARY) == info.get("host_sha256")
+    )
+    if not force and guest_fresh and host_fresh:
+        return WASM_PATH
+    if force or not guest_fresh:
+        info = {**_build_guest(guest_hash), **{k: v for k, v in info.items() if "host" in k}}
+        _write_info(info)  # a failed host build then costs no guest rebuild
+    if force or not host_fresh:
+        info.update(_build_host(host_hash))
+        _write_info(info)
+    return WASM_PATH
 
-    shim_hash = inputs_hash()
-    if not force and WASM_PATH.exists() and INFO_PATH.exists():
-        info = json.loads(INFO_PATH.read_text())
-        if info.get("inputs") == shim_hash and _sha256(WASM_PATH) == info.get("build_id"):
-            return WASM_PATH
+
+def _write_info(info: dict[str, object]) -> None:
+    INFO_PATH.write_text(json.dumps(info, indent=2) + "\n")
+
+
+def _build_guest(shim_hash: str) -> dict[str, object]:
+    """Build the guest wasm; its facts for build.json."""
+    _snapshot = _load_sibling("_snapshot")
     root = _build_root()
     _log(f"building the guest in {root}")
     src_dir = fetch_sources(root)
@@ -394,23 +429,62 @@ def build(force: bool = False) -> Path:
     tmp.write_bytes(final)
     os.replace(tmp, WASM_PATH)
     build_id = hashlib.sha256(final).hexdigest()
-    INFO_PATH.write_text(
-        json.dumps(
-            {
-                "build_id": build_id,
-                "inputs": shim_hash,
-                "quickjs_ng": QUICKJS_NG_VERSION,
-                "zig": ZIG_VERSION,
-                "stack_size": STACK_SIZE,
-                "stack_top": _snapshot.stack_top(final),
-                "size": len(final),
-            },
-            indent=2,
-        )
-        + "\n"
-    )
     _log(f"guest ready: {len(final)} bytes, build id {build_id[:16]}")
-    return WASM_PATH
+    return {
+        "build_id": build_id,
+        "inputs": shim_hash,
+        "quickjs_ng": QUICKJS_NG_VERSION,
+        "zig": ZIG_VERSION,
+        "stack_size": STACK_SIZE,
+        "stack_top": _snapshot.stack_top(final),
+        "size": len(final),
+    }
+
+
+def host_target() -> str:
+    """The zig target of the machine running the build, e.g. ``x86_64-linux-gnu``."""
+    machine = platform.machine()
+    machine = {"AMD64": "x86_64", "amd64": "x86_64", "arm64": "aarch64", "ARM64": "aarch64"}.get(
+        machine, machine
+    )
+    if sys.platform.startswith("linux"):
+        libc = "gnu" if platform.libc_ver()[0] == "glibc" else "musl"
+        return f"{machine}-linux-{libc}"
+    if sys.platform == "darwin":
+        return f"{machine}-macos"
+    raise BuildError(f"the host library has no build for {sys.platform} (Linux and macOS only)")
+
+
+def host_sources() -> list[Path]:
+    """The host library's sources: every ``_host/*.c`` and ``*.h``, sorted."""
+    return sorted(p for pattern in ("*.c", "*.h") for p in HOST_DIR.glob(pattern))
+
+
+def host_inputs_hash() -> str:
+    """The hash of the host library's inputs: its sources, this file (its flags) and the
+    target, so a tree moved to another kind of machine rebuilds it."""
+    h = hashlib.sha256(f"target\0{host_target()}\0".encode())
+    for path in [*host_sources(), Path(__file__).resolve()]:
+        data = path.read_bytes()
+        h.update(f"{path.name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def _build_host(inputs: str) -> dict[str, object]:
+    """Compile the host library for this machine; its facts for build.json."""
+    target = host_target()
+    _log(f"compiling the host library with zig cc for {target}")
+    sources = [str(p) for p in host_sources() if p.suffix == ".c"]
+    tmp = HOST_LIBRARY.with_suffix(".tmp")
+    _zig("cc", "-target", target, *HOST_CFLAGS, *sources, "-o", str(tmp), cwd=GUEST_DIR)
+    os.replace(tmp, HOST_LIBRARY)
+    return {
+        "host_library": HOST_LIBRARY.name,
+        "host_target": target,
+        "host_inputs": inputs,
+        "host_sha256": _sha256(HOST_LIBRARY),
+    }
 
 
 def build_inputs() -> list[Path]:

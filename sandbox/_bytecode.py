@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from quickjail.sandbox import _router
 from quickjail.sandbox._abi import E_HOST, KIND_COMPILE, OP_BYTECODE, RUN_HEADER
+from quickjail.sandbox._hostlib import MODE_ZERO, ClockState
 from quickjail.sandbox._native import BadPointer, GuestStopped, NativeInstance
 
 if TYPE_CHECKING:
@@ -162,9 +163,7 @@ class _Compiler:
         words = (KIND_COMPILE, 0, 0, 0, soft_limit, stack, 0, len(body), 0, 0, 0)
         self.record = RUN_HEADER.pack(*words, *(0,) * (RUN_HEADER.size // 4 - len(words))) + body
         self.instance: NativeInstance
-
-    def clock_ns(self, clock_id: int) -> int:
-        return 0
+        self.clock = ClockState(mode=MODE_ZERO)  # a compile has no clock: every read is 0
 
     def on_host(self, op: int, a: int, b: int, c: int, d: int) -> int:
         """Accept one blob, for the one module this instance compiles; refuse anything else."""

@@ -1,8 +1,9 @@
 """The process-wide wasmtime engine, the compiled guest module and the worker threads.
 
-One wasmtime engine per process, one linker whose host imports are defined once (they route to
-the run executing on the current thread), and a compiled module cached on disk keyed by the
-guest's build ID, the wasmtime version and the engine configuration. Everything goes through
+One wasmtime engine per process, one linker whose host imports are defined once (``qj.host``
+routes to the run executing on the current thread; the clock is the host library's C function,
+which reads its run's clock from the store's data), and a compiled module cached on disk keyed
+by the guest's build ID, the wasmtime version and the engine configuration. Everything goes through
 wasmtime's C API (:mod:`._capi`), so a process never imports wasmtime-py's bindings to run.
 
 Termination uses epoch interruption without a ticker: every store's deadline is "the next
@@ -20,7 +21,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from quickjail.sandbox import _capi, _native, _router
+from quickjail.sandbox import _capi, _hostlib, _native, _router
 from quickjail.sandbox._abi import SCRATCH_SIZE
 from quickjail.sandbox._bytecode import BytecodeCache
 from quickjail.sandbox._capi import lib
@@ -200,22 +201,35 @@ class EngineState:
                 functype = lib.wasm_externtype_as_functype_const(lib.wasm_importtype_type(imp))
                 if module != wasi or not functype:
                     raise GuestBuildError(f"unexpected guest import {module}.{name}")
-                fn = _router.clock_import if name == "clock_time_get" else _router.badf_import
-                _native.define_host_import(self.linker, wasi, name, functype, fn)
+                if name == "clock_time_get":
+                    clock = _hostlib.clock_time_get()
+                    _native.define_native_import(self.linker, wasi, name, functype, clock)
+                else:
+                    _native.define_host_import(
+                        self.linker, wasi, name, functype, _router.badf_import
+                    )
         finally:
             lib.wasm_importtype_vec_delete(ctypes.byref(imports))
 
     def new_instance(
         self, memory_limit: int, router: _router.HostRouter, fuel: int | None = None
     ) -> tuple[_native.NativeInstance, int]:
-        """A fresh instance whose epoch callback consults ``router``; returns it and its key.
+        """A fresh instance whose epoch callback consults ``router`` and whose guest reads
+        ``router.clock`` (through the store's data: the instance keeps it alive); returns it
+        and its key.
 
         The key must be released with :func:`release_store` when the instance is closed.
         """
         key = _router.register(router)
         try:
             inst = _native.NativeInstance(
-                self.engine, self.pre, memory_limit, _router.EPOCH_CALLBACK, key, fuel=fuel
+                self.engine,
+                self.pre,
+                memory_limit,
+                _router.EPOCH_CALLBACK,
+                key,
+                fuel=fuel,
+                clock=router.clock,
             )
         except BaseException:
             _router.stores.remove(key)

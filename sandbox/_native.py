@@ -7,7 +7,9 @@ instantiate from the pre-linked module, look up four exports, call an export wit
 arguments, read the memory's base address, and delete the store.
 
 Host imports are defined once per process on the shared linker as *unchecked* functions (raw
-argument arrays), routed to the run executing on the current thread.
+argument arrays): Python ones routed to the run executing on the current thread, and the
+clock, a C function of the host library (:mod:`._hostlib`) that finds its run's
+:class:`~._hostlib.ClockState` through the store's data pointer.
 """
 
 from __future__ import annotations
@@ -20,8 +22,15 @@ from typing import Any
 
 from quickjail.sandbox import _capi
 from quickjail.sandbox._capi import lib
+from quickjail.sandbox._hostlib import ClockState
 
-__all__ = ["BadPointer", "GuestStopped", "NativeInstance", "define_host_import"]
+__all__ = [
+    "BadPointer",
+    "GuestStopped",
+    "NativeInstance",
+    "define_host_import",
+    "define_native_import",
+]
 
 _store_new = lib.wasmtime_store_new
 _store_context = lib.wasmtime_store_context
@@ -70,7 +79,18 @@ class GuestStopped(Exception):
 class NativeInstance:
     """One store and one fresh instance of the guest."""
 
-    __slots__ = ("_alloc", "_base", "_ctx", "_inst", "_mem", "_resume", "_run", "_size", "_store")
+    __slots__ = (
+        "_alloc",
+        "_base",
+        "_clock",
+        "_ctx",
+        "_inst",
+        "_mem",
+        "_resume",
+        "_run",
+        "_size",
+        "_store",
+    )
 
     def __init__(
         self,
@@ -81,13 +101,17 @@ class NativeInstance:
         epoch_key: int,
         fuel: int | None = None,
         deadline: int = 1,
+        clock: ClockState | None = None,
     ) -> None:
         """Create the store (with its limits and epoch callback) and instantiate ``pre``.
 
         ``engine`` and ``pre`` are the addresses of a ``wasm_engine_t`` and the
         ``wasmtime_instance_pre_t`` made from it; ``deadline`` is in epochs from now.
+        ``clock`` becomes the store's data (the host library's clock reads it; the instance
+        keeps it alive as long as the store); without one the guest's clock answers EBADF.
         """
-        store = _store_new(engine, None, None)
+        self._clock = clock
+        store = _store_new(engine, ctypes.addressof(clock) if clock is not None else None, None)
         if not store:
             raise MemoryError("wasmtime could not create a store")
         self._store = store
@@ -115,6 +139,8 @@ class NativeInstance:
         self._resume = self._export(inst, b"qj_resume").of.func
         self._alloc = self._export(inst, b"qj_alloc").of.func
         self._mem = self._export(inst, b"memory").of.memory
+        if clock is not None:
+            clock.memory = self._mem  # the clock may now answer
         self._base = 0
         self._size = 0
 
@@ -256,7 +282,16 @@ def define_host_import(
             pass
         return 0
 
-    cb = _capi.UNCHECKED_CALLBACK_TYPE(trampoline)
+    _define(linker, module, name, functype, _capi.UNCHECKED_CALLBACK_TYPE(trampoline))
+
+
+def define_native_import(linker: int, module: str, name: str, functype: int, address: int) -> None:
+    """Define an unchecked host import whose callback is the C function at ``address`` (in a
+    library loaded for good): the guest calls it with no Python in between."""
+    _define(linker, module, name, functype, _capi.UNCHECKED_CALLBACK_TYPE(address))
+
+
+def _define(linker: int, module: str, name: str, functype: int, cb: Any) -> None:
     _keep.append(cb)  # the linker holds the function pointer for the process's lifetime
     mod, nm = module.encode(), name.encode()
     err = lib.wasmtime_linker_define_func_unchecked(

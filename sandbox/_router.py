@@ -2,43 +2,41 @@
 
 Host imports are defined once per process on the engine's shared linker, so each import finds
 its run through a thread-local: the worker thread executing a guest binds the run first. Epoch
-callbacks find theirs through a registry keyed by the integer each store was created with.
+callbacks find theirs through a registry keyed by the integer each store was created with. The
+clock is no Python import: the host library reads the run's :attr:`HostRouter.clock` through
+the store's data pointer.
 """
 
 from __future__ import annotations
 
-import struct
 import threading
 from typing import Any, Protocol
 
 from quickjail.sandbox import _capi
 from quickjail.sandbox._abi import E_HOST, WASI_EBADF
-from quickjail.sandbox._native import BadPointer, NativeInstance
+from quickjail.sandbox._hostlib import ClockState
 
 __all__ = [
     "EPOCH_CALLBACK",
     "HostRouter",
     "badf_import",
     "bind",
-    "clock_import",
     "current",
     "host_import",
     "register",
     "stores",
 ]
 
-_U64 = struct.Struct("<Q")
-
 
 class HostRouter(Protocol):
     """What the engine needs from whoever owns the guest executing on a worker thread."""
 
     @property
-    def instance(self) -> NativeInstance: ...
+    def clock(self) -> ClockState:
+        """The guest's clock (the store's data, read by the host library)."""
+        ...
 
     def on_host(self, op: int, a: int, b: int, c: int, d: int) -> int: ...
-
-    def clock_ns(self, clock_id: int) -> int: ...
 
     def should_stop(self) -> bool: ...
 
@@ -66,23 +64,9 @@ def host_import(args: Any, _n: int) -> None:
     args[0].i64 = router.on_host(args[0].i32, args[1].i32, args[2].i32, args[3].i32, args[4].i32)
 
 
-def clock_import(args: Any, _n: int) -> None:
-    """WASI ``clock_time_get``: the router's clock, written into that guest's own memory."""
-    router: HostRouter | None = getattr(_current, "router", None)
-    if router is None:
-        args[0].i32 = WASI_EBADF
-        return
-    clock_id, out = args[0].i32, args[2].i32 & 0xFFFFFFFF
-    try:
-        router.instance.write(out, _U64.pack(router.clock_ns(clock_id) & 0xFFFFFFFFFFFFFFFF))
-    except BadPointer:
-        args[0].i32 = WASI_EBADF
-        return
-    args[0].i32 = 0
-
-
 def badf_import(args: Any, _n: int) -> None:
-    """Every other WASI import: "bad file descriptor" (the guest has no files)."""
+    """Every WASI import but the clock (:mod:`._hostlib`): "bad file descriptor" (the guest has
+    no files)."""
     args[0].i32 = WASI_EBADF
 
 

@@ -61,6 +61,7 @@ from quickjail.sandbox._abi import (
 )
 from quickjail.sandbox._bytecode import compile_missing, module_key
 from quickjail.sandbox._hostcall import Dispatch, PendingCall
+from quickjail.sandbox._hostlib import MODE_DETERMINISTIC, MODE_REAL, ClockState
 from quickjail.sandbox._native import BadPointer, GuestStopped, NativeInstance
 from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._outcome import decide
@@ -122,7 +123,12 @@ class Run:
         self._bytes_out = 0
         self._slices = 0
         self._cpu = 0.0
-        self._clock_reads = 0
+        # the guest's clock, answered by the host library without calling Python; the run
+        # only moves deterministic time for timers (virtual_ns, mirrored mod 2**64 there)
+        self._clock = ClockState(
+            mode=MODE_DETERMINISTIC if opts.deterministic else MODE_REAL,
+            base_ns=DETERMINISTIC_EPOCH_NS,
+        )
         self._virtual_ns = 0  # how far deterministic time jumped for timers
         self.wake_in: float | None = None  # seconds until the guest's next timer, when waiting
         self._timers_fired = 0
@@ -150,6 +156,11 @@ class Run:
     @property
     def instance(self) -> NativeInstance:
         return self._instance
+
+    @property
+    def clock(self) -> ClockState:
+        """The guest's clock state, which the host library reads through the store."""
+        return self._clock
 
     # control, from any thread
 
@@ -202,13 +213,6 @@ class Run:
             return
         self.engine.increment_epoch()
         self.engine.deadlines.add(time.monotonic() + NUDGE_INTERVAL, _weakly(self, Run._nudge))
-
-    def clock_ns(self, clock_id: int) -> int:
-        if self.opts.deterministic:
-            # a fixed start that advances by one millisecond per reading
-            self._clock_reads += 1
-            return DETERMINISTIC_EPOCH_NS + self._clock_reads * 1_000_000 + self._virtual_ns
-        return time.time_ns() if clock_id == 0 else time.monotonic_ns()
 
     def keep_error(self, exc: BaseException) -> None:
         """Keep a host-side exception for the result, without pinning its frames' locals."""
@@ -287,6 +291,7 @@ class Run:
         if self.opts.deterministic:
             if in_flight <= 0:
                 self._virtual_ns += ms * 1_000_000
+                self._clock.virtual_ns = self._virtual_ns & _U64_MAX
                 return 0
             self.wake_in = None
             return E_PENDING

@@ -36,6 +36,7 @@ _NOT_SOURCE = (
     "results*.json",
     "quickjail.wasm",
     "build.json",
+    "libquickjail_host.so",
 )
 
 
@@ -98,6 +99,7 @@ def test_wheel_has_one_top_level_package_with_the_built_guest_and_the_cli(wheel:
         for path in (
             "quickjail/sandbox/_guest/quickjail.wasm",
             "quickjail/sandbox/_guest/build.json",
+            "quickjail/sandbox/_guest/libquickjail_host.so",
             "quickjail/sandbox/__init__.py",
             "quickjail/bridge/__init__.py",
             "quickjail/runtime/__init__.py",
@@ -108,12 +110,15 @@ def test_wheel_has_one_top_level_package_with_the_built_guest_and_the_cli(wheel:
             assert path in names, f"{path} missing from {wheel.name}"
         info = json.loads(zf.read("quickjail/sandbox/_guest/build.json"))
         wasm = zf.read("quickjail/sandbox/_guest/quickjail.wasm")
+        host = zf.read("quickjail/sandbox/_guest/libquickjail_host.so")
         dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
         entry_points = zf.read(f"{dist_info}/entry_points.txt").decode()
         metadata = zf.read(f"{dist_info}/METADATA").decode()
     assert {n.split("/")[0] for n in names} == {"quickjail", dist_info}
     assert wasm[:4] == b"\0asm"
     assert info["build_id"] == hashlib.sha256(wasm).hexdigest()
+    assert info["host_sha256"] == hashlib.sha256(host).hexdigest()
+    assert not wheel.name.endswith("-any.whl")  # the host library is native code
     assert "quickjail = quickjail._cli:main" in entry_points
     assert "quickjail = quickjail.pytest_plugin" in entry_points
     assert "Provides-Extra: mcp" in metadata
