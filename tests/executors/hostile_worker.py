@@ -83,6 +83,9 @@ def main() -> None:
         elif behaviour == "exit":
             send(report)
             os._exit(3)
+        elif behaviour == "hang":
+            send(report)
+            time.sleep(3600)  # reads nothing more: neither a terminate nor the end of stdin
         elif behaviour == "frame-after-result":
             send(honest)
             time.sleep(0.05)

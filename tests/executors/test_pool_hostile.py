@@ -11,13 +11,14 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from quickjail import bridge
 from quickjail.executors import ProcessPool, WorkerStartError, _pool
-from quickjail.sandbox import OutputLimits
+from quickjail.sandbox import CodeResult, OutputLimits
 
 HOSTILE = Path(__file__).resolve().parent / "hostile_worker.py"
 GENEROUS = 60.0
@@ -90,17 +91,73 @@ def test_a_protocol_violation_ends_the_run_as_error_and_replaces_the_worker(
     assert bridge.run_code_sync("honest", language="javascript", executor=hostile).result == 1
 
 
+def _drive(drive: str, source: str, pool: ProcessPool, **options: Any) -> CodeResult:
+    """A run on ``pool``, driven by ``run_sync`` or awaited (each has its own driver)."""
+    h = bridge.run_code(source, language="javascript", executor=pool, **options)
+    if drive == "run_sync":
+        return h.run_sync()
+
+    async def wait() -> CodeResult:
+        return await h
+
+    return anyio.run(wait)
+
+
+@pytest.mark.parametrize("drive", ["run_sync", "await"])
 @pytest.mark.parametrize(
     ("behaviour", "how"), [("exit", "exit code 3"), ("segfault", "killed by SIGSEGV")]
 )
 def test_a_worker_exiting_or_crashing_mid_run_ends_the_run_as_worker_lost_saying_how(
-    hostile: ProcessPool, behaviour: str, how: str
+    hostile: ProcessPool, behaviour: str, how: str, drive: str
 ) -> None:
-    r = bridge.run_code_sync(f"behaviour:{behaviour}", language="javascript", executor=hostile)
+    r = _drive(drive, f"behaviour:{behaviour}", hostile)
     assert r.status == "error" and r.reason == "worker_lost"
     assert r.error is not None and r.error.name == "WorkerLost"
     assert how in r.error.message
     assert r.reports == [1]  # what streamed before the worker died stays
+    assert bridge.run_code_sync("honest", language="javascript", executor=hostile).result == 1
+
+
+@pytest.mark.parametrize("drive", ["run_sync", "await"])
+def test_a_worker_that_stops_answering_is_killed_at_the_deadline_plus_grace(
+    hostile: ProcessPool, drive: str
+) -> None:
+    r = _drive(drive, "behaviour:hang", hostile, timeout=0.2)
+    assert r.status == "terminated" and r.reason == "timeout"
+    assert r.reports == [1]
+    assert any("killed" in str(e) for e in r.host_errors)
+    _until(lambda: len(hostile.pids) == 2)
+    assert bridge.run_code_sync("honest", language="javascript", executor=hostile).result == 1
+
+
+@pytest.mark.parametrize("drive", ["run_sync", "await"])
+def test_a_worker_that_ignores_terminate_is_killed_after_the_grace(
+    hostile: ProcessPool, drive: str
+) -> None:
+    h = bridge.run_code("behaviour:hang", language="javascript", executor=hostile)
+    out: list[CodeResult] = []
+
+    async def awaited() -> None:
+        async with anyio.create_task_group() as tg:
+
+            async def wait() -> None:
+                out.append(await h)
+
+            tg.start_soon(wait)
+            async for _ in h.reports():
+                h.terminate("enough")  # the worker is running it (it sent its report)
+
+    if drive == "await":
+        anyio.run(awaited)
+    else:
+        t = threading.Thread(target=lambda: out.append(h.run_sync()))
+        t.start()
+        _until(lambda: bool(h.reports_so_far))
+        h.terminate("enough")
+        t.join(GENEROUS)
+    assert out[0].status == "terminated" and out[0].reason == "enough"
+    assert any("killed" in str(e) for e in out[0].host_errors)
+    _until(lambda: len(hostile.pids) == 2)
     assert bridge.run_code_sync("honest", language="javascript", executor=hostile).result == 1
 
 
