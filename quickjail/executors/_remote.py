@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Final, Protocol, Self, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol, Self, cast
 
 import anyio
 import anyio.lowlevel
@@ -37,11 +37,14 @@ from quickjail.sandbox._execution import CodeExecution, _soon
 from quickjail.sandbox._hostcall import Dispatch, invoke
 from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._program import Program, content_id
-from quickjail.sandbox._result import CodeResult, ErrorInfo
+from quickjail.sandbox._result import CodeResult, ErrorInfo, RunMetrics
 from quickjail.sandbox._run import MAX_HOST_ERRORS
 from quickjail.sandbox._threads import Deadlines, Workers
 from quickjail.sandbox.errors import TransferError
 from quickjail.sandbox.host import HostFunction, is_async_callable
+
+if TYPE_CHECKING:
+    from quickjail.executors._remote_sync import SyncDriver
 
 __all__ = [
     "DEADLINE_GRACE",
@@ -268,10 +271,8 @@ class RemoteExecution(CodeExecution):
             raise RuntimeError("this run is already being driven")
         sync = getattr(self._transport, "connect_sync", None)
         if sync is not None and not self._needs_loop():
-            from quickjail.executors._remote_sync import SyncDriver  # it imports this module
-
             self._started = True
-            return SyncDriver(self, sync).drive()
+            return _sync_driver()(self, sync).drive()
         if not _in_event_loop():
             anyio.run(self._wait_quietly)
         else:  # called (blocking) from async code: as in-process, it still works
@@ -596,12 +597,11 @@ class RemoteExecution(CodeExecution):
         reports = [*self._reports, *out.tail_reports]
         host_errors = [*self._host_errors, *(RuntimeError(t) for t in out.host_errors)]
         count, refusals = self._counted
-        metrics = dataclasses.replace(
-            out.metrics,
-            host_calls=max(out.metrics.host_calls - self._forwarded + count, 0),
-            quota_refusals=out.metrics.quota_refusals + refusals,
-            reports=len(reports),
-        )
+        fields = out.metrics
+        fields["host_calls"] = max(fields["host_calls"] - self._forwarded + count, 0)
+        fields["quota_refusals"] += refusals
+        fields["reports"] = len(reports)
+        metrics = RunMetrics(**fields)
         return CodeResult(
             status=out.status,  # type: ignore[arg-type]  # checked by result_from
             result=out.result,
@@ -763,6 +763,20 @@ async def _on_host_thread(fn: HostFunction, args: tuple[Any, ...]) -> tuple[bool
     if isinstance(out, BaseException):
         raise out
     return out
+
+
+_SyncDriver: type[SyncDriver] | None = None
+
+
+def _sync_driver() -> type[SyncDriver]:
+    """``_remote_sync.SyncDriver`` (that module imports this one: imported on first use, then
+    kept, as a function-level import costs an import-system lookup per run)."""
+    global _SyncDriver
+    if _SyncDriver is None:
+        from quickjail.executors._remote_sync import SyncDriver
+
+        _SyncDriver = SyncDriver
+    return _SyncDriver
 
 
 def _in_event_loop() -> bool:

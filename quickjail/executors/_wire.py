@@ -38,7 +38,6 @@ from quickjail.sandbox._result import (
     CodeResult,
     ErrorInfo,
     LogEntry,
-    RunMetrics,
 )
 from quickjail.sandbox.errors import TransferError
 from quickjail.sandbox.host import HostFunction, HostTable
@@ -101,6 +100,7 @@ _INT_METRICS: Final = (
     "timers_fired",
     "timers_cancelled",
 )
+_METRIC_KEYS: Final = frozenset({*_INT_METRICS, "wall_ms", "guest_cpu_ms", "fuel_used"})
 _LIMIT_FIELDS: Final = (
     "max_logs",
     "max_log_bytes",
@@ -391,7 +391,7 @@ class RemoteResult:
     error: ErrorInfo | None
     logs: list[LogEntry]
     tail_reports: list[Any]
-    metrics: RunMetrics
+    metrics: dict[str, Any]  # RunMetrics' fields, checked
     duration_ms: float
     host_errors: list[str]
 
@@ -471,29 +471,22 @@ def _logs_from(raw: Any) -> list[LogEntry]:
     return logs
 
 
-def _metrics_from(raw: Any) -> RunMetrics:
-    if not isinstance(raw, dict) or set(raw) != {
-        *_INT_METRICS,
-        "wall_ms",
-        "guest_cpu_ms",
-        "fuel_used",
-    }:
+def _metrics_from(raw: Any) -> dict[str, Any]:
+    """The checked fields of a result's :class:`RunMetrics` (the caller adjusts a few and
+    builds it once)."""
+    if not isinstance(raw, dict) or raw.keys() != _METRIC_KEYS:
         raise ProtocolError("a result with malformed metrics")
-    ints = {}
     for name in _INT_METRICS:
         value = raw[name]
         if type(value) is not int or not 0 <= value <= MAX_CALL_ID:
             raise ProtocolError("a result with malformed metrics")
-        ints[name] = value
     fuel = raw["fuel_used"]
     if fuel is not None and (type(fuel) is not int or not 0 <= fuel < 2**64):
         raise ProtocolError("a result with malformed metrics")
-    return RunMetrics(
-        wall_ms=_non_negative(raw["wall_ms"]),
-        guest_cpu_ms=_non_negative(raw["guest_cpu_ms"]),
-        fuel_used=fuel,
-        **ints,
-    )
+    out = dict(raw)
+    out["wall_ms"] = _non_negative(raw["wall_ms"])
+    out["guest_cpu_ms"] = _non_negative(raw["guest_cpu_ms"])
+    return out
 
 
 def _non_negative(value: Any) -> float:
