@@ -167,11 +167,12 @@ class CodeExecution:
             assert self._result is not None
             return self._result
         self._started = True
-        done = threading.Event()
+        # a plain lock, held until the worker's last act releases it: one wake-up each way
+        done = threading.Lock()
+        done.acquire()
         box: list[CodeResult | BaseException] = []
-        work = self._whole_run_job(box, done.set, self._sync_report)
-        self._engine.workers.submit(work)
-        done.wait()
+        self._engine.workers.submit(self._whole_run_job(box, done.release, self._sync_report))
+        done.acquire()
         return self._outcome_of(box)
 
     async def _wait_quietly(self) -> None:
@@ -328,8 +329,12 @@ class CodeExecution:
             box.append(exc)
         finally:
             if ended:
-                signal()
-                run.release()  # freeing the instance is off the waiter's path
+                # free the instance first: woken while this worker still needed the GIL, the
+                # waiter would only wait for it again
+                try:
+                    run.release()
+                finally:
+                    signal()
 
     def _wake_later(
         self,
