@@ -9,6 +9,7 @@ runs which slice.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import struct
@@ -103,7 +104,8 @@ class Run:
         self.dispatch = Dispatch(
             program.functions,
             opts.host.calls() if opts.host is not None and program.functions else None,
-            self.keep_error,
+            # not the bound method: the run would be a reference cycle, freed only by the GC
+            functools.partial(_keep_error, self.host_errors),
             self._decoded,
         )
         self.on_report_threadsafe: Callable[[Any], None] | None = None
@@ -207,17 +209,7 @@ class Run:
 
     def keep_error(self, exc: BaseException) -> None:
         """Keep a host-side exception for the result, without pinning its frames' locals."""
-        tb = exc.__traceback__
-        # drop our own frames (they hold the decoded arguments) and clear the rest's locals
-        while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-            tb = tb.tb_next
-        exc.__traceback__ = tb
-        if tb is not None:
-            import traceback  # with textwrap, milliseconds of a first run that keeps no error
-
-            traceback.clear_frames(tb)
-        if len(self.host_errors) < MAX_HOST_ERRORS:
-            self.host_errors.append(exc)
+        _keep_error(self.host_errors, exc)
 
     # the import, on the worker thread executing the guest
 
@@ -660,6 +652,24 @@ class Run:
         self._end()
         _engine.release_store(self._store_key)
         self._instance.close()
+        # the driver's callbacks refer back to its handle, which refers to this run: drop
+        # them, so that refcounting frees a run at once (cyclic garbage waits for the GC)
+        self.on_stop = self.on_report_threadsafe = None
+
+
+def _keep_error(errors: list[BaseException], exc: BaseException) -> None:
+    """Keep a host-side exception in ``errors`` (at most ``MAX_HOST_ERRORS``), without our own
+    frames (they hold the decoded arguments) and with the other frames' locals cleared."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        tb = tb.tb_next
+    exc.__traceback__ = tb
+    if tb is not None:
+        import traceback  # with textwrap, milliseconds of a first run that keeps no error
+
+        traceback.clear_frames(tb)
+    if len(errors) < MAX_HOST_ERRORS:
+        errors.append(exc)
 
 
 def _crypto_key(seed: int | None) -> bytes:
