@@ -432,7 +432,9 @@ class Run:
 
     def slice_start(self) -> int:
         o, p = self.opts, self.program
-        if not _well_formed(o.fn):
+        try:
+            fn = o.fn.encode()
+        except UnicodeEncodeError:
             # an export name is well-formed Unicode, so no module exports this one; refused
             # here because no UTF-8 encoding of it names what the caller asked for
             message = f"the module has no export named {o.fn!r} (it is not valid Unicode)"
@@ -453,18 +455,16 @@ class Run:
                 should_stop=self.should_stop,
             )
             self._bytecode_hits += hits
-        fn = o.fn.encode()
         filename = o.filename.encode("utf-8", "replace")
         source = bytecode if bytecode is not None else p.source.encode("utf-8", "surrogatepass")
         args = _values.encode(o.args, path="execute.args") if o.args is not None else b""
         glob = p.globals_message
-        if o.seed is not None:
-            seed = o.seed
-        elif o.deterministic:
-            seed = 0
+        if o.seed is None and not o.deterministic:
+            fresh = os.urandom(8 + _ENTROPY_WORDS.size)  # one read for the seed and the key
+            seed, entropy = int.from_bytes(fresh[:8], "little"), fresh[8:]
         else:
-            seed = int.from_bytes(os.urandom(8), "little")
-        entropy = _crypto_key(seed if o.seed is not None or o.deterministic else None)
+            seed = o.seed if o.seed is not None else 0
+            entropy = _crypto_key(seed)
         if o.deterministic:
             mono = wall = DETERMINISTIC_EPOCH_NS
         else:
@@ -672,11 +672,9 @@ def _keep_error(errors: list[BaseException], exc: BaseException) -> None:
         errors.append(exc)
 
 
-def _crypto_key(seed: int | None) -> bytes:
-    """The key of the run's ChaCha20 stream behind ``crypto`` (256 bits): fresh entropy, or
-    derived from the seed so that a seeded or deterministic run repeats its random bytes."""
-    if seed is None:
-        return os.urandom(_ENTROPY_WORDS.size)
+def _crypto_key(seed: int) -> bytes:
+    """The key of the run's ChaCha20 stream behind ``crypto`` (256 bits) in a seeded or
+    deterministic run, derived from the seed so that the run repeats its random bytes."""
     return hashlib.sha256(b"quickjail crypto seed\0" + seed.to_bytes(8, "little")).digest()
 
 
@@ -684,15 +682,6 @@ def _soft_limit(hard: int, stack: int) -> int:
     """QuickJS's own cap: below the hard cap by the stack, static data and a reserve."""
     reserve = max(4 * 2**20, hard // 8)
     return max(1 * 2**20, min(hard - stack - reserve, 0xFFFFFFFF))
-
-
-def _well_formed(text: str) -> bool:
-    """True when ``text`` has no lone surrogate (it encodes to UTF-8)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _weakly(run: Run, method: Callable[[Run], None]) -> Callable[[], None]:
