@@ -17,6 +17,7 @@ are kept by one thread that calls back when each passes.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -91,6 +92,14 @@ class Workers:
     for them (only while no worker is idle). Workers are interchangeable: any worker waiting on
     the queue may take any job, so only the counts matter. A job that raises does not end its
     worker (jobs deliver their own outcomes; the pool only has to outlive them).
+
+    Idle workers sleep in a blocking read of a pipe, and ``submit`` writes one byte per job
+    after queueing it. The write releases the GIL before it wakes a worker, so the woken
+    worker (often scheduled at once, on the submitter's own CPU) finds the GIL free; waking it
+    from a queue or a lock while holding the GIL made it wait for the GIL, then for the GIL's
+    mutex, two more context switches per job. Extra threads exit through a reaper on the
+    deadline thread, which hands each idle extra worker an exit token once no job was
+    submitted for ``idle_exit`` seconds.
     """
 
     def __init__(
@@ -111,12 +120,15 @@ class Workers:
         self._grow_after = grow_after
         self._idle_exit = idle_exit
         self._name = name
-        self._queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._wake_r, self._wake_w = os.pipe()  # one byte per queued job (None: exit)
         self._lock = threading.Lock()
         self._threads = 0
         self._idle = 0
         self._backlog = 0
         self._grow_scheduled = False
+        self._submits = 0  # jobs submitted so far: the reaper's sign that work came
+        self._reap_scheduled = False
 
     @property
     def threads(self) -> int:
@@ -135,6 +147,7 @@ class Workers:
         free; a job that finds none free for :data:`GROW_AFTER` gets a new thread (up to
         ``cap``)."""
         with self._lock:
+            self._submits += 1
             if self._idle > 0:
                 self._idle -= 1
             elif self._threads < self.core and self._try_spawn():
@@ -145,6 +158,7 @@ class Workers:
                 self._backlog += 1
                 self._schedule_grow(self._grow_after)
             self._queue.put(fn)
+        os.write(self._wake_w, b"\0")  # after the lock: the GIL is released while it wakes
 
     def _schedule_grow(self, delay: float) -> None:
         if not self._grow_scheduled and self._threads < self.cap:
@@ -177,17 +191,42 @@ class Workers:
         self._threads += 1
         return True
 
+    def _schedule_reap(self, seen: int) -> None:
+        """Check again in ``idle_exit`` seconds whether jobs came since ``seen`` (under
+        ``_lock``)."""
+        if not self._reap_scheduled:
+            self._reap_scheduled = True
+            self._deadlines.add(time.monotonic() + self._idle_exit, lambda: self._reap(seen))
+
+    def _reap(self, seen: int) -> None:
+        """Tell idle extra workers to exit when no job was submitted since the last check."""
+        with self._lock:
+            self._reap_scheduled = False
+            if self._threads <= self.core:
+                return
+            if self._submits == seen:
+                exits = min(self._idle, self._threads - self.core)
+                self._idle -= exits
+                for _ in range(exits):
+                    self._queue.put(None)
+            else:
+                exits = 0
+            if self._threads - exits > self.core:
+                self._schedule_reap(self._submits)  # busy extras: look again later
+        for _ in range(exits):
+            os.write(self._wake_w, b"\0")
+
     def _loop(self) -> None:
         while True:
+            os.read(self._wake_r, 1)  # blocks, without the GIL, until a job is queued
             try:
-                job = self._queue.get(timeout=self._idle_exit)
-            except queue.Empty:
-                with self._lock:
-                    if self._idle > 0 and self._threads > self.core:
-                        self._idle -= 1
-                        self._threads -= 1
-                        return
+                job = self._queue.get_nowait()
+            except queue.Empty:  # a byte with no job (a forked child shares the pipe)
                 continue
+            if job is None:  # the reaper claimed this worker (and its idle count)
+                with self._lock:
+                    self._threads -= 1
+                return
             try:
                 job()
             except BaseException:
@@ -198,3 +237,5 @@ class Workers:
                     self._backlog -= 1
                 else:
                     self._idle += 1
+                    if self._threads > self.core:
+                        self._schedule_reap(self._submits)
