@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import anyio
+import psutil
 import pytest
 
 from quickjail import bridge, sandbox
@@ -79,3 +80,20 @@ def test_a_finished_run_is_freed_by_refcounting_alone(
         drive(**options)
     ours = [type(o).__qualname__ for o in garbage if type(o).__module__.startswith("quickjail")]
     assert ours == []
+
+
+def test_sync_runs_and_the_pool_leave_no_file_descriptor_open() -> None:
+    """The pipes that wake workers and waiters are closed when each run ends (the pool's own
+    pipe is made once, with the engine)."""
+    proc = psutil.Process()
+
+    def every_driver() -> None:
+        _sync(globals={"f": lambda x: x})
+        _sandbox_sync()
+        _async(globals={"f": _af})
+        gc.collect()  # whatever else the process holds (event loops) goes the same way
+
+    every_driver()  # warm: the engine and its pool exist
+    before = proc.num_fds()
+    every_driver()
+    assert proc.num_fds() == before
