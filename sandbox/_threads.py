@@ -93,12 +93,14 @@ class Workers:
     the queue may take any job, so only the counts matter. A job that raises does not end its
     worker (jobs deliver their own outcomes; the pool only has to outlive them).
 
-    Idle workers sleep in a blocking read of a pipe, and ``submit`` writes one byte per job
-    after queueing it. The write releases the GIL before it wakes a worker, so the woken
-    worker (often scheduled at once, on the submitter's own CPU) finds the GIL free; waking it
-    from a queue or a lock while holding the GIL made it wait for the GIL, then for the GIL's
-    mutex, two more context switches per job. Extra threads exit through a reaper on the
-    deadline thread, which hands each idle extra worker an exit token once no job was
+    Idle workers sleep in a blocking read of a pipe, and a submit that claims one writes one
+    byte to wake it (a new thread, or a busy worker taking a backlog job, takes its job
+    without a byte; so at most one byte per thread is ever pending and the write never
+    blocks). The write releases the GIL before it wakes the worker, so the woken worker (often
+    scheduled at once, on the submitter's own CPU) finds the GIL free; waking it from a queue
+    or a lock while holding the GIL made it wait for the GIL, then for the GIL's mutex, two
+    more context switches per job. Extra threads exit through a reaper on the deadline
+    thread, which claims each idle extra worker with an exit token (``None``) once no job was
     submitted for ``idle_exit`` seconds.
     """
 
@@ -148,17 +150,20 @@ class Workers:
         ``cap``)."""
         with self._lock:
             self._submits += 1
-            if self._idle > 0:
+            self._queue.put(fn)  # first: a thread spawned below takes a job at once
+            wake = self._idle > 0
+            if wake:
                 self._idle -= 1
             elif self._threads < self.core and self._try_spawn():
                 pass
             elif self._threads == 0:
+                self._queue.get_nowait()  # no thread is alive: the queue held this job alone
                 raise RuntimeError("quickjail could not start a worker thread")
             else:
                 self._backlog += 1
                 self._schedule_grow(self._grow_after)
-            self._queue.put(fn)
-        os.write(self._wake_w, b"\0")  # after the lock: the GIL is released while it wakes
+        if wake:
+            os.write(self._wake_w, b"\0")  # after the lock: the GIL is released while it wakes
 
     def _schedule_grow(self, delay: float) -> None:
         if not self._grow_scheduled and self._threads < self.cap:
@@ -217,8 +222,11 @@ class Workers:
             os.write(self._wake_w, b"\0")
 
     def _loop(self) -> None:
+        take = True  # a thread is spawned for a job already queued
         while True:
-            os.read(self._wake_r, 1)  # blocks, without the GIL, until a job is queued
+            if not take:
+                os.read(self._wake_r, 1)  # idle: blocks, without the GIL, until claimed
+            take = False
             try:
                 job = self._queue.get_nowait()
             except queue.Empty:  # a byte with no job (a forked child shares the pipe)
@@ -235,6 +243,7 @@ class Workers:
             with self._lock:
                 if self._backlog > 0:
                     self._backlog -= 1
+                    take = True  # a queued job no worker was claimed for: this one's
                 else:
                     self._idle += 1
                     if self._threads > self.core:
