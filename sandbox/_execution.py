@@ -333,12 +333,10 @@ class CodeExecution:
             box.append(exc)
         finally:
             if ended:
-                # free the instance first: woken while this worker still needed the GIL, the
-                # waiter would only wait for it again
                 try:
-                    run.release()
+                    signal()  # the sync waiter's wake-up releases the GIL (see _Wake)
                 finally:
-                    signal()
+                    run.release()  # freeing the instance is off the waiter's path
 
     def _wake_later(
         self,
