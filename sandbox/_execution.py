@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Generator
@@ -168,11 +169,15 @@ class CodeExecution:
             assert self._result is not None
             return self._result
         self._started = True
-        done = threading.Event()
         box: list[CodeResult | BaseException] = []
-        work = self._whole_run_job(box, done.set, self._sync_report)
-        self._engine.workers.submit(work)
-        done.wait()
+        wake = _Wake()
+        try:
+            self._engine.workers.submit(self._whole_run_job(box, wake.set, self._sync_report))
+        except BaseException:
+            wake.set()  # no job will: close the write end here
+            raise
+        finally:
+            wake.wait()
         return self._outcome_of(box)
 
     async def _wait_quietly(self) -> None:
@@ -329,8 +334,10 @@ class CodeExecution:
             box.append(exc)
         finally:
             if ended:
-                signal()
-                run.release()  # freeing the instance is off the waiter's path
+                try:
+                    signal()  # the sync waiter's wake-up releases the GIL (see _Wake)
+                finally:
+                    run.release()  # freeing the instance is off the waiter's path
 
     def _wake_later(
         self,
@@ -535,6 +542,40 @@ class CodeExecution:
         settled.append((call.call_id, ok, data))
         assert self._wake is not None
         self._wake.set()
+
+
+class _Wake:
+    """How a worker wakes the thread waiting for a sync run: a pipe of its own.
+
+    The worker writes one byte and closes its end; the waiter reads it and closes the other.
+    ``os.write`` releases the GIL before it wakes the waiter, which (often scheduled at once on
+    the worker's own CPU) then finds the GIL free. Waking it with a lock, with the GIL held,
+    made it wait for the GIL and then for the GIL's mutex: two more context switches per run.
+    """
+
+    __slots__ = ("_r", "_w")
+
+    def __init__(self) -> None:
+        self._r, self._w = os.pipe()
+
+    def set(self) -> None:
+        """Wake the waiter (once; later calls do nothing)."""
+        w, self._w = self._w, -1
+        if w < 0:
+            return
+        try:
+            os.write(w, b"\0")
+        except OSError:
+            pass  # the waiter gave up (a KeyboardInterrupt): its end is closed
+        finally:
+            os.close(w)
+
+    def wait(self) -> None:
+        """Block until :meth:`set` (without the GIL), then close the read end."""
+        try:
+            os.read(self._r, 1)  # b"" also ends the wait: the write end closed unwritten
+        finally:
+            os.close(self._r)
 
 
 def _soon(token: anyio.lowlevel.EventLoopToken | None, fn: Callable[..., None], *args: Any) -> None:

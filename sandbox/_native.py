@@ -50,6 +50,7 @@ _set_fuel = lib.wasmtime_context_set_fuel
 _get_fuel = lib.wasmtime_context_get_fuel
 
 _Raw = _capi.ValRaw
+_ARRAYS = {n: _Raw * n for n in range(1, 5)}  # argument arrays: the exports take up to four
 _STACK_OVERFLOW = 0
 _OUT_OF_FUEL = 11
 _PAGE = mmap.PAGESIZE
@@ -136,8 +137,8 @@ class NativeInstance:
             raise MemoryError(f"the sandbox could not be instantiated: {text}")
         self._inst = inst
         self._run = self._export(inst, b"qj_run").of.func
-        self._resume = self._export(inst, b"qj_resume").of.func
-        self._alloc = self._export(inst, b"qj_alloc").of.func
+        self._resume: Any = None  # looked up on first use: most runs never resume or allocate
+        self._alloc: Any = None
         self._mem = self._export(inst, b"memory").of.memory
         if clock is not None:
             clock.memory = self._mem  # the clock may now answer
@@ -151,8 +152,8 @@ class NativeInstance:
         return ext
 
     def _invoke(self, func: Any, args: tuple[int, ...]) -> int:
-        n = max(len(args), 1)
-        vals = (_Raw * n)()
+        n = len(args) or 1
+        vals = _ARRAYS[n]()
         for i, a in enumerate(args):
             vals[i].i32 = a
         trap = ctypes.c_void_p()
@@ -180,9 +181,13 @@ class NativeInstance:
         return self._invoke(self._run, (ptr, length))
 
     def resume(self, call_id: int, ok: int, ptr: int, length: int) -> int:
+        if self._resume is None:
+            self._resume = self._export(self._inst, b"qj_resume").of.func
         return self._invoke(self._resume, (call_id, ok, ptr, length))
 
     def alloc(self, size: int) -> int:
+        if self._alloc is None:
+            self._alloc = self._export(self._inst, b"qj_alloc").of.func
         return self._invoke(self._alloc, (size,)) & 0xFFFFFFFF
 
     def memory(self, need: int = 0) -> tuple[int, int]:
@@ -192,9 +197,9 @@ class NativeInstance:
         re-read when a caller needs more than the size last seen (memory only grows).
         """
         if need > self._size or not self._base:
-            base = _mem_data(self._ctx, ctypes.byref(self._mem))
-            self._base = ctypes.cast(base, ctypes.c_void_p).value or 0
-            self._size = int(_mem_size(self._ctx, ctypes.byref(self._mem)))
+            mem = ctypes.byref(self._mem)
+            self._base = _mem_data(self._ctx, mem) or 0  # the address, as an int (or None)
+            self._size = _mem_size(self._ctx, mem)
         return self._base, self._size
 
     def check_span(self, ptr: int, length: int) -> int:

@@ -9,6 +9,7 @@ runs which slice.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import struct
@@ -105,7 +106,8 @@ class Run:
         self.dispatch = Dispatch(
             program.functions,
             opts.host.calls() if opts.host is not None and program.functions else None,
-            self.keep_error,
+            # not the bound method: the run would be a reference cycle, freed only by the GC
+            functools.partial(_keep_error, self.host_errors),
             self._decoded,
         )
         self.on_report_threadsafe: Callable[[Any], None] | None = None
@@ -216,17 +218,7 @@ class Run:
 
     def keep_error(self, exc: BaseException) -> None:
         """Keep a host-side exception for the result, without pinning its frames' locals."""
-        tb = exc.__traceback__
-        # drop our own frames (they hold the decoded arguments) and clear the rest's locals
-        while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-            tb = tb.tb_next
-        exc.__traceback__ = tb
-        if tb is not None:
-            import traceback  # with textwrap, milliseconds of a first run that keeps no error
-
-            traceback.clear_frames(tb)
-        if len(self.host_errors) < MAX_HOST_ERRORS:
-            self.host_errors.append(exc)
+        _keep_error(self.host_errors, exc)
 
     # the import, on the worker thread executing the guest
 
@@ -450,7 +442,9 @@ class Run:
 
     def slice_start(self) -> int:
         o, p = self.opts, self.program
-        if not _well_formed(o.fn):
+        try:
+            fn = o.fn.encode()
+        except UnicodeEncodeError:
             # an export name is well-formed Unicode, so no module exports this one; refused
             # here because no UTF-8 encoding of it names what the caller asked for
             message = f"the module has no export named {o.fn!r} (it is not valid Unicode)"
@@ -471,18 +465,16 @@ class Run:
                 should_stop=self.should_stop,
             )
             self._bytecode_hits += hits
-        fn = o.fn.encode()
         filename = o.filename.encode("utf-8", "replace")
         source = bytecode if bytecode is not None else p.source.encode("utf-8", "surrogatepass")
         args = _values.encode(o.args, path="execute.args") if o.args is not None else b""
         glob = p.globals_message
-        if o.seed is not None:
-            seed = o.seed
-        elif o.deterministic:
-            seed = 0
+        if o.seed is None and not o.deterministic:
+            fresh = os.urandom(8 + _ENTROPY_WORDS.size)  # one read for the seed and the key
+            seed, entropy = int.from_bytes(fresh[:8], "little"), fresh[8:]
         else:
-            seed = int.from_bytes(os.urandom(8), "little")
-        entropy = _crypto_key(seed if o.seed is not None or o.deterministic else None)
+            seed = o.seed if o.seed is not None else 0
+            entropy = _crypto_key(seed)
         if o.deterministic:
             mono = wall = DETERMINISTIC_EPOCH_NS
         else:
@@ -672,6 +664,9 @@ class Run:
             self._released = True  # a drop still pending is a no-op from now on
         _engine.release_store(self._store_key)
         self._instance.close()
+        # the driver's callbacks refer back to its handle, which refers to this run: drop
+        # them, so that refcounting frees a run at once (cyclic garbage waits for the GC)
+        self.on_stop = self.on_report_threadsafe = None
 
     def _parked(self) -> None:
         """The guest waits (for host calls or timers). Once it has waited ``IDLE_DROP_DELAY``,
@@ -706,11 +701,24 @@ class Run:
         self.engine.deadlines.add(again, _weakly(self, Run._drop_if_idle))
 
 
-def _crypto_key(seed: int | None) -> bytes:
-    """The key of the run's ChaCha20 stream behind ``crypto`` (256 bits): fresh entropy, or
-    derived from the seed so that a seeded or deterministic run repeats its random bytes."""
-    if seed is None:
-        return os.urandom(_ENTROPY_WORDS.size)
+def _keep_error(errors: list[BaseException], exc: BaseException) -> None:
+    """Keep a host-side exception in ``errors`` (at most ``MAX_HOST_ERRORS``), without our own
+    frames (they hold the decoded arguments) and with the other frames' locals cleared."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        tb = tb.tb_next
+    exc.__traceback__ = tb
+    if tb is not None:
+        import traceback  # with textwrap, milliseconds of a first run that keeps no error
+
+        traceback.clear_frames(tb)
+    if len(errors) < MAX_HOST_ERRORS:
+        errors.append(exc)
+
+
+def _crypto_key(seed: int) -> bytes:
+    """The key of the run's ChaCha20 stream behind ``crypto`` (256 bits) in a seeded or
+    deterministic run, derived from the seed so that the run repeats its random bytes."""
     return hashlib.sha256(b"quickjail crypto seed\0" + seed.to_bytes(8, "little")).digest()
 
 
@@ -718,15 +726,6 @@ def _soft_limit(hard: int, stack: int) -> int:
     """QuickJS's own cap: below the hard cap by the stack, static data and a reserve."""
     reserve = max(4 * 2**20, hard // 8)
     return max(1 * 2**20, min(hard - stack - reserve, 0xFFFFFFFF))
-
-
-def _well_formed(text: str) -> bool:
-    """True when ``text`` has no lone surrogate (it encodes to UTF-8)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _weakly(run: Run, method: Callable[[Run], None]) -> Callable[[], None]:

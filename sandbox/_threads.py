@@ -17,6 +17,7 @@ are kept by one thread that calls back when each passes.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -91,6 +92,16 @@ class Workers:
     for them (only while no worker is idle). Workers are interchangeable: any worker waiting on
     the queue may take any job, so only the counts matter. A job that raises does not end its
     worker (jobs deliver their own outcomes; the pool only has to outlive them).
+
+    Idle workers sleep in a blocking read of a pipe, and a submit that claims one writes one
+    byte to wake it (a new thread, or a busy worker taking a backlog job, takes its job
+    without a byte; so at most one byte per thread is ever pending and the write never
+    blocks). The write releases the GIL before it wakes the worker, so the woken worker (often
+    scheduled at once, on the submitter's own CPU) finds the GIL free; waking it from a queue
+    or a lock while holding the GIL made it wait for the GIL, then for the GIL's mutex, two
+    more context switches per job. Extra threads exit through a reaper on the deadline
+    thread, which claims each idle extra worker with an exit token (``None``) once no job was
+    submitted for ``idle_exit`` seconds.
     """
 
     def __init__(
@@ -111,12 +122,15 @@ class Workers:
         self._grow_after = grow_after
         self._idle_exit = idle_exit
         self._name = name
-        self._queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._wake_r, self._wake_w = os.pipe()  # one byte per queued job (None: exit)
         self._lock = threading.Lock()
         self._threads = 0
         self._idle = 0
         self._backlog = 0
         self._grow_scheduled = False
+        self._submits = 0  # jobs submitted so far: the reaper's sign that work came
+        self._reap_scheduled = False
 
     @property
     def threads(self) -> int:
@@ -135,16 +149,21 @@ class Workers:
         free; a job that finds none free for :data:`GROW_AFTER` gets a new thread (up to
         ``cap``)."""
         with self._lock:
-            if self._idle > 0:
+            self._submits += 1
+            self._queue.put(fn)  # first: a thread spawned below takes a job at once
+            wake = self._idle > 0
+            if wake:
                 self._idle -= 1
             elif self._threads < self.core and self._try_spawn():
                 pass
             elif self._threads == 0:
+                self._queue.get_nowait()  # no thread is alive: the queue held this job alone
                 raise RuntimeError("quickjail could not start a worker thread")
             else:
                 self._backlog += 1
                 self._schedule_grow(self._grow_after)
-            self._queue.put(fn)
+        if wake:
+            os.write(self._wake_w, b"\0")  # after the lock: the GIL is released while it wakes
 
     def _schedule_grow(self, delay: float) -> None:
         if not self._grow_scheduled and self._threads < self.cap:
@@ -177,17 +196,45 @@ class Workers:
         self._threads += 1
         return True
 
+    def _schedule_reap(self, seen: int) -> None:
+        """Check again in ``idle_exit`` seconds whether jobs came since ``seen`` (under
+        ``_lock``)."""
+        if not self._reap_scheduled:
+            self._reap_scheduled = True
+            self._deadlines.add(time.monotonic() + self._idle_exit, lambda: self._reap(seen))
+
+    def _reap(self, seen: int) -> None:
+        """Tell idle extra workers to exit when no job was submitted since the last check."""
+        with self._lock:
+            self._reap_scheduled = False
+            if self._threads <= self.core:
+                return
+            if self._submits == seen:
+                exits = min(self._idle, self._threads - self.core)
+                self._idle -= exits
+                for _ in range(exits):
+                    self._queue.put(None)
+            else:
+                exits = 0
+            if self._threads - exits > self.core:
+                self._schedule_reap(self._submits)  # busy extras: look again later
+        for _ in range(exits):
+            os.write(self._wake_w, b"\0")
+
     def _loop(self) -> None:
+        take = True  # a thread is spawned for a job already queued
         while True:
+            if not take:
+                os.read(self._wake_r, 1)  # idle: blocks, without the GIL, until claimed
+            take = False
             try:
-                job = self._queue.get(timeout=self._idle_exit)
-            except queue.Empty:
-                with self._lock:
-                    if self._idle > 0 and self._threads > self.core:
-                        self._idle -= 1
-                        self._threads -= 1
-                        return
+                job = self._queue.get_nowait()
+            except queue.Empty:  # a byte with no job (a forked child shares the pipe)
                 continue
+            if job is None:  # the reaper claimed this worker (and its idle count)
+                with self._lock:
+                    self._threads -= 1
+                return
             try:
                 job()
             except BaseException:
@@ -196,5 +243,8 @@ class Workers:
             with self._lock:
                 if self._backlog > 0:
                     self._backlog -= 1
+                    take = True  # a queued job no worker was claimed for: this one's
                 else:
                     self._idle += 1
+                    if self._threads > self.core:
+                        self._schedule_reap(self._submits)

@@ -139,6 +139,41 @@ def test_the_pool_grows_past_its_core_and_extra_threads_exit_when_idle() -> None
     assert _eventually(lambda: pool.threads == 1 and pool.idle == 1)
 
 
+def test_every_job_submitted_from_many_threads_runs_once_and_the_pool_settles_idle() -> None:
+    """Wake-ups and claims stay matched under contention: idle workers claimed by a submit,
+    new threads, backlog jobs taken by busy workers and the reaper's exit tokens."""
+    pool = Workers(
+        core=2, cap=6, deadlines=Deadlines(), grow_after=0.001, idle_exit=0.02, name=_TEST_POOL
+    )
+    lock = threading.Lock()
+    ran: list[int] = []
+    done = threading.Semaphore(0)
+    per_thread, submitters = 300, 6
+
+    def job(i: int) -> None:
+        with lock:
+            ran.append(i)
+        if i % 7 == 0:
+            time.sleep(0.001)  # some jobs hold their worker: a backlog builds, the pool grows
+        done.release()
+
+    def submit_many(base: int) -> None:
+        for i in range(per_thread):
+            pool.submit(lambda i=base + i: job(i))
+
+    threads = [
+        threading.Thread(target=submit_many, args=(t * per_thread,)) for t in range(submitters)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(GENEROUS)
+    for _ in range(per_thread * submitters):
+        assert done.acquire(timeout=GENEROUS)
+    assert sorted(ran) == list(range(per_thread * submitters))
+    assert _eventually(lambda: pool.threads == 2 and pool.idle == 2)
+
+
 def test_the_pool_never_exceeds_its_cap_and_jobs_over_it_still_run() -> None:
     pool = Workers(
         core=1, cap=2, deadlines=Deadlines(), grow_after=0.01, idle_exit=GENEROUS, name=_TEST_POOL
