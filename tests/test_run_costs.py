@@ -3,7 +3,9 @@ counts, thread counts), never by time."""
 
 from __future__ import annotations
 
+import errno
 import gc
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -97,3 +99,15 @@ def test_sync_runs_and_the_pool_leave_no_file_descriptor_open() -> None:
     before = proc.num_fds()
     every_driver()
     assert proc.num_fds() == before
+
+
+def test_a_sync_run_waits_on_a_lock_when_the_process_has_no_descriptor_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def exhausted() -> tuple[int, int]:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    bridge.run_code_sync("export default 0")  # the engine and its threads exist already
+    monkeypatch.setattr(os, "pipe", exhausted)
+    assert bridge.run_code_sync("export default 1 + 1").result == 2
+    assert sandbox.run_code_sync("report(3); export default 4").reports == [3]
