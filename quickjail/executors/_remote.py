@@ -348,13 +348,7 @@ class RemoteExecution(CodeExecution):
         if self._stop is None and isinstance(self._program, ErrorInfo):
             return self._end(CodeResult(status="error", error=self._program))
         program = self._program
-        start = b""
-        if isinstance(program, Program):
-            try:
-                start = _wire.start_frame(self._opts, program)  # before a worker waits for it
-            except BaseException:
-                self._end_stopped()
-                raise
+        start = self._start_frame()
         conn = await self._connect() if isinstance(program, Program) else None
         if conn is None or not isinstance(program, Program):
             return self._end(CodeResult(status="terminated", reason=self._stop))
@@ -372,6 +366,17 @@ class RemoteExecution(CodeExecution):
         if self._fatal is not None:
             raise self._fatal
         return result
+
+    def _start_frame(self) -> bytes:
+        """The run's ``start`` frame, built before a worker waits for it (empty when there is
+        no program to send); a failure to build it ends the run first."""
+        if not isinstance(self._program, Program):
+            return b""
+        try:
+            return _wire.start_frame(self._opts, self._program)
+        except BaseException:
+            self._end_stopped()
+            raise
 
     async def _connect(self) -> Connection | None:
         """A connection from the transport, or None when the run was stopped first."""

@@ -79,13 +79,8 @@ class SyncDriver:
         if ex._stop is None and isinstance(program, ErrorInfo):
             return ex._end(CodeResult(status="error", error=program))
         conn: SyncConnection | None = None
-        start = b""
+        start = ex._start_frame()
         if isinstance(program, Program):
-            try:
-                start = _wire.start_frame(ex._opts, program)  # before a worker waits for it
-            except BaseException:
-                ex._end_stopped()
-                raise
             wake = threading.Event()
             with ex._lock:
                 ex._wake_sync = wake.set
