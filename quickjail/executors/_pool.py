@@ -38,7 +38,6 @@ from quickjail.executors._errors import (
     ExecutorClosed,
     ExecutorError,
     QueueFull,
-    WorkerStartError,
 )
 from quickjail.executors._remote import RemoteExecutor, WorkerLost
 from quickjail.sandbox._execution import _soon
@@ -51,9 +50,6 @@ MAX_BUFFERED_BYTES: Final = _wire.MAX_FRAME_BYTES
 """Bytes of a worker's frames held for its run at most; past that its pipe waits."""
 CLOSE_GRACE: Final = 5.0
 """Seconds ``close()`` gives an idle worker to exit at the end of its stdin before killing it."""
-MAX_START_FAILURES: Final = 3
-"""Workers in a row that may exit or crash on their own before they are ready before the runs
-waiting for one raise ``WorkerStartError`` (the next run tries again)."""
 _EXTERNAL_KILLS: Final = frozenset({-signal.SIGKILL, -signal.SIGTERM})
 """How a worker ends when something outside killed it (the OOM killer, an operator): not a
 failure to start, so it is replaced without counting toward ``MAX_START_FAILURES``."""
@@ -582,10 +578,9 @@ class ProcessPool(RemoteExecutor):
         with self._lock:
             self._closed = True
             workers = list(self._workers)
-            waiting, self._waiting = list(self._waiting), collections.deque()
+            waiting = self._fail_waiting(ExecutorClosed, "the process pool was closed")
             self._idle.clear()
         for slot in waiting:
-            slot.error = ExecutorClosed("the process pool was closed")
             slot.wake()
         for worker in workers:
             if worker.conn is not None:
@@ -658,16 +653,10 @@ class ProcessPool(RemoteExecutor):
             if self._closed:
                 return
             if not worker.ready and worker.proc.returncode not in _EXTERNAL_KILLS:
-                self._failures += 1
-                if self._failures >= MAX_START_FAILURES:
-                    self._broken = (
-                        f"{self._failures} worker processes in a row died before they were "
-                        f"ready (the last: {_how(worker.proc.returncode)})"
-                    )
-                    waiting, self._waiting = list(self._waiting), collections.deque()
-                    for slot in waiting:
-                        slot.error = WorkerStartError(self._broken)
-                        slot.wake()
+                how = _how(worker.proc.returncode)
+                if self._start_failed(
+                    f"worker processes in a row died before they were ready (the last: {how})"
+                ):
                     return
             self._workers.append(_Worker(self))
 

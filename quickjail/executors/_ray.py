@@ -41,9 +41,8 @@ from quickjail.executors._errors import (
     ExecutorClosed,
     ExecutorError,
     QueueFull,
-    WorkerStartError,
 )
-from quickjail.executors._remote import RemoteExecutor, WorkerLost
+from quickjail.executors._remote import MAX_START_FAILURES, RemoteExecutor, WorkerLost
 from quickjail.executors._serve import ServedRun
 from quickjail.sandbox._execution import _soon
 
@@ -73,9 +72,6 @@ its run's start); the oldest go first."""
 KILL_GRACE: Final = 5.0
 """Seconds a run stopped hard by its caller (cancelled, past its deadline, a protocol
 violation) may go on in its actor before the actor itself is killed."""
-MAX_START_FAILURES: Final = 3
-"""Actors in a row that may die before serving a frame before the runs waiting for one raise
-``WorkerStartError`` and no more are started until the next run (which tries again)."""
 _EXTRA_HINT: Final = "the Ray executor needs Ray: pip install 'quickjail[ray]'"
 
 
@@ -470,9 +466,8 @@ class RayExecutor(RemoteExecutor):
                 return
             self._closed = True
             actors, self._actors = list(self._actors), []
-            waiting, self._waiting = list(self._waiting), collections.deque()
+            waiting = self._fail_waiting(ExecutorClosed, "the Ray executor was closed")
         for waiter in waiting:
-            waiter.error = ExecutorClosed("the Ray executor was closed")
             waiter.wake()
         if not self._started:
             return
@@ -571,16 +566,9 @@ class RayExecutor(RemoteExecutor):
                 return
             self._actors.remove(actor)
             if not actor.served:
-                self._failures += 1
-                if self._failures >= MAX_START_FAILURES:
-                    self._broken = (
-                        f"{self._failures} Ray actors in a row died before serving a run "
-                        f"(the last: {actor.how})"
-                    )
-                    waiting, self._waiting = list(self._waiting), collections.deque()
-                    for waiter in waiting:
-                        waiter.error = WorkerStartError(self._broken)
-                        waiter.wake()
+                if self._start_failed(
+                    f"Ray actors in a row died before serving a run (the last: {actor.how})"
+                ):
                     return
             else:
                 self._failures = 0

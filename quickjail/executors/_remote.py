@@ -18,6 +18,7 @@ caller also holds the deadline: no result ``DEADLINE_GRACE`` seconds after the r
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import inspect
 import math
@@ -31,7 +32,7 @@ import anyio
 import anyio.lowlevel
 
 from quickjail.executors import _wire
-from quickjail.executors._errors import ExecutorClosed
+from quickjail.executors._errors import ExecutorClosed, ExecutorError, WorkerStartError
 from quickjail.sandbox import _engine, _values
 from quickjail.sandbox._execution import CodeExecution, _soon
 from quickjail.sandbox._hostcall import Dispatch, invoke
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEADLINE_GRACE",
     "HOST_THREADS_CAP",
+    "MAX_START_FAILURES",
     "TERMINATE_GRACE",
     "Connection",
     "RemoteExecution",
@@ -67,6 +69,10 @@ HOST_THREADS_CAP: Final = 4096
 """Threads serving the sync host calls of remote runs at most, process-wide: a shared pool
 that grows on demand (a blocking call never waits for, or holds up, another run's calls)
 and whose idle threads exit; the cap only keeps a runaway from exhausting the process."""
+MAX_START_FAILURES: Final = 3
+"""Workers (processes, actors) in a row that may die before they serve before the runs waiting
+for one raise ``WorkerStartError`` and no more are started until the next run (which tries
+again: the cause may have passed)."""
 _BUDGET_FACTOR: Final = 2  # the caller decodes re-encoded values: room for encoding slack
 
 
@@ -128,6 +134,9 @@ class RemoteExecutor:
 
     _what = "the executor"
     _closed = False
+    _failures = 0  # workers in a row that died before they served
+    _broken: str | None = None  # why no more are started until the next run
+    _waiting: collections.deque[Any]  # runs waiting for a worker (each has .error, .wake())
 
     @property
     def closed(self) -> bool:
@@ -147,6 +156,26 @@ class RemoteExecutor:
         """
         self._check_open()
         return RemoteExecution(cast(Transport, self), opts, program)
+
+    def _fail_waiting(self, kind: type[ExecutorError], message: str) -> list[Any]:
+        """Under the lock: the runs waiting for a worker, each told to raise ``kind(message)``
+        (wake them, outside the lock when possible); none wait any more."""
+        waiting, self._waiting = list(self._waiting), collections.deque()
+        for waiter in waiting:
+            waiter.error = kind(message)
+        return waiting
+
+    def _start_failed(self, detail: str) -> bool:
+        """Under the lock: count a worker that died before it served. At
+        ``MAX_START_FAILURES`` in a row the executor is broken until the next run, every
+        waiting run raises ``WorkerStartError("<n> <detail>")``, and True is returned."""
+        self._failures += 1
+        if self._failures < MAX_START_FAILURES:
+            return False
+        self._broken = f"{self._failures} {detail}"
+        for waiter in self._fail_waiting(WorkerStartError, self._broken):
+            waiter.wake()
+        return True
 
     def _check_open(self) -> None:
         if self._closed:
