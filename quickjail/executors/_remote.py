@@ -534,8 +534,7 @@ class RemoteExecution(CodeExecution):
             if outcome is None:
                 continue
             if isinstance(outcome, tuple):
-                if host_calls is None:  # _take admits calls only to functions in the table
-                    raise AssertionError("a host call on a run without host functions")
+                assert host_calls is not None  # _take admits calls only to table functions
                 fn, call_id, data = outcome
                 host_calls.start_soon(self._serve_host_call, conn, dispatch, fn, call_id, data)
             elif self._delivering:
