@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from quickjail.sandbox import _values
 from quickjail.sandbox._abi import CALL_ERROR, CALL_OK
@@ -163,12 +163,15 @@ class Dispatch:
         return calls
 
 
+_PLAIN: Final = frozenset({int, str, float, bool, type(None), list, dict, tuple, bytes})
+
+
 def invoke(fn: HostFunction, args: tuple[Any, ...]) -> tuple[bool, Any]:
     """Call a sync host function: ``(True, value)``, or ``(False, exception)`` when it raised
     an ``Exception`` (or returned an awaitable); ``SystemExit`` and the like propagate."""
     try:
         value = fn.fn(*args)
-        if inspect.isawaitable(value):
+        if type(value) not in _PLAIN and inspect.isawaitable(value):
             _close_awaitable(value)
             raise TypeError("a sync host function returned an awaitable")
     except Exception as exc:

@@ -378,6 +378,40 @@ def _where(root: Any) -> tuple[str, str]:
     return "a value Python cannot hold", "value"
 
 
+_SMALL_MESSAGE: Final = MAX_DEPTH  # a message this short cannot nest deeper than MAX_DEPTH
+_SLOW: Final = object()
+_ONE_MESSAGE: Final = "the decode budget of one message"
+# json.loads's own scanner (its default decoder's), without the wrappers around it
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _decode_small(buf: bytes, budget: DecodeBudget | None) -> Any:
+    """The common short message (a host call's arguments): untagged JSON and no blobs,
+    decoded with what :func:`decode` would check; ``_SLOW`` for any other shape."""
+    n = len(buf)
+    if n < 9 or buf[0] != 0 or buf[n - 4 :] != _NO_BLOBS:
+        return _SLOW
+    text = buf[5 : n - 4]
+    if _HEAD.unpack_from(buf, 0)[1] != n - 9 or _REPLACEMENT in text:
+        return _SLOW
+    try:
+        doc = text.decode("utf-8")
+    except UnicodeDecodeError:
+        return _SLOW  # the full path says what is wrong
+    if budget is None:
+        budget = DecodeBudget(DECODE_FLOOR + DECODE_MESSAGE_FACTOR * n, _ONE_MESSAGE)
+    cost = _estimate(text)
+    budget.charge(cost)
+    try:
+        value, end = _scan(doc, 0)
+        if end == len(doc):
+            return value
+    except (StopIteration, ValueError, RecursionError):
+        pass
+    budget.used -= cost  # the full path charges it again, and says what is wrong
+    return _SLOW
+
+
 def decode(
     buf: bytes | memoryview, *, budget: DecodeBudget | None = None, lenient: bool = False
 ) -> Any:
@@ -399,6 +433,10 @@ def decode(
         TransferError: the message is malformed, over the budget, or holds what Python
             cannot represent faithfully (the message names the path).
     """
+    if type(buf) is bytes and len(buf) <= _SMALL_MESSAGE:
+        quick = _decode_small(buf, budget)
+        if quick is not _SLOW:
+            return quick
     try:
         flags, jlen = _HEAD.unpack_from(buf, 0)
         text = bytes(buf[5 : 5 + jlen])
@@ -418,7 +456,7 @@ def decode(
             pos += n
         if budget is None:
             limit = DECODE_FLOOR + DECODE_MESSAGE_FACTOR * len(buf)
-            budget = DecodeBudget(limit, "the decode budget of one message")
+            budget = DecodeBudget(limit, _ONE_MESSAGE)
         budget.charge(_estimate(text))
         opens = text.count(b"[") + text.count(b"{")
         replaced = _REPLACEMENT in text  # lone surrogates may have merged object keys
