@@ -378,7 +378,7 @@ def _where(root: Any) -> tuple[str, str]:
     return "a value Python cannot hold", "value"
 
 
-_SMALL_MESSAGE: Final = MAX_DEPTH  # a message this short cannot nest deeper than MAX_DEPTH
+_SMALL_MESSAGE: Final = 4096  # bytes: the quick path's JSON scan stays short
 _SLOW: Final = object()
 _ONE_MESSAGE: Final = "the decode budget of one message"
 # json.loads's own scanner (its default decoder's), without the wrappers around it
@@ -394,6 +394,8 @@ def _decode_small(buf: bytes, budget: DecodeBudget | None) -> Any:
     text = buf[5 : n - 4]
     if _HEAD.unpack_from(buf, 0)[1] != n - 9 or _REPLACEMENT in text:
         return _SLOW
+    if n > MAX_DEPTH and text.count(b"[") + text.count(b"{") > MAX_DEPTH:
+        return _SLOW  # it might nest too deep: the full path walks it
     try:
         doc = text.decode("utf-8")
     except UnicodeDecodeError:

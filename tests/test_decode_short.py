@@ -46,6 +46,9 @@ SHORT = [
     b'["\x01"]',  # a raw control character
     b"\xff\xfe",
     b"[" * 40 + b"]" * 40,
+    b"[" * 129 + b"]" * 129,
+    b'[{"a":' * 70 + b"1" + b"}]" * 70,
+    b"[" + b'"' + b"x" * 3000 + b'"]',
     b"{}",
     b'{"a":1,"a":2}',
     b"1",
@@ -95,11 +98,15 @@ def test_short_message_over_the_budget_is_refused_before_decoding() -> None:
             decode(buf, budget=DecodeBudget(10))
 
 
-def test_the_quick_path_only_takes_messages_too_short_to_nest_past_max_depth() -> None:
-    # the quick path skips the depth walk: a message it takes must be unable to need it
-    deep = raw(b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1))
+@pytest.mark.parametrize("opener", [b"[", b'{"k":'])
+def test_a_short_message_nested_past_max_depth_is_refused(opener: bytes) -> None:
+    closer = b"]" if opener == b"[" else b"}"
+    deep = raw(opener * (MAX_DEPTH + 1) + b"1" + closer * (MAX_DEPTH + 1))
+    assert len(deep) < 4096
     with pytest.raises(TransferError, match="nested deeper"):
         decode(deep)
+    fine = raw(opener * MAX_DEPTH + b"1" + closer * MAX_DEPTH)
+    assert decode(fine) == decode(memoryview(fine))
 
 
 def test_host_call_arguments_arrive_exactly() -> None:
