@@ -76,6 +76,7 @@ class CodeExecution:
         self._lock = threading.Lock()
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._wake: anyio.Event | None = None
+        self._alone: anyio.CancelScope | None = None  # the host call awaited in the driver
         self._loop_thread: int | None = None
         self._report_cursor_events: list[anyio.Event] = []
         self._content_id: str | None = None
@@ -221,7 +222,7 @@ class CodeExecution:
                     host_errors=[exc],
                 )
                 return None
-            self._run.on_stop = self._poke
+            self._run.on_stop = self._stopped
             return self._run
 
     def _finish(self, run: Run, status: int | None, *, release: bool = True) -> CodeResult:
@@ -234,6 +235,18 @@ class CodeExecution:
             self._result = result
         self._notify_reports()
         return result
+
+    def _stopped(self) -> None:
+        """The run is stopping (any thread): wake the driver, and cancel a host call it awaits
+        alone (see ``_await_alone``)."""
+        self._poke()
+        scope, token = self._alone, self._token
+        if scope is None or token is None:
+            return
+        if threading.get_ident() == self._loop_thread:
+            scope.cancel()
+        else:
+            _soon(token, scope.cancel)
 
     def _poke(self) -> None:
         """Wake the driver (from any thread)."""
@@ -414,7 +427,13 @@ class CodeExecution:
                     tg.start_soon(self._deliver_reports, run, report_cb, receive_report)
                 else:
                     receive_report.close()
-                status = await self._slices(run)
+                try:
+                    status = await self._slices(run)
+                except anyio.get_cancelled_exc_class():
+                    # the awaiting task is cancelled while the guest waits (for host calls,
+                    # timers): the run ends as terminated, as when a slice is cut short
+                    run.terminate("cancelled")
+                    raise
                 send_report.close()
                 await self._until_delivered(run)
                 tg.cancel_scope.cancel()
@@ -436,10 +455,23 @@ class CodeExecution:
         status = await self._in_worker(run, run.slice_start)
         async with anyio.create_task_group() as calls:
             while status == QJ_PENDING and run.stop_reason is None:
-                for call in run.take_new_calls():
+                new = run.take_new_calls()
+                wake_in = run.wake_in  # the guest's next timer, if it waits for one
+                if len(new) == 1 and in_flight == 0 and wake_in is None:
+                    # the guest waits for this one call and nothing else: await it here,
+                    # with no task and no wake-up between the call and the next slice
+                    run.pause_deadline()
+                    outcome = await self._await_alone(run, new[0])
+                    run.resume_deadline()
+                    if outcome is None or run.stop_reason is not None:
+                        break
+                    status = await self._in_worker(
+                        run, functools.partial(run.slice_resume, [outcome])
+                    )
+                    continue
+                for call in new:
                     calls.start_soon(self._host_call, run, call, settled)
                     in_flight += 1
-                wake_in = run.wake_in  # the guest's next timer, if it waits for one
                 if wake_in is None and in_flight == 0:
                     run.terminate("deadlock")  # nothing could ever resume it
                     break
@@ -512,7 +544,29 @@ class CodeExecution:
     async def _host_call(
         self, run: Run, call: PendingCall, settled: list[tuple[int, bool, bytes]]
     ) -> None:
-        """Await one async host call and hand its outcome to the driver.
+        """Await one async host call as a task and hand its outcome to the driver."""
+        outcome = await self._call_outcome(run, call)
+        if outcome is not None:
+            settled.append(outcome)
+        assert self._wake is not None
+        self._wake.set()
+
+    async def _await_alone(self, run: Run, call: PendingCall) -> tuple[int, bool, bytes] | None:
+        """Await the one call the guest waits for in the driver itself; a stop of the run
+        (``_stopped``, any thread) cancels it. None when the run stopped."""
+        with anyio.CancelScope() as scope:
+            self._alone = scope
+            try:
+                if run.stop_reason is not None:
+                    return None  # stopped before the scope was in place
+                return await self._call_outcome(run, call)
+            finally:
+                self._alone = None
+        return None
+
+    async def _call_outcome(self, run: Run, call: PendingCall) -> tuple[int, bool, bytes] | None:
+        """Await one async host call: ``(call id, ok, value message)`` for the guest, or None
+        when it stopped the run.
 
         The backend's cancellation exception only propagates when this task is being
         cancelled (the run stops, the awaiting task is cancelled); raised by a host function
@@ -534,14 +588,10 @@ class CodeExecution:
             run.keep_error(exc)
             run.fatal = exc
             run.terminate("interrupted")
-            assert self._wake is not None
-            self._wake.set()
-            return
+            return None
         else:
             ok, data = run.dispatch.settle(call.fn, value, ok=True)
-        settled.append((call.call_id, ok, data))
-        assert self._wake is not None
-        self._wake.set()
+        return call.call_id, ok, data
 
 
 class _Wake:
