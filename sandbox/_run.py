@@ -467,7 +467,7 @@ class Run:
             self._bytecode_hits += hits
         filename = o.filename.encode("utf-8", "replace")
         source = bytecode if bytecode is not None else p.source.encode("utf-8", "surrogatepass")
-        args = _values.encode(o.args, path="execute.args") if o.args is not None else b""
+        args = o.args_message if o.args_message is not None else b""
         glob = p.globals_message
         if o.seed is None and not o.deterministic:
             fresh = os.urandom(8 + _ENTROPY_WORDS.size)  # one read for the seed and the key
@@ -481,7 +481,7 @@ class Run:
             mono, wall = time.monotonic_ns(), time.time_ns()
         flags = (
             (FLAG_DYNAMIC if o.dynamic_code else 0)
-            | (FLAG_ARGS if o.args is not None else 0)
+            | (FLAG_ARGS if o.args_message is not None else 0)
             | (FLAG_BYTECODE if bytecode is not None else 0)
         )
         header = RUN_HEADER.pack(

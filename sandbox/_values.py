@@ -58,7 +58,15 @@ from quickjail.sandbox._abi import FN_KEY, MSG_TAGGED
 from quickjail.sandbox.errors import TransferError
 from quickjail.sandbox.host import HostFunction
 
-__all__ = ["UNDEFINED", "DecodeBudget", "TransferError", "Undefined", "decode", "encode"]
+__all__ = [
+    "UNDEFINED",
+    "DecodeBudget",
+    "TransferError",
+    "Undefined",
+    "check_message",
+    "decode",
+    "encode",
+]
 
 _U32 = struct.Struct("<I")
 _HEAD = struct.Struct("<BI")
@@ -442,6 +450,33 @@ def decode(
         raise TransferError("malformed value message (nested too deeply)") from None
     except (struct.error, ValueError, KeyError, IndexError, TypeError, OverflowError) as exc:
         raise TransferError(f"malformed value message ({type(exc).__name__})") from None
+
+
+def check_message(buf: bytes) -> None:
+    """Check that ``buf`` is framed as a value message (its JSON and blobs fill it exactly)
+    and within ``MAX_TRANSFER_BYTES``, without decoding it: for a message passed on as is.
+
+    Linear in the number of blobs (at most a quarter of the message's bytes).
+
+    Raises:
+        TransferError: the framing is wrong or the message is over the transfer cap.
+    """
+    try:
+        _flags, jlen = _HEAD.unpack_from(buf, 0)
+        pos = 5 + jlen
+        (nblobs,) = _U32.unpack_from(buf, pos)
+        pos += 4
+        if nblobs > len(buf) // 4:
+            raise TransferError("malformed value message")
+        for _ in range(nblobs):
+            (n,) = _U32.unpack_from(buf, pos)
+            pos += 4 + n
+    except struct.error:
+        raise TransferError("malformed value message (too short)") from None
+    if pos != len(buf):
+        raise TransferError("malformed value message (its parts do not fill it)")
+    if len(buf) - 9 - 4 * nblobs > MAX_TRANSFER_BYTES:
+        raise TransferError(f"cannot transfer more than {MAX_TRANSFER_BYTES} bytes")
 
 
 class _Encoder:

@@ -268,8 +268,8 @@ def start_frame(opts: RunOptions, program: Program) -> bytes:
     # the globals message and the arguments are value messages of their own: payloads, so
     # the head stays plain JSON
     payloads = [program.globals_message]
-    if opts.args is not None:
-        payloads.append(_values.encode(opts.args, path="execute.args"))
+    if opts.args_message is not None:
+        payloads.append(opts.args_message)  # encoded once, by check_options
     return pack(START, [fields], payloads)
 
 
@@ -296,11 +296,17 @@ def start_from(
         raise ProtocolError("not a start frame")
     f = fields[0]
     functions = [(str(name), int(mode)) for name, mode in f["functions"]]
-    args = _values.decode(payloads[1]) if len(payloads) == 2 else None
+    # the arguments go to the guest as they came, never decoded here: framing and cap checked
+    args = payloads[1] if len(payloads) == 2 else None
+    if args is not None:
+        try:
+            _values.check_message(args)
+        except TransferError as exc:
+            raise ProtocolError(f"start arguments that are not a value message ({exc})") from None
     opts = RunOptions(
         source=f["source"],
         fn=f["fn"],
-        args=args,
+        args_message=args,
         kind=f["kind"],
         language=f["language"],
         filename=f["filename"],
