@@ -17,7 +17,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from quickjail.sandbox import _capi
@@ -223,14 +223,32 @@ class NativeInstance:
         """Put host data where the next call expects it: the scratch buffer when it fits (the
         call then passes pointer 0), else a guest allocation; None when the guest has no room.
         """
-        if len(data) <= scratch_size:
-            self.write(scratch, data)
+        return self.place_parts((data,), len(data), scratch, scratch_size)
+
+    def place_parts(
+        self, parts: Sequence[bytes], total: int, scratch: int, scratch_size: int
+    ) -> int | None:
+        """:meth:`place` for data given as parts of ``total`` bytes in all, each copied
+        straight to its offset: the host never joins them into one more copy."""
+        if total <= scratch_size:
+            self.write_parts(scratch, parts, total)
             return 0
-        ptr = self.alloc(len(data))
+        ptr = self.alloc(total)
         if ptr == 0:
             return None
-        self.write(ptr, data)
+        self.write_parts(ptr, parts, total)
         return ptr
+
+    def write_parts(self, ptr: int, parts: Sequence[bytes], total: int) -> None:
+        """Copy ``parts`` one after another into guest memory at ``ptr``; :class:`BadPointer`
+        when the ``total`` bytes they must fill lie out of bounds (checked before any copy)."""
+        if sum(len(p) for p in parts) != total:
+            raise ValueError("the parts do not add up to their total")
+        at = self.check_span(ptr, total)
+        for part in parts:
+            n = len(part)
+            ctypes.memmove(at, part, n)
+            at += n
 
     def drop(self, spans: Iterable[tuple[int, int]]) -> None:
         """Give back the resident pages wholly inside the guest spans ``(ptr, length)``.

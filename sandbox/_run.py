@@ -502,13 +502,16 @@ class Run:
             wall >> 32,
             *_ENTROPY_WORDS.unpack(entropy),
         )
-        record = b"".join((header, filename, source, fn, args, glob))
-        self._bytes_in += len(record)
-        ptr = self._call(self._place, record)
+        # the record's parts go straight into guest memory, never joined on the host
+        record = (header, filename, source, fn, args, glob)
+        total = sum(len(part) for part in record)
+        self._bytes_in += total
+        scratch, room = self.engine.scratch_addr, self.engine.scratch_size
+        ptr = self._call(self._instance.place_parts, record, total, scratch, room)
         if ptr is None:
             self._oom = True
             return QJ_FAIL
-        status: int = self._call(self._instance.run, ptr, len(record))
+        status: int = self._call(self._instance.run, ptr, total)
         return status
 
     def slice_resume(self, settled: list[tuple[int, bool, bytes]]) -> int:
