@@ -33,7 +33,7 @@ class RunOptions:
 
     source: str
     fn: str
-    args_message: bytes | None  # execute["args"] as a value message, None without args
+    args_message: _values.Message | None  # execute["args"] encoded; None without args
     kind: Kind
     language: Language
     filename: str
@@ -109,7 +109,7 @@ def check_options(
     )
 
 
-def _execute(execute: Any, kind: str) -> tuple[str, bytes | None]:
+def _execute(execute: Any, kind: str) -> tuple[str, _values.Message | None]:
     """The export to run and its arguments, encoded here once: refused before any run, and
     a snapshot of what they were when ``run_code`` was called."""
     if execute is None:
@@ -129,7 +129,7 @@ def _execute(execute: Any, kind: str) -> tuple[str, bytes | None]:
     args = execute["args"]
     if not isinstance(args, list | tuple):
         raise TypeError("execute['args'] must be a list")
-    return fn, _values.encode(list(args), path="execute.args")
+    return fn, _values.encode_message(list(args), path="execute.args")
 
 
 def _modules(modules: Any, filename: str) -> dict[str, str]:

@@ -467,7 +467,7 @@ class Run:
             self._bytecode_hits += hits
         filename = o.filename.encode("utf-8", "replace")
         source = bytecode if bytecode is not None else p.source.encode("utf-8", "surrogatepass")
-        args = o.args_message if o.args_message is not None else b""
+        args = o.args_message if o.args_message is not None else _values.Message(())
         glob = p.globals_message
         if o.seed is None and not o.deterministic:
             fresh = os.urandom(8 + _ENTROPY_WORDS.size)  # one read for the seed and the key
@@ -494,7 +494,7 @@ class Run:
             len(filename),
             len(source),
             len(fn),
-            len(args),
+            args.size,
             len(glob),
             mono & 0xFFFFFFFF,
             mono >> 32,
@@ -503,8 +503,8 @@ class Run:
             *_ENTROPY_WORDS.unpack(entropy),
         )
         # the record's parts go straight into guest memory, never joined on the host
-        record = (header, filename, source, fn, args, glob)
-        total = sum(len(part) for part in record)
+        record = (header, filename, source, fn, *args.parts, glob)
+        total = sum(len(part) for part in record)  # a str part is ASCII (Message)
         self._bytes_in += total
         scratch, room = self.engine.scratch_addr, self.engine.scratch_size
         ptr = self._call(self._instance.place_parts, record, total, scratch, room)
