@@ -104,3 +104,29 @@ def test_args_are_a_snapshot_taken_when_run_code_is_called(where: str, request: 
     r = execution.run_sync()
     assert r.status == "success", r.error
     assert r.result == [{"k": "v" * 2000, "n": [1, 2]}, b"\x01" * 4096, "w" * 3000]
+
+
+def test_texts_and_bytes_made_in_the_guest_keep_their_order_and_content() -> None:
+    # the guest copies long texts straight into the message and bytes at once: interleaved,
+    # with a lone surrogate (a replaced copy) and in a log (a cut copy), each lands in place
+    src = """
+        const u = new Uint8Array(3000).fill(7);
+        console.log("L".repeat(300000));  // cut at 256 KiB
+        export default ["a".repeat(5000), new Uint8Array([1, 2, 3]), "é".repeat(3000),
+            "b".repeat(1024) + "\\ud800", u, "c".repeat(1024), {k: "d".repeat(70000)}, u.buffer]
+    """
+    r = quickjail.run_code_sync(src, timeout=GENEROUS)
+    assert r.status == "success", r.error
+    assert r.result == [
+        "a" * 5000,
+        b"\x01\x02\x03",
+        "é" * 3000,
+        "b" * 1024 + "\ufffd",
+        b"\x07" * 3000,
+        "c" * 1024,
+        {"k": "d" * 70000},
+        b"\x07" * 3000,
+    ]
+    (entry,) = r.logs
+    text = entry.args[0]
+    assert text.startswith("L" * 1000) and text.endswith("more bytes]"), text[-40:]
