@@ -5,6 +5,7 @@ ones ``run_code`` was called with, whatever the caller does to them afterwards."
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,7 +13,10 @@ import pytest
 
 import quickjail
 from quickjail import bridge, sandbox
-from quickjail.executors import ProcessPool
+from quickjail.executors import ProcessPool, _wire
+from quickjail.sandbox._options import RunOptions
+from quickjail.sandbox._program import Program
+from quickjail.sandbox._values import MAX_TRANSFER_BYTES
 
 MiB = 2**20
 ASCII = ("0123456789abcdefghijklmnopqrstuvwxyz-_ ~" * (MiB // 40 + 1))[:MiB]
@@ -130,3 +134,24 @@ def test_texts_and_bytes_made_in_the_guest_keep_their_order_and_content() -> Non
     (entry,) = r.logs
     text = entry.args[0]
     assert text.startswith("L" * 1000) and text.endswith("more bytes]"), text[-40:]
+
+
+class _StartFrames:
+    """An executor that only makes the start frame a worker would get."""
+
+    def execution(self, opts: RunOptions, program: Program) -> bytes:
+        return _wire.start_frame(opts, program)
+
+
+def test_a_worker_takes_start_arguments_as_sent_and_only_framed_within_the_cap() -> None:
+    run: Any = sandbox.run_code
+    frame = run(ECHO, execute={"fn": "echo", "args": [ASCII, b"\x01"]}, executor=_StartFrames())
+    kind, fields, (glob, args) = _wire.unpack(frame, head_cap=_wire.MAX_FRAME_BYTES)
+    message = _wire.start_from(frame).opts.args_message
+    assert message is not None and message.tobytes() == args  # passed on, never re-encoded
+    huge = MAX_TRANSFER_BYTES + 1
+    over = struct.pack("<BI", 0, 2) + b"[]" + struct.pack("<II", 1, huge) + bytes(huge)
+    for bad in (args[:-1], args + b"\0", args[:7], over):
+        tampered = _wire.pack(kind, fields, [glob, bad])
+        with pytest.raises(_wire.ProtocolError, match="not a value message"):
+            _wire.start_from(tampered)
