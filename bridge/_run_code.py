@@ -51,7 +51,8 @@ def run_code(
             ``kind="auto"`` any of the code shapes models write (README, "Code shapes").
         execute: ``{"fn": export name, "args": [...]}``; default ``{"fn": "default"}``. A
             function export is called with ``args`` and awaited; another value is the result
-            (``args`` then must be absent).
+            (``args`` then must be absent). The arguments are encoded when ``run_code`` is
+            called: changing them afterwards does not change what the program sees.
         imports: bare-specifier modules, ``{"fs": ReadOnlyDir(root), "db": {"get": get}}``:
             ``import { get } from "db"``. A :class:`Capability` stands for its ``exports()``.
         globals: free identifiers, ``{"LIMIT": 10, "lookup": lookup}``; frozen in the guest.

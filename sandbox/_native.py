@@ -17,7 +17,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from quickjail.sandbox import _capi
@@ -49,6 +49,9 @@ _trap_code = lib.wasmtime_trap_code
 _set_fuel = lib.wasmtime_context_set_fuel
 _get_fuel = lib.wasmtime_context_get_fuel
 
+_as_utf8 = ctypes.pythonapi.PyUnicode_AsUTF8AndSize
+_as_utf8.argtypes = (ctypes.py_object, ctypes.POINTER(ctypes.c_ssize_t))
+_as_utf8.restype = ctypes.c_void_p
 _Raw = _capi.ValRaw
 _ARRAYS = {n: _Raw * n for n in range(1, 5)}  # argument arrays: the exports take up to four
 _STACK_OVERFLOW = 0
@@ -223,14 +226,39 @@ class NativeInstance:
         """Put host data where the next call expects it: the scratch buffer when it fits (the
         call then passes pointer 0), else a guest allocation; None when the guest has no room.
         """
-        if len(data) <= scratch_size:
-            self.write(scratch, data)
+        return self.place_parts((data,), len(data), scratch, scratch_size)
+
+    def place_parts(
+        self, parts: Sequence[bytes | str], total: int, scratch: int, scratch_size: int
+    ) -> int | None:
+        """:meth:`place` for data given as parts of ``total`` bytes in all, each copied
+        straight to its offset: the host never joins them into one more copy."""
+        if total <= scratch_size:
+            self.write_parts(scratch, parts, total)
             return 0
-        ptr = self.alloc(len(data))
+        ptr = self.alloc(total)
         if ptr == 0:
             return None
-        self.write(ptr, data)
+        self.write_parts(ptr, parts, total)
         return ptr
+
+    def write_parts(self, ptr: int, parts: Sequence[bytes | str], total: int) -> None:
+        """Copy ``parts`` one after another into guest memory at ``ptr``; :class:`BadPointer`
+        when the ``total`` bytes they must fill lie out of bounds (checked before any copy).
+
+        A str part must be ASCII: it is copied from its own characters (which are its UTF-8),
+        never encoded into a host copy first; ``parts`` holds it alive meanwhile.
+        """
+        if sum(len(p) for p in parts) != total:
+            raise ValueError("the parts do not add up to their total")
+        at = self.check_span(ptr, total)
+        for part in parts:
+            n = len(part)
+            if isinstance(part, str):
+                ctypes.memmove(at, _ascii_address(part), n)
+            else:
+                ctypes.memmove(at, part, n)
+            at += n
 
     def drop(self, spans: Iterable[tuple[int, int]]) -> None:
         """Give back the resident pages wholly inside the guest spans ``(ptr, length)``.
@@ -263,6 +291,18 @@ class NativeInstance:
         store, self._store = self._store, None
         if store:
             _store_delete(store)
+
+
+def _ascii_address(text: str) -> int:
+    """The address of an ASCII str's bytes: for a compact ASCII str (any str made by Python
+    code) CPython hands out the str's own data, no copy; ``text`` must outlive its use."""
+    if not text.isascii():
+        raise ValueError("only an ASCII str is its own UTF-8")
+    size = ctypes.c_ssize_t(0)
+    address = _as_utf8(text, ctypes.byref(size))
+    if not address or size.value != len(text):
+        raise ValueError("the str has no UTF-8 form of its length")
+    return int(address)
 
 
 _keep: list[Any] = []

@@ -2,8 +2,10 @@
 
 :func:`check_options` turns the keyword arguments of ``run_code`` into a frozen
 :class:`RunOptions`, raising ``TypeError``/``ValueError`` with the option's name for anything
-a caller got wrong. It holds only what the caller chose; what is derived from it (erased
-TypeScript, encoded host data) is the :class:`~quickjail.sandbox._program.Program`.
+a caller got wrong. It holds only what the caller chose (the execute arguments as the value
+message they were encoded to when ``run_code`` was called: a snapshot, encoded once); what is
+derived from it (erased TypeScript, encoded host data) is the
+:class:`~quickjail.sandbox._program.Program`.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class RunOptions:
 
     source: str
     fn: str
-    args: list[Any] | None
+    args_message: _values.Message | None  # execute["args"] encoded; None without args
     kind: Kind
     language: Language
     filename: str
@@ -73,7 +75,7 @@ def check_options(
         raise TypeError(f"source must be a str, not {type(source).__name__}")
     if kind not in ("module", "script", "auto"):
         raise ValueError(f"kind must be 'module', 'script' or 'auto', not {kind!r}")
-    fn, args = _execute(execute, kind)
+    fn, args_message = _execute(execute, kind)
     if language not in ("javascript", "typescript"):
         raise ValueError(f"language must be 'javascript' or 'typescript', not {language!r}")
     if not isinstance(filename, str) or not filename or "\0" in filename:
@@ -87,7 +89,7 @@ def check_options(
     return RunOptions(
         source=source,
         fn=fn,
-        args=args,
+        args_message=args_message,
         kind=kind,
         language=language,
         filename=filename,
@@ -107,7 +109,9 @@ def check_options(
     )
 
 
-def _execute(execute: Any, kind: str) -> tuple[str, list[Any] | None]:
+def _execute(execute: Any, kind: str) -> tuple[str, _values.Message | None]:
+    """The export to run and its arguments, encoded here once: refused before any run, and
+    a snapshot of what they were when ``run_code`` was called."""
     if execute is None:
         return "default", None
     if not isinstance(execute, Mapping):
@@ -125,8 +129,7 @@ def _execute(execute: Any, kind: str) -> tuple[str, list[Any] | None]:
     args = execute["args"]
     if not isinstance(args, list | tuple):
         raise TypeError("execute['args'] must be a list")
-    _values.encode(list(args), path="execute.args")  # refuse early, before any run
-    return fn, list(args)
+    return fn, _values.encode_message(list(args), path="execute.args")
 
 
 def _modules(modules: Any, filename: str) -> dict[str, str]:

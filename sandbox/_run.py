@@ -467,7 +467,7 @@ class Run:
             self._bytecode_hits += hits
         filename = o.filename.encode("utf-8", "replace")
         source = bytecode if bytecode is not None else p.source.encode("utf-8", "surrogatepass")
-        args = _values.encode(o.args, path="execute.args") if o.args is not None else b""
+        args = o.args_message if o.args_message is not None else _values.Message(())
         glob = p.globals_message
         if o.seed is None and not o.deterministic:
             fresh = os.urandom(8 + _ENTROPY_WORDS.size)  # one read for the seed and the key
@@ -481,7 +481,7 @@ class Run:
             mono, wall = time.monotonic_ns(), time.time_ns()
         flags = (
             (FLAG_DYNAMIC if o.dynamic_code else 0)
-            | (FLAG_ARGS if o.args is not None else 0)
+            | (FLAG_ARGS if o.args_message is not None else 0)
             | (FLAG_BYTECODE if bytecode is not None else 0)
         )
         header = RUN_HEADER.pack(
@@ -494,7 +494,7 @@ class Run:
             len(filename),
             len(source),
             len(fn),
-            len(args),
+            args.size,
             len(glob),
             mono & 0xFFFFFFFF,
             mono >> 32,
@@ -502,13 +502,16 @@ class Run:
             wall >> 32,
             *_ENTROPY_WORDS.unpack(entropy),
         )
-        record = b"".join((header, filename, source, fn, args, glob))
-        self._bytes_in += len(record)
-        ptr = self._call(self._place, record)
+        # the record's parts go straight into guest memory, never joined on the host
+        record = (header, filename, source, fn, *args.parts, glob)
+        total = sum(len(part) for part in record)  # a str part is ASCII (Message)
+        self._bytes_in += total
+        scratch, room = self.engine.scratch_addr, self.engine.scratch_size
+        ptr = self._call(self._instance.place_parts, record, total, scratch, room)
         if ptr is None:
             self._oom = True
             return QJ_FAIL
-        status: int = self._call(self._instance.run, ptr, len(record))
+        status: int = self._call(self._instance.run, ptr, total)
         return status
 
     def slice_resume(self, settled: list[tuple[int, bool, bytes]]) -> int:

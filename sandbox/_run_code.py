@@ -53,7 +53,8 @@ def run_code(
             ``kind="auto"`` any of the code shapes models write (README, "Code shapes").
         execute: ``{"fn": export name, "args": [...]}``; default ``{"fn": "default"}``. A
             function export is called with ``args`` and awaited; another value is the result
-            (``args`` then must be absent).
+            (``args`` then must be absent). The arguments are encoded when ``run_code`` is
+            called: changing them afterwards does not change what the program sees.
         kind: ``"module"``, ``"script"`` (whose completion value is the result) or
             ``"auto"`` (the parser picks the shape: a module, a function or arrow to call,
             statements, a function body or an expression; one Markdown fence is stripped).

@@ -51,14 +51,24 @@ import json
 import math
 import struct
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, final
 
 from quickjail.sandbox._abi import FN_KEY, MSG_TAGGED
 from quickjail.sandbox.errors import TransferError
 from quickjail.sandbox.host import HostFunction
 
-__all__ = ["UNDEFINED", "DecodeBudget", "TransferError", "Undefined", "decode", "encode"]
+__all__ = [
+    "UNDEFINED",
+    "DecodeBudget",
+    "Message",
+    "TransferError",
+    "Undefined",
+    "check_message",
+    "decode",
+    "encode",
+    "encode_message",
+]
 
 _U32 = struct.Struct("<I")
 _HEAD = struct.Struct("<BI")
@@ -484,14 +494,72 @@ def decode(
         raise TransferError(f"malformed value message ({type(exc).__name__})") from None
 
 
-class _Encoder:
-    __slots__ = ("blob_bytes", "blobs", "functions", "tagged")
+def check_message(buf: bytes) -> None:
+    """Check that ``buf`` is framed as a value message (its JSON and blobs fill it exactly)
+    and within ``MAX_TRANSFER_BYTES``, without decoding it: for a message passed on as is.
 
-    def __init__(self, functions: Callable[[HostFunction], int] | None):
-        self.blobs: list[bytes] = []
+    Linear in the number of blobs (at most a quarter of the message's bytes).
+
+    Raises:
+        TransferError: the framing is wrong or the message is over the transfer cap.
+    """
+    try:
+        _flags, jlen = _HEAD.unpack_from(buf, 0)
+        pos = 5 + jlen
+        (nblobs,) = _U32.unpack_from(buf, pos)
+        pos += 4
+        if nblobs > len(buf) // 4:
+            raise TransferError("malformed value message")
+        for _ in range(nblobs):
+            (n,) = _U32.unpack_from(buf, pos)
+            pos += 4 + n
+    except struct.error:
+        raise TransferError("malformed value message (too short)") from None
+    if pos != len(buf):
+        raise TransferError("malformed value message (its parts do not fill it)")
+    if len(buf) - 9 - 4 * nblobs > MAX_TRANSFER_BYTES:
+        raise TransferError(f"cannot transfer more than {MAX_TRANSFER_BYTES} bytes")
+
+
+@final
+class Message:
+    """A value message kept as its parts, to be copied straight into guest memory.
+
+    A part is bytes or an ASCII ``str`` whose own characters are its UTF-8 bytes (a long text
+    blob, never copied on the host: the guest's memory is its first copy). ``size`` is the
+    message's length in bytes. Every part is immutable, so the message is a snapshot.
+    """
+
+    __slots__ = ("parts", "size")
+
+    def __init__(self, parts: tuple[bytes | str, ...]) -> None:
+        if any(type(p) is str and not p.isascii() for p in parts):
+            raise ValueError("a str part of a value message must be ASCII")
+        self.parts = parts
+        self.size = sum(len(p) for p in parts)
+
+    def tobytes(self) -> bytes:
+        """The message as one bytes (copies it)."""
+        return b"".join(self.buffers())
+
+    def buffers(self) -> list[bytes]:
+        """The parts as bytes, a str part encoded (one copy), for a host stream."""
+        return _as_bytes(self.parts)
+
+
+def _as_bytes(parts: Sequence[bytes | str]) -> list[bytes]:
+    return [p.encode("ascii") if isinstance(p, str) else p for p in parts]
+
+
+class _Encoder:
+    __slots__ = ("blob_bytes", "blobs", "functions", "keep_text", "tagged")
+
+    def __init__(self, functions: Callable[[HostFunction], int] | None, keep_text: bool = False):
+        self.blobs: list[bytes | str] = []
         self.blob_bytes = 0
         self.tagged = False
         self.functions = functions
+        self.keep_text = keep_text  # an ASCII str blob stays the str (its bytes are its own)
 
     def blob(self, nbytes: int, path: str) -> None:
         """Make room for a blob of ``nbytes``, refusing it before copying past the cap."""
@@ -511,6 +579,9 @@ class _Encoder:
                 return value
             # long text travels as a raw UTF-8 blob: no JSON escaping on either side
             self.blob(len(value), path)  # UTF-8 takes at least a byte a character
+            if self.keep_text and type(value) is str and value.isascii():
+                self.blobs.append(value)  # O(1) check; its characters are its UTF-8
+                return self.tag("t", len(self.blobs) - 1)
             data = value.encode("utf-8", "surrogatepass")
             self.blob(len(data) - len(value), path)
             self.blobs.append(data)
@@ -642,7 +713,24 @@ def encode(
     fast = _encode_scalar(value)
     if fast is not None:
         return fast
-    enc = _Encoder(functions)
+    return b"".join(_as_bytes(_encode_parts(value, path, functions, keep_text=False)))
+
+
+def encode_message(value: Any, *, path: str = "value") -> Message:
+    """:func:`encode` as a :class:`Message`: a long ASCII ``str`` is kept as a part, not
+    copied, for a message that goes straight into guest memory. Same checks and cap."""
+    fast = _encode_scalar(value)
+    if fast is not None:
+        return Message((fast,))
+    return Message(tuple(_encode_parts(value, path, None, keep_text=True)))
+
+
+def _encode_parts(
+    value: Any, path: str, functions: Callable[[HostFunction], int] | None, *, keep_text: bool
+) -> list[bytes | str]:
+    """The parts of a value message: head, JSON, blob count, then each blob's length and
+    bytes; the transfer cap is checked before the blobs are copied anywhere."""
+    enc = _Encoder(functions, keep_text)
     tree = enc.walk(value, path, 0, set())
     text = _dumps(tree)
     try:
@@ -654,7 +742,7 @@ def encode(
         raise TransferError(
             f"cannot transfer more than {MAX_TRANSFER_BYTES} bytes (the transfer cap) at {path}"
         )
-    parts = [
+    parts: list[bytes | str] = [
         _HEAD.pack(MSG_TAGGED if enc.tagged else 0, len(data)),
         data,
         _U32.pack(len(enc.blobs)),
@@ -662,4 +750,4 @@ def encode(
     for blob in enc.blobs:
         parts.append(_U32.pack(len(blob)))
         parts.append(blob)
-    return b"".join(parts)
+    return parts

@@ -115,13 +115,19 @@ class ProtocolError(Exception):
     """A frame broke the protocol (its size, its framing, a field, the order of messages)."""
 
 
-def pack(kind: str, fields: Sequence[Any] = (), payloads: Sequence[bytes] = ()) -> bytes:
+def pack(
+    kind: str, fields: Sequence[Any] = (), payloads: Sequence[bytes | _values.Message] = ()
+) -> bytes:
     """One frame: the head ``[kind, *fields]`` and the payloads (value messages)."""
     head = _encode_head([kind, *fields], kind)
     parts = [_U32.pack(len(head)), head]
     for payload in payloads:
-        parts.append(_U32.pack(len(payload)))
-        parts.append(payload)
+        if isinstance(payload, _values.Message):
+            parts.append(_U32.pack(payload.size))
+            parts.extend(payload.buffers())
+        else:
+            parts.append(_U32.pack(len(payload)))
+            parts.append(payload)
     return b"".join(parts)
 
 
@@ -267,9 +273,9 @@ def start_frame(opts: RunOptions, program: Program) -> bytes:
     }
     # the globals message and the arguments are value messages of their own: payloads, so
     # the head stays plain JSON
-    payloads = [program.globals_message]
-    if opts.args is not None:
-        payloads.append(_values.encode(opts.args, path="execute.args"))
+    payloads: list[bytes | _values.Message] = [program.globals_message]
+    if opts.args_message is not None:
+        payloads.append(opts.args_message)  # encoded once, by check_options
     return pack(START, [fields], payloads)
 
 
@@ -296,11 +302,17 @@ def start_from(
         raise ProtocolError("not a start frame")
     f = fields[0]
     functions = [(str(name), int(mode)) for name, mode in f["functions"]]
-    args = _values.decode(payloads[1]) if len(payloads) == 2 else None
+    # the arguments go to the guest as they came, never decoded here: framing and cap checked
+    args = payloads[1] if len(payloads) == 2 else None
+    if args is not None:
+        try:
+            _values.check_message(args)
+        except TransferError as exc:
+            raise ProtocolError(f"start arguments that are not a value message ({exc})") from None
     opts = RunOptions(
         source=f["source"],
         fn=f["fn"],
-        args=args,
+        args_message=None if args is None else _values.Message((args,)),
         kind=f["kind"],
         language=f["language"],
         filename=f["filename"],

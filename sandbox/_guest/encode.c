@@ -63,10 +63,22 @@ void buf_free(Buf *b)
 #define ENC_MAX_DEPTH 128
 #define ENC_MAX_BYTES (64u * 1024 * 1024)
 
+/* A long text's bytes, not copied until the message is assembled: they go into the message
+ * at offset `at` of the blobs buffer (which holds the rest of the blobs and every length). */
+typedef struct {
+    size_t at;
+    const uint8_t *p;
+    size_t n;
+    const char *cstr;     /* JS_FreeCString when done (the string's own bytes, or a copy) */
+    char *copy;           /* free when done (the text with lone surrogates replaced) */
+} TextRef;
+
 typedef struct {
     JSContext *ctx;
     Buf json;
     Buf blobs;
+    Buf texts;            /* TextRef[]: the long texts, copied once, into the message */
+    size_t text_bytes;
     uint32_t nblobs;
     int tagged;
     int lenient;          /* logs: describe what cannot be transferred instead of failing */
@@ -228,23 +240,78 @@ static int enc_check_size(Enc *e)
         JS_ThrowOutOfMemory(e->ctx);
         return -1;
     }
-    if (e->json.len + e->blobs.len > ENC_MAX_BYTES)
+    if (e->json.len + e->blobs.len + e->text_bytes > ENC_MAX_BYTES)
         return enc_fail(e, "a value larger than the size cap");
     return 0;
 }
 
-static int enc_blob(Enc *e, const char *tag, const uint8_t *data, size_t n)
+/* The tag of the next blob, of n bytes, and its length in the blobs buffer. */
+static int enc_blob_head(Enc *e, const char *tag, size_t n)
 {
-    if (n > ENC_MAX_BYTES || e->json.len + e->blobs.len + n > ENC_MAX_BYTES)
+    if (n > ENC_MAX_BYTES || e->json.len + e->blobs.len + e->text_bytes + n > ENC_MAX_BYTES)
         return enc_fail(e, "a binary value larger than the size cap");
     enc_tag_open(e, tag);
     buf_putc(&e->json, ',');
     enc_int(e, (int32_t)e->nblobs);
     enc_tag_close(e);
     buf_u32(&e->blobs, (uint32_t)n);
-    buf_put(&e->blobs, data, n);
     e->nblobs++;
     return 0;
+}
+
+/* Bytes are copied at once: program code may run before the message is assembled (helpers,
+ * getters) and detach or resize their buffer. */
+static int enc_blob(Enc *e, const char *tag, const uint8_t *data, size_t n)
+{
+    if (enc_blob_head(e, tag, n))
+        return -1;
+    buf_put(&e->blobs, data, n);
+    return 0;
+}
+
+/* A long text goes in by reference (a string's bytes never change while it is held): it is
+ * copied once, into the message. Takes cstr and copy, freed with the encoder. */
+static int enc_text(Enc *e, const char *text, size_t n, const char *cstr, char *copy)
+{
+    TextRef ref = { 0, (const uint8_t *)text, n, cstr, copy };
+    if (enc_blob_head(e, "t", n) == 0) {
+        ref.at = e->blobs.len;
+        buf_put(&e->texts, &ref, sizeof(ref));
+        if (!e->texts.failed) {
+            e->text_bytes += n;
+            return 0;
+        }
+        JS_ThrowOutOfMemory(e->ctx);
+    }
+    free(copy);
+    JS_FreeCString(e->ctx, cstr);
+    return -1;
+}
+
+static void enc_free_texts(Enc *e)
+{
+    const TextRef *refs = (const TextRef *)e->texts.p;
+    size_t count = e->texts.len / sizeof(TextRef);
+    for (size_t i = 0; i < count; i++) {
+        free(refs[i].copy);
+        JS_FreeCString(e->ctx, refs[i].cstr);
+    }
+    buf_free(&e->texts);
+}
+
+/* The blobs buffer into out with each long text at its place. */
+static void enc_put_blobs(Enc *e, Buf *out)
+{
+    const TextRef *refs = (const TextRef *)e->texts.p;
+    size_t count = e->texts.len / sizeof(TextRef), from = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (refs[i].at > from)
+            buf_put(out, e->blobs.p + from, refs[i].at - from);
+        buf_put(out, refs[i].p, refs[i].n);
+        from = refs[i].at;
+    }
+    if (e->blobs.len > from)
+        buf_put(out, e->blobs.p + from, e->blobs.len - from);
 }
 
 static int enc_call_helper(Enc *e, const char *name, JSValueConst arg, JSValue *out)
@@ -394,7 +461,6 @@ static int enc_string(Enc *e, JSValueConst v)
         len = cut + note_len;
     }
     const char *text = copy ? copy : s;
-    int r = 0;
     if (len >= ENC_TEXT_BLOB_MIN) {
         /* a blob is raw UTF-8: replace lone surrogates (3-byte ED A0..BF xx) with U+FFFD, same
          * length (only ever in the copy: an ASCII string has no 0xED byte) */
@@ -408,13 +474,12 @@ static int enc_string(Enc *e, JSValueConst v)
                 if (at + 1 >= len) break;
             }
         }
-        r = enc_blob(e, "t", (const uint8_t *)text, len);
-    } else {
-        enc_json_string(&e->json, text, len, 0);
+        return enc_text(e, text, len, s, copy);
     }
+    enc_json_string(&e->json, text, len, 0);
     free(copy);
     JS_FreeCString(ctx, s);
-    return r;
+    return 0;
 }
 
 static int enc_value(Enc *e, JSValueConst v)
@@ -568,19 +633,20 @@ int encode_message(JSContext *ctx, JSValueConst v, int lenient, const char *root
     }
     if (rc == 0) {
         memset(out, 0, sizeof(*out));
-        buf_reserve(out, 9 + e.json.len + e.blobs.len);
+        buf_reserve(out, 9 + e.json.len + e.blobs.len + e.text_bytes);
         uint8_t flags = (uint8_t)(e.tagged ? QJ_MSG_TAGGED : 0);
         buf_put(out, &flags, 1);
         buf_u32(out, (uint32_t)e.json.len);
         buf_put(out, e.json.p, e.json.len);
         buf_u32(out, e.nblobs);
-        buf_put(out, e.blobs.p, e.blobs.len);
+        enc_put_blobs(&e, out);
         if (out->failed) {
             buf_free(out);
             JS_ThrowOutOfMemory(ctx);
             rc = -1;
         }
     }
+    enc_free_texts(&e);
     buf_free(&e.json);
     buf_free(&e.blobs);
     return rc;
