@@ -49,6 +49,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import re
 import struct
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -165,6 +166,39 @@ def _deeper_than(value: Any, limit: int) -> bool:
             return False
         level = inner
     return True
+
+
+_ESCAPE: Final = re.compile(rb"\\.", re.DOTALL)  # a backslash escape inside a JSON string
+_NOT_STRUCTURE: Final = bytes(range(256)).translate(None, b'[]{}"')
+_QUOTED: Final = re.compile(rb'"[^"]*"')
+_TEXT_DEPTH_WORK: Final = 4  # bytes the text walk may scan, per byte of text, before it gives up
+
+
+def _text_deeper_than(text: bytes, limit: int) -> bool | None:
+    """Whether the valid JSON ``text`` nests containers more than ``limit`` levels, at C speed.
+
+    Escapes and every byte but brackets and quotes go, then the strings (a string holding a
+    bracket is paired in order), leaving the brackets alone; each pass then drops the
+    innermost pairs (one level: a placeholder keeps ``{[]}`` from closing twice), so a
+    root deeper than ``limit`` outlives ``limit`` passes. A value decoded from ``text`` nests
+    no deeper than the text (a tag wrapper is a container in the text, a leaf or one
+    container in the value), so False is final. None, for the caller to walk the value, when
+    the passes would scan more than ``_TEXT_DEPTH_WORK`` × the text (a comb of deep chains).
+    """
+    budget = _TEXT_DEPTH_WORK * len(text)
+    marks = _ESCAPE.sub(b"", text).translate(None, _NOT_STRUCTURE)
+    rest = marks.replace(b'""', b"")
+    if b'"' in rest:
+        rest = _QUOTED.sub(b"", marks)
+    for _ in range(limit):
+        budget -= len(rest)
+        if budget < 0:
+            return None
+        inner = rest.replace(b"[]", b"\0").replace(b"{}", b"\0")
+        if len(inner) == len(rest):
+            return None if rest else False  # nothing left, or not JSON after all
+        rest = inner.replace(b"\0", b"")
+    return bool(rest)
 
 
 def _estimate(text: bytes) -> int:
@@ -483,7 +517,11 @@ def decode(
             if dec.refusals:
                 reason, path = _where(value)
                 raise TransferError(f"cannot transfer {reason} at {path}")
-        if opens > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+        if (
+            opens > MAX_DEPTH
+            and _text_deeper_than(text, MAX_DEPTH) is not False
+            and _deeper_than(value, MAX_DEPTH)
+        ):
             raise TransferError(f"malformed value message (nested deeper than {MAX_DEPTH})")
         return value
     except TransferError:
