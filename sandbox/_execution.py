@@ -29,6 +29,7 @@ from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._program import Program, content_id
 from quickjail.sandbox._result import CodeResult, ErrorInfo
 from quickjail.sandbox._run import Run
+from quickjail.sandbox._values import Reply
 from quickjail.sandbox.host import is_async_callable
 
 if TYPE_CHECKING:
@@ -450,7 +451,7 @@ class CodeExecution:
         """Run the guest's slices, starting its async host calls between them, until it is
         done or stopped; returns the last slice's status."""
         assert self._wake is not None
-        settled: list[tuple[int, bool, bytes]] = []
+        settled: list[tuple[int, bool, Reply]] = []
         in_flight = 0  # async host calls started and not yet handed to the guest
         status = await self._in_worker(run, run.slice_start)
         async with anyio.create_task_group() as calls:
@@ -542,7 +543,7 @@ class CodeExecution:
         self._poke()
 
     async def _host_call(
-        self, run: Run, call: PendingCall, settled: list[tuple[int, bool, bytes]]
+        self, run: Run, call: PendingCall, settled: list[tuple[int, bool, Reply]]
     ) -> None:
         """Await one async host call as a task and hand its outcome to the driver."""
         outcome = await self._call_outcome(run, call)
@@ -551,7 +552,7 @@ class CodeExecution:
         assert self._wake is not None
         self._wake.set()
 
-    async def _await_alone(self, run: Run, call: PendingCall) -> tuple[int, bool, bytes] | None:
+    async def _await_alone(self, run: Run, call: PendingCall) -> tuple[int, bool, Reply] | None:
         """Await the one call the guest waits for in the driver itself; a stop of the run
         (``_stopped``, any thread) cancels it. None when the run stopped."""
         with anyio.CancelScope() as scope:
@@ -564,7 +565,7 @@ class CodeExecution:
                 self._alone = None
         return None
 
-    async def _call_outcome(self, run: Run, call: PendingCall) -> tuple[int, bool, bytes] | None:
+    async def _call_outcome(self, run: Run, call: PendingCall) -> tuple[int, bool, Reply] | None:
         """Await one async host call: ``(call id, ok, value message)`` for the guest, or None
         when it stopped the run.
 

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from quickjail.sandbox import _values
 from quickjail.sandbox._abi import CALL_ERROR, CALL_OK
+from quickjail.sandbox._values import Message, Reply
 from quickjail.sandbox.errors import HostCallRefused, TransferError
 from quickjail.sandbox.host import HostCalls, HostFunction
 
@@ -58,15 +59,15 @@ class Dispatch:
 
     def call(
         self, fn: HostFunction, call_id: int, nbytes: int, read: Callable[[], bytes]
-    ) -> bytes | None:
+    ) -> Reply | None:
         """Make a call; return the reply for the guest, or None when an async call is queued.
 
         ``read`` copies the ``nbytes`` of the arguments message out of the guest; it is only
         called once the quota admitted the call.
         """
         begun = self.begin(fn, nbytes, read)
-        if isinstance(begun, bytes):
-            return begun if fn.is_async else CALL_ERROR + begun
+        if not isinstance(begun, tuple):
+            return begun if fn.is_async else _headed(CALL_ERROR, begun)
         args, charged = begun
         if fn.is_async:
             self.held[call_id] = charged
@@ -80,7 +81,7 @@ class Dispatch:
 
     def begin(
         self, fn: HostFunction, nbytes: int, read: Callable[[], bytes]
-    ) -> tuple[tuple[Any, ...], int] | bytes:
+    ) -> tuple[tuple[Any, ...], int] | Reply:
         """Admit a call (quota), decode its arguments and ``prepare`` them (validation).
 
         Returns the prepared arguments and the bytes they hold of the run's decode budget
@@ -114,21 +115,22 @@ class Dispatch:
 
     def finish(
         self, fn: HostFunction, outcome: Any, *, sync: bool, ok: bool = False, record: bool = True
-    ) -> bytes:
+    ) -> Reply:
         """The reply ending an admitted call: its value when ``ok``, else the exception's safe
         view. A sync reply starts with CALL_OK/CALL_ERROR; an async one is settled by
         ``qj_resume``'s ok flag instead (see :meth:`settle`)."""
         ok, data = self.settle(fn, outcome, ok=ok, record=record)
-        return (CALL_OK if ok else CALL_ERROR) + data if sync else data
+        return _headed(CALL_OK if ok else CALL_ERROR, data) if sync else data
 
     def settle(
         self, fn: HostFunction, outcome: Any, *, ok: bool, record: bool = True
-    ) -> tuple[bool, bytes]:
-        """Encode how a call ended and charge its reply: ``(ok, value message)``."""
+    ) -> tuple[bool, Reply]:
+        """Encode how a call ended and charge its reply: ``(ok, value message)``; a long
+        ASCII text in the result stays the str until it is copied into the guest."""
         assert self.calls is not None
         if ok:
             try:
-                data = _values.encode(outcome, path=f"{fn.name}() result")
+                data = _values.encode_reply(outcome, path=f"{fn.name}() result")
             except TransferError as exc:
                 outcome, ok = exc, False
         if not ok:
@@ -161,6 +163,11 @@ class Dispatch:
         """The async calls queued since the last time (the driver starts them)."""
         calls, self.pending = self.pending, []
         return calls
+
+
+def _headed(head: bytes, data: Reply) -> Reply:
+    """A sync reply: ``head`` (CALL_OK/CALL_ERROR) then the value message."""
+    return head + data if isinstance(data, bytes) else Message((head, *data.parts))
 
 
 _PLAIN: Final = frozenset({int, str, float, bool, type(None), list, dict, tuple, bytes})

@@ -249,7 +249,7 @@ class NativeInstance:
         A str part must be ASCII: it is copied from its own characters (which are its UTF-8),
         never encoded into a host copy first; ``parts`` holds it alive meanwhile.
         """
-        if sum(len(p) for p in parts) != total:
+        if sum(map(len, parts)) != total:
             raise ValueError("the parts do not add up to their total")
         at = self.check_span(ptr, total)
         for part in parts:

@@ -85,6 +85,10 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _U64_MAX = 2**64 - 1
 
 
+def _parts(data: _values.Reply) -> tuple[bytes | str, ...]:
+    return (data,) if isinstance(data, bytes) else data.parts
+
+
 class _Stopped(Exception):
     """Internal: the guest trapped (a limit, terminate, or a broken instance)."""
 
@@ -116,7 +120,7 @@ class Run:
         self._sent: tuple[int, Any] | None = None
         self._oom = False
         self._trap: GuestStopped | None = None
-        self._reply: bytes = b""
+        self._reply: _values.Reply = b""
         self._rejections = 0
         self._log_bytes = 0
         self._report_bytes = 0
@@ -290,15 +294,17 @@ class Run:
         self.wake_in = ms / 1000
         return E_PENDING
 
-    def _reply_with(self, data: bytes) -> int:
+    def _reply_with(self, data: _values.Reply) -> int:
         """Hand a reply to the guest: into scratch when it fits, else kept for OP_FETCH."""
-        self._bytes_in += len(data)
-        if len(data) <= self.engine.scratch_size:
-            self._instance.write(self.engine.scratch_addr, data)
+        size = len(data)
+        self._bytes_in += size
+        if size <= self.engine.scratch_size:
+            short = data if isinstance(data, bytes) else data.tobytes()
+            self._instance.write(self.engine.scratch_addr, short)
             self._reply = b""
         else:
             self._reply = data
-        return len(data)
+        return size
 
     def _on_result(self, kind: int, ptr: int, length: int) -> int:
         # one outcome per run, of a known kind: a guest that sends another is refused
@@ -317,10 +323,10 @@ class Run:
         return 0
 
     def _on_fetch(self, ptr: int, length: int) -> int:
-        data = self._reply
-        if len(data) != length:
+        reply = self._reply
+        if len(reply) != length:
             return E_HOST
-        self._instance.write(ptr, data)
+        self._instance.write_parts(ptr, _parts(reply), length)
         self._reply = b""
         return 0
 
@@ -514,7 +520,7 @@ class Run:
         status: int = self._call(self._instance.run, ptr, total)
         return status
 
-    def slice_resume(self, settled: list[tuple[int, bool, bytes]]) -> int:
+    def slice_resume(self, settled: list[tuple[int, bool, _values.Reply]]) -> int:
         status = QJ_PENDING
         for call_id, ok, data in settled:
             self.dispatch.release(call_id)
@@ -528,8 +534,9 @@ class Run:
                 break
         return status
 
-    def _place(self, data: bytes) -> int | None:
-        return self._instance.place(data, self.engine.scratch_addr, self.engine.scratch_size)
+    def _place(self, data: _values.Reply) -> int | None:
+        scratch, room = self.engine.scratch_addr, self.engine.scratch_size
+        return self._instance.place_parts(_parts(data), len(data), scratch, room)
 
     def _call(self, func: Callable[..., Any], *args: Any) -> Any:
         if self.stop_reason is not None:

@@ -53,7 +53,7 @@ import re
 import struct
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, final
+from typing import Any, Final, TypeAlias, final
 
 from quickjail.sandbox._abi import FN_KEY, MSG_TAGGED
 from quickjail.sandbox.errors import TransferError
@@ -63,12 +63,14 @@ __all__ = [
     "UNDEFINED",
     "DecodeBudget",
     "Message",
+    "Reply",
     "TransferError",
     "Undefined",
     "check_message",
     "decode",
     "encode",
     "encode_message",
+    "encode_reply",
 ]
 
 _U32 = struct.Struct("<I")
@@ -565,19 +567,25 @@ class Message:
 
     A part is bytes or an ASCII ``str`` whose own characters are its UTF-8 bytes (a long text
     blob, never copied on the host: the guest's memory is its first copy). ``size`` is the
-    message's length in bytes. Every part is immutable, so the message is a snapshot.
+    message's length in bytes. Every part is immutable, so the message is a snapshot. A str
+    part that is not ASCII is refused where it is copied (``NativeInstance.write_parts``,
+    :meth:`buffers`), never written as other bytes.
     """
 
     __slots__ = ("parts", "size")
 
-    def __init__(self, parts: tuple[bytes | str, ...]) -> None:
-        if any(type(p) is str and not p.isascii() for p in parts):
-            raise ValueError("a str part of a value message must be ASCII")
+    def __init__(self, parts: tuple[bytes | str, ...], size: int | None = None) -> None:
         self.parts = parts
-        self.size = sum(len(p) for p in parts)
+        self.size = sum(map(len, parts)) if size is None else size
+
+    def __len__(self) -> int:
+        return self.size
 
     def tobytes(self) -> bytes:
-        """The message as one bytes (copies it)."""
+        """The message as one bytes (copies it, unless it is one bytes part)."""
+        parts = self.parts
+        if len(parts) == 1 and type(parts[0]) is bytes:
+            return parts[0]
         return b"".join(self.buffers())
 
     def buffers(self) -> list[bytes]:
@@ -759,8 +767,23 @@ def encode_message(value: Any, *, path: str = "value") -> Message:
     copied, for a message that goes straight into guest memory. Same checks and cap."""
     fast = _encode_scalar(value)
     if fast is not None:
-        return Message((fast,))
+        return Message((fast,), len(fast))
     return Message(tuple(_encode_parts(value, path, None, keep_text=True)))
+
+
+Reply: TypeAlias = "bytes | Message"
+"""A host call's reply message: plain bytes when short, its parts when long."""
+_SHORT_REPLY: Final = 4096  # bytes: a reply this short is joined (one small copy, less to do)
+
+
+def encode_reply(value: Any, *, path: str = "value") -> Reply:
+    """:func:`encode_message` for a host call's result: the common short reply as bytes, a
+    long one as a :class:`Message` (a long ASCII text in it is never copied on the host)."""
+    fast = _encode_scalar(value)
+    if fast is not None:
+        return fast
+    message = Message(tuple(_encode_parts(value, path, None, keep_text=True)))
+    return message.tobytes() if message.size <= _SHORT_REPLY else message
 
 
 def _encode_parts(

@@ -155,3 +155,48 @@ def test_a_worker_takes_start_arguments_as_sent_and_only_framed_within_the_cap()
         tampered = _wire.pack(kind, fields, [glob, bad])
         with pytest.raises(_wire.ProtocolError, match="not a value message"):
             _wire.start_from(tampered)
+
+
+RESULTS: dict[str, Any] = {
+    "ascii": ASCII,
+    "non-ascii": NON_ASCII,
+    "bytes": bytes(range(256)) * (MiB // 256),
+    "mixed": {"a": ASCII, "b": [b"\x00\xff" * 3000, NON_ASCII[:5000]], "c": "y" * 1024},
+    "short": "x" * 100,  # a short reply takes the joined path
+}
+# how each kind of host function is bound: the value returned reaches the program through a
+# sync reply (possibly fetched), a settled promise, or qj_resume after an await
+MODES = ["synchronous", "promise", "async"]
+
+
+def _host_function(mode: str, value: Any) -> Any:
+    def give() -> Any:
+        return value
+
+    async def give_async() -> Any:
+        return value
+
+    if mode == "synchronous":
+        return bridge.synchronous(give)
+    return give_async if mode == "async" else give
+
+
+@pytest.mark.parametrize("where", ["in-process", "pool"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", sorted(RESULTS))
+def test_a_large_host_function_result_reaches_the_program_exactly(
+    where: str, mode: str, name: str, request: Any
+) -> None:
+    pool = request.getfixturevalue("pool") if where == "pool" else None
+    value = RESULTS[name]
+    call = "give()" if mode == "synchronous" else "await give()"
+    src = f"const v = {call}; report(v); export default 1"
+    for run in _runs(pool):
+        r = run(
+            src,
+            globals={"give": _host_function(mode, value)},
+            timeout=GENEROUS,
+            output_limits=sandbox.OutputLimits(max_report_bytes=64 * MiB),
+        )
+        assert r.status == "success", r.error
+        assert r.reports == [value]

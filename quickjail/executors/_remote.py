@@ -666,9 +666,9 @@ class RemoteExecution(CodeExecution):
 
     async def _serve_call(
         self, dispatch: Dispatch, fn: HostFunction, data: bytes
-    ) -> tuple[bool, bytes]:
+    ) -> tuple[bool, _values.Reply]:
         begun = dispatch.begin(fn, len(data), lambda: data)
-        if isinstance(begun, bytes):
+        if not isinstance(begun, tuple):
             return False, begun
         args, charged = begun
         try:
@@ -698,7 +698,7 @@ class RemoteExecution(CodeExecution):
 
     def _interrupted(
         self, dispatch: Dispatch, fn: HostFunction, exc: BaseException
-    ) -> tuple[bool, bytes]:
+    ) -> tuple[bool, _values.Reply]:
         """A host function raised SystemExit/KeyboardInterrupt: stop the run; the driver
         re-raises it bare once the run has ended, as in-process."""
         self._keep_error(exc)

@@ -188,7 +188,7 @@ class SyncDriver:
         replies. The bytes its arguments hold are given back to the budget on this thread."""
         ex = self._ex
         begun = dispatch.begin(fn, len(data), lambda: data)
-        if isinstance(begun, bytes):
+        if not isinstance(begun, tuple):
             self._finish(conn, call_id, False, begun)
             return
         args, charged = begun
@@ -214,7 +214,7 @@ class SyncDriver:
 
         host_threads().submit(job)
 
-    def _finish(self, conn: SyncConnection, call_id: int, ok: bool, reply: bytes) -> None:
+    def _finish(self, conn: SyncConnection, call_id: int, ok: bool, reply: _values.Reply) -> None:
         ex = self._ex
         ex._sync_call = False
         ex._in_flight.discard(call_id)
