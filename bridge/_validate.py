@@ -82,6 +82,7 @@ class _Spec:
     var_name: str | None  # the *args parameter, if any
     model: Any  # a pydantic model of the annotated positional parameters, or None
     var_adapter: Any  # a pydantic TypeAdapter checking the *args values, or None
+    exact: tuple[type | None, ...] | None = None  # see _exact_types
 
 
 _specs: weakref.WeakKeyDictionary[Any, dict[bool, _Spec | None]] = weakref.WeakKeyDictionary()
@@ -178,6 +179,7 @@ def _analyse(fn: Callable[..., Any], label: str) -> _Spec | None:
     var_name = var.name if var is not None else None
     if not hints:
         return _Spec(names, required, var_name, None, None)
+    exact = _exact_types(hints, names)
 
     import pydantic  # only needed when a host function declares types
 
@@ -205,7 +207,27 @@ def _analyse(fn: Callable[..., Any], label: str) -> _Spec | None:
             var_adapter = pydantic.TypeAdapter(_list_of(hints[var_name]), config=config)
         except Exception as exc:
             raise _unresolvable(label, var_name, hints[var_name], exc) from None
-    return _Spec(names, required, var_name, model, var_adapter)
+    return _Spec(names, required, var_name, model, var_adapter, exact)
+
+
+_EXACT: Final = frozenset({int, float, str, bool})
+
+
+def _exact_types(hints: Mapping[str, Any], names: list[str]) -> tuple[type | None, ...] | None:
+    """Per positional parameter, the one type whose values pydantic's model passes through
+    unchanged (a plain ``int``, ``float``, ``str`` or ``bool`` hint), None for a parameter that
+    takes anything (no hint, ``Any``); None in all when some hint is anything else. An
+    argument of exactly that type needs no model: the value the model would give is itself."""
+    exact: list[type | None] = []
+    for name in names:
+        hint = hints.get(name, Any)
+        if hint is Any:
+            exact.append(None)
+        elif hint in _EXACT:
+            exact.append(hint)
+        else:
+            return None
+    return tuple(exact)
 
 
 def _list_of(hint: Any) -> Any:
@@ -238,6 +260,7 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
     if spec is None:
         return None
     names, required, model, var_adapter = spec.names, spec.required, spec.model, spec.var_adapter
+    exact, declared = spec.exact, len(spec.names)
     has_var = spec.var_name is not None
     var_name = spec.var_name or "args"
 
@@ -271,7 +294,13 @@ def build_validator(fn: Callable[..., Any], label: str) -> Validator | None:
         if model is None:
             check_count(args)  # else the model reports a missing argument by name
         extra = list(args[len(names) :]) if has_var else []  # else ignored, as in JavaScript
-        if model is not None:
+        if (
+            exact is not None
+            and len(args) >= declared
+            and all(t is None or type(a) is t for t, a in zip(exact, args, strict=False))
+        ):
+            values = tuple(args[:declared])  # every argument as the model would give it
+        elif model is not None:
             data = dict(zip(names, args, strict=False))
             try:
                 checked = model.model_validate(data)
