@@ -170,7 +170,6 @@ def _deeper_than(value: Any, limit: int) -> bool:
     return True
 
 
-_ESCAPE: Final = re.compile(rb"\\.", re.DOTALL)  # a backslash escape inside a JSON string
 _NOT_STRUCTURE: Final = bytes(range(256)).translate(None, b'[]{}"')
 _QUOTED: Final = re.compile(rb'"[^"]*"')
 _TEXT_DEPTH_WORK: Final = 4  # bytes the text walk may scan, per byte of text, before it gives up
@@ -179,7 +178,7 @@ _TEXT_DEPTH_WORK: Final = 4  # bytes the text walk may scan, per byte of text, b
 def _text_deeper_than(text: bytes, limit: int) -> bool | None:
     """Whether the valid JSON ``text`` nests containers more than ``limit`` levels, at C speed.
 
-    Escapes and every byte but brackets and quotes go, then the strings (a string holding a
+    Escaped quotes and every byte but brackets and quotes go, then the strings (a string holding a
     bracket is paired in order), leaving the brackets alone; each pass then drops the
     innermost pairs (one level: a placeholder keeps ``{[]}`` from closing twice), so a
     root deeper than ``limit`` outlives ``limit`` passes. A value decoded from ``text`` nests
@@ -188,7 +187,10 @@ def _text_deeper_than(text: bytes, limit: int) -> bool | None:
     the passes would scan more than ``_TEXT_DEPTH_WORK`` × the text (a comb of deep chains).
     """
     budget = _TEXT_DEPTH_WORK * len(text)
-    marks = _ESCAPE.sub(b"", text).translate(None, _NOT_STRUCTURE)
+    # escaped backslashes pair from the left, as a JSON reader takes them; a backslash left
+    # then starts another escape, so a quote after one is inside its string
+    unescaped = text.replace(b"\\\\", b"").replace(b'\\"', b"")
+    marks = unescaped.translate(None, _NOT_STRUCTURE)
     rest = marks.replace(b'""', b"")
     if b'"' in rest:
         rest = _QUOTED.sub(b"", marks)
@@ -519,9 +521,11 @@ def decode(
             if dec.refusals:
                 reason, path = _where(value)
                 raise TransferError(f"cannot transfer {reason} at {path}")
+        # plain JSON is checked on its text, at C speed; a tagged message's text has a
+        # wrapper container and an escape per tag, so its value is walked instead
         if (
             opens > MAX_DEPTH
-            and _text_deeper_than(text, MAX_DEPTH) is not False
+            and (flags & MSG_TAGGED or _text_deeper_than(text, MAX_DEPTH) is not False)
             and _deeper_than(value, MAX_DEPTH)
         ):
             raise TransferError(f"malformed value message (nested deeper than {MAX_DEPTH})")

@@ -74,3 +74,15 @@ def test_a_comb_of_deep_chains_gives_up_within_its_budget_and_the_walk_decides()
     assert _text_deeper_than(deeper, MAX_DEPTH) is None
     with pytest.raises(TransferError, match="nested deeper"):
         decode(message(deeper))
+
+
+def test_a_tagged_message_too_deep_is_refused_by_walking_its_value() -> None:
+    # a tagged message's text carries tag wrappers (one container each), so its value is walked
+    many = b"[" + b'{"\\u0000":["u"]},' * 300
+    deep = many + chain(MAX_DEPTH) + b"]"
+    tagged = struct.pack("<BI", 1, len(deep)) + deep + struct.pack("<I", 0)
+    with pytest.raises(TransferError, match="nested deeper"):
+        decode(tagged)
+    fine = many + chain(MAX_DEPTH - 1) + b"]"
+    value = decode(struct.pack("<BI", 1, len(fine)) + fine + struct.pack("<I", 0))
+    assert len(value) == 301
