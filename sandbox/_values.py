@@ -172,6 +172,7 @@ def _deeper_than(value: Any, limit: int) -> bool:
 
 _NOT_STRUCTURE: Final = bytes(range(256)).translate(None, b'[]{}"')
 _QUOTED: Final = re.compile(rb'"[^"]*"')
+_QUOTED_MAX: Final = 1 << 20  # bytes of quotes and brackets the string regex may take
 _TEXT_DEPTH_WORK: Final = 4  # bytes the text walk may scan, per byte of text, before it gives up
 
 
@@ -193,6 +194,8 @@ def _text_deeper_than(text: bytes, limit: int) -> bool | None:
     marks = unescaped.translate(None, _NOT_STRUCTURE)
     rest = marks.replace(b'""', b"")
     if b'"' in rest:
+        if len(marks) > _QUOTED_MAX:
+            return None  # a regex over many strings holds the GIL: the walk yields it
         rest = _QUOTED.sub(b"", marks)
     for _ in range(limit):
         budget -= len(rest)

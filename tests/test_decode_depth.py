@@ -86,3 +86,12 @@ def test_a_tagged_message_too_deep_is_refused_by_walking_its_value() -> None:
     fine = many + chain(MAX_DEPTH - 1) + b"]"
     value = decode(struct.pack("<BI", 1, len(fine)) + fine + struct.pack("<I", 0))
     assert len(value) == 301
+
+
+def test_many_strings_holding_brackets_hand_over_to_the_walk() -> None:
+    # pairing quotes by regex over millions of strings would hold the GIL for seconds
+    text = b"[" + b'"[",' * 400_000 + b"1]"
+    assert _text_deeper_than(text, MAX_DEPTH) is None
+    assert len(decode(message(text))) == 400_001
+    small = b"[" + b'"[",' * 1000 + chain(MAX_DEPTH) + b"]"
+    assert _text_deeper_than(small, MAX_DEPTH) is True
