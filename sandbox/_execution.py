@@ -241,23 +241,26 @@ class CodeExecution:
         """The run is stopping (any thread): wake the driver, and cancel a host call it awaits
         alone (see ``_await_alone``)."""
         self._poke()
-        scope, token = self._alone, self._token
-        if scope is None or token is None:
-            return
-        if threading.get_ident() == self._loop_thread:
-            scope.cancel()
-        else:
-            _soon(token, scope.cancel)
+        scope = self._alone
+        if scope is not None:
+            self._on_loop(scope.cancel)
 
     def _poke(self) -> None:
         """Wake the driver (from any thread)."""
-        wake, token = self._wake, self._token
-        if wake is None or token is None:
+        wake = self._wake
+        if wake is not None:
+            self._on_loop(wake.set)
+
+    def _on_loop(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` on the driver's event loop: now on its thread, else soon from there
+        (nothing without a loop)."""
+        token = self._token
+        if token is None:
             return
         if threading.get_ident() == self._loop_thread:
-            wake.set()
-            return
-        _soon(token, wake.set)
+            fn()
+        else:
+            _soon(token, fn)
 
     def _notify_reports(self) -> None:
         if (

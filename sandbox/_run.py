@@ -85,10 +85,6 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _U64_MAX = 2**64 - 1
 
 
-def _parts(data: _values.Reply) -> tuple[bytes | str, ...]:
-    return (data,) if isinstance(data, bytes) else data.parts
-
-
 class _Stopped(Exception):
     """Internal: the guest trapped (a limit, terminate, or a broken instance)."""
 
@@ -326,7 +322,7 @@ class Run:
         reply = self._reply
         if len(reply) != length:
             return E_HOST
-        self._instance.write_parts(ptr, _parts(reply), length)
+        self._instance.write_parts(ptr, _values.reply_parts(reply), length)
         self._reply = b""
         return 0
 
@@ -536,7 +532,7 @@ class Run:
 
     def _place(self, data: _values.Reply) -> int | None:
         scratch, room = self.engine.scratch_addr, self.engine.scratch_size
-        return self._instance.place_parts(_parts(data), len(data), scratch, room)
+        return self._instance.place_parts(_values.reply_parts(data), len(data), scratch, room)
 
     def _call(self, func: Callable[..., Any], *args: Any) -> Any:
         if self.stop_reason is not None:

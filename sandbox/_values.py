@@ -71,6 +71,7 @@ __all__ = [
     "encode",
     "encode_message",
     "encode_reply",
+    "reply_parts",
 ]
 
 _U32 = struct.Struct("<I")
@@ -491,22 +492,10 @@ def decode(
         if quick is not _SLOW:
             return quick
     try:
-        flags, jlen = _HEAD.unpack_from(buf, 0)
+        flags, jlen, spans, _end = _frame(buf)
         text = bytes(buf[5 : 5 + jlen])
-        pos = 5 + jlen
-        (nblobs,) = _U32.unpack_from(buf, pos)
-        pos += 4
-        if nblobs > len(buf) // 4:
-            raise TransferError("malformed value message")
         view = memoryview(buf)
-        blobs: list[memoryview] = []
-        for _ in range(nblobs):
-            (n,) = _U32.unpack_from(buf, pos)
-            pos += 4
-            if pos + n > len(buf):
-                raise TransferError("malformed value message")
-            blobs.append(view[pos : pos + n])
-            pos += n
+        blobs = [view[pos : pos + n] for pos, n in spans]
         if budget is None:
             limit = DECODE_FLOOR + DECODE_MESSAGE_FACTOR * len(buf)
             budget = DecodeBudget(limit, _ONE_MESSAGE)
@@ -551,21 +540,38 @@ def check_message(buf: bytes) -> None:
         TransferError: the framing is wrong or the message is over the transfer cap.
     """
     try:
-        _flags, jlen = _HEAD.unpack_from(buf, 0)
-        pos = 5 + jlen
-        (nblobs,) = _U32.unpack_from(buf, pos)
-        pos += 4
-        if nblobs > len(buf) // 4:
-            raise TransferError("malformed value message")
-        for _ in range(nblobs):
-            (n,) = _U32.unpack_from(buf, pos)
-            pos += 4 + n
+        _flags, _jlen, spans, end = _frame(buf)
     except struct.error:
         raise TransferError("malformed value message (too short)") from None
-    if pos != len(buf):
+    if end != len(buf):
         raise TransferError("malformed value message (its parts do not fill it)")
-    if len(buf) - 9 - 4 * nblobs > MAX_TRANSFER_BYTES:
+    if len(buf) - 9 - 4 * len(spans) > MAX_TRANSFER_BYTES:
         raise TransferError(f"cannot transfer more than {MAX_TRANSFER_BYTES} bytes")
+
+
+def _frame(buf: bytes | memoryview) -> tuple[int, int, list[tuple[int, int]], int]:
+    """A message's framing: its flags, its JSON's length, each blob's ``(offset, length)``
+    and where the last blob ends; linear in the blobs (at most a quarter of the bytes).
+
+    Raises:
+        TransferError: a blob count or length that cannot fit in the message.
+        struct.error: the message ends inside a length.
+    """
+    flags, jlen = _HEAD.unpack_from(buf, 0)
+    pos = 5 + jlen
+    (nblobs,) = _U32.unpack_from(buf, pos)
+    pos += 4
+    if nblobs > len(buf) // 4:
+        raise TransferError("malformed value message")
+    spans: list[tuple[int, int]] = []
+    for _ in range(nblobs):
+        (n,) = _U32.unpack_from(buf, pos)
+        pos += 4
+        if pos + n > len(buf):
+            raise TransferError("malformed value message")
+        spans.append((pos, n))
+        pos += n
+    return flags, jlen, spans, pos
 
 
 @final
@@ -788,9 +794,14 @@ def encode_reply(value: Any, *, path: str = "value") -> Reply:
     long one as a :class:`Message` (a long ASCII text in it is never copied on the host)."""
     fast = _encode_scalar(value)
     if fast is not None:
-        return fast
-    message = Message(tuple(_encode_parts(value, path, None, keep_text=True)))
+        return fast  # most replies: no Message made at all
+    message = encode_message(value, path=path)
     return message.tobytes() if message.size <= _SHORT_REPLY else message
+
+
+def reply_parts(data: Reply) -> tuple[bytes | str, ...]:
+    """The parts a reply is copied from (one bytes, or a :class:`Message`'s parts)."""
+    return (data,) if isinstance(data, bytes) else data.parts
 
 
 def _encode_parts(

@@ -122,12 +122,11 @@ def pack(
     head = _encode_head([kind, *fields], kind)
     parts = [_U32.pack(len(head)), head]
     for payload in payloads:
-        if isinstance(payload, _values.Message):
-            parts.append(_U32.pack(payload.size))
-            parts.extend(payload.buffers())
-        else:
-            parts.append(_U32.pack(len(payload)))
+        parts.append(_U32.pack(len(payload)))
+        if isinstance(payload, bytes):
             parts.append(payload)
+        else:
+            parts.extend(payload.buffers())
     return b"".join(parts)
 
 
