@@ -23,13 +23,30 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["GROW_AFTER", "IDLE_EXIT", "WORKER_STACK", "Deadlines", "Workers"]
+__all__ = ["GROW_AFTER", "IDLE_EXIT", "WORKER_STACK", "Deadlines", "Workers", "start_thread"]
 
 WORKER_STACK = 32 * 1024 * 1024
 GROW_AFTER = 0.05  # seconds a job waits with no worker free before the pool adds a thread
 IDLE_EXIT = 10.0  # seconds an extra (above core) worker waits for work before it exits
 _RETRY_SPAWN = 1.0  # seconds before trying again when the OS refused a new thread
 _STACK_LOCK = threading.Lock()  # threading.stack_size is process-wide
+
+
+def start_thread(target: Callable[[], object], name: str) -> threading.Thread:
+    """Start a daemon thread with a :data:`WORKER_STACK` native stack: guest code may run on it.
+
+    Raises:
+        RuntimeError: the OS refused a thread.
+    """
+    with _STACK_LOCK:
+        old = threading.stack_size()
+        threading.stack_size(WORKER_STACK)
+        try:
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+        finally:
+            threading.stack_size(old)
+    return t
 
 
 class Deadlines:
@@ -183,16 +200,10 @@ class Workers:
     def _try_spawn(self) -> bool:
         """Start a worker that will take a queued job (under ``_lock``); False if the OS
         refused a thread."""
-        with _STACK_LOCK:
-            old = threading.stack_size()
-            threading.stack_size(WORKER_STACK)
-            try:
-                t = threading.Thread(target=self._loop, name=self._name, daemon=True)
-                t.start()
-            except RuntimeError:
-                return False
-            finally:
-                threading.stack_size(old)
+        try:
+            start_thread(self._loop, self._name)
+        except RuntimeError:
+            return False
         self._threads += 1
         return True
 

@@ -2,13 +2,14 @@
 
 Each worker is ``python -m quickjail.executors._worker`` started with :mod:`subprocess`: its
 engine and compiled guest are loaded once, and it serves one run at a time over framed pipes
-(stdin and stdout). Per worker, one reader thread takes its frames (each length checked
-against ``MAX_FRAME_BYTES`` before the body is read, at most ``MAX_BUFFERED_BYTES`` waiting
-for the run), and the caller's frames are written by the sending thread when the worker's
-(non-blocking) pipe has room, else by one writer thread, so nothing that drives a run ever
-blocks on a pipe: any event loop (asyncio, trio), or the thread calling ``run_sync`` (which
-then waits on the run's connection itself, with no event loop, when nothing async is
-involved).
+(stdin and stdout), with a third pipe for stops (a run without host functions occupies the
+thread reading stdin; a stop names the run by its number among the worker's runs). Per
+worker, one reader thread takes its frames (each length checked against ``MAX_FRAME_BYTES``
+before the body is read, at most ``MAX_BUFFERED_BYTES`` waiting for the run), and the
+caller's frames are written by the sending thread when the worker's (non-blocking) pipe has
+room, else by one writer thread, so nothing that drives a run ever blocks on a pipe: any event
+loop (asyncio, trio), or the thread calling ``run_sync`` (which then waits on the run's
+connection itself, with no event loop, when nothing async is involved).
 
 A worker that exits, is killed, or breaks the protocol is reaped and replaced; its run ends
 ``error`` (see :mod:`quickjail.executors._remote`). A run waits for a free worker in a FIFO
@@ -112,6 +113,7 @@ class _Connection:
         self._event = anyio.Event() if token is not None else None
         self._closed = False
         self._poked = False
+        self._run: int | None = None  # the run's number on its worker, once its start is sent
 
     # the worker's reader thread
 
@@ -182,6 +184,16 @@ class _Connection:
             if self._closed:
                 raise WorkerLost("the run is over")
             self._worker.write(frame)
+            if self._run is None:  # the first frame is the run's start
+                self._run = self._worker.started()
+
+    def stop(self, reason: str) -> None:
+        """Ask the worker to stop this run (any thread; never blocks; nothing before the run's
+        start was sent, or after it ended)."""
+        with self._cond:
+            run = None if self._closed else self._run
+        if run is not None:
+            self._worker.stop(run, reason)
 
     def receive_sync(self, timeout: float) -> bytes | None:
         """The worker's next frame, waiting at most ``timeout`` seconds (``math.inf``: no
@@ -224,13 +236,26 @@ class _Worker:
 
     def __init__(self, pool: ProcessPool) -> None:
         self._pool = weakref.ref(pool)
-        self.proc = subprocess.Popen(
-            _worker_command(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=_environment(),
-            start_new_session=True,  # a ^C to the caller is the caller's to handle
-        )
+        control, self._control = os.pipe()  # the worker reads stops from ``control``
+        env = _environment()
+        env[_wire.CONTROL_FD_ENV] = str(control)
+        try:
+            self.proc = subprocess.Popen(
+                _worker_command(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                pass_fds=(control,),
+                start_new_session=True,  # a ^C to the caller is the caller's to handle
+            )
+        except BaseException:
+            os.close(self._control)
+            raise
+        finally:
+            os.close(control)
+        os.set_blocking(self._control, False)
+        self._control_lock = threading.Lock()
+        self._runs = 0  # start frames written: the worker numbers its runs the same way
         self.ready = False
         self.dead = False
         self.conn: _Connection | None = None
@@ -277,6 +302,31 @@ class _Worker:
             if rest:
                 self._out.append(rest)
                 self._out_cond.notify()
+
+    def started(self) -> int:
+        """Count a start frame just written; its run's number on this worker."""
+        with self._out_cond:
+            self._runs += 1
+            return self._runs
+
+    def stop(self, run: int, reason: str) -> None:
+        """Write a stop for the worker's ``run``-th run on the control pipe, never blocking:
+        a frame that does not fit (stops already fill the pipe) or meets a gone process is
+        dropped; the run's deadline and kill still hold."""
+        frame = _wire.stop_frame(run, reason)  # under PIPE_BUF: written whole or not at all
+        with self._control_lock:
+            if self._control < 0:
+                return
+            try:
+                os.write(self._control, frame)
+            except OSError:
+                pass
+
+    def _close_control(self) -> None:
+        with self._control_lock:
+            fd, self._control = self._control, -1
+        if fd >= 0:
+            os.close(fd)
 
     def kill(self, how: str | None = None) -> None:
         """SIGKILL the process (idempotent); the reader thread then reaps and reports it."""
@@ -370,6 +420,7 @@ class _Worker:
         self.shutdown()  # the writer thread ends too
         stdout.close()
         self.proc.wait()
+        self._close_control()
         conn = self.conn
         if conn is not None:
             if isinstance(lost, WorkerLost) and self.proc.returncode is not None:

@@ -234,6 +234,12 @@ class _Connection:
                 self._event = anyio.Event()
             await self._event.wait()
 
+    def stop(self, reason: str) -> None:
+        with self._cond:
+            started = self._stream is not None and not self._done
+        if started and self._actor.how is None:
+            self._deliver(_wire.pack(_wire.TERMINATE, (reason,)))
+
     def kill(self) -> None:
         with self._cond:
             if self._killed:

@@ -103,6 +103,11 @@ class Connection(Protocol):
         """
         ...
 
+    def stop(self, reason: str) -> None:
+        """Ask the worker to stop the run: any thread, never blocks, a no-op before the run's
+        start was sent; a gone worker is told by ``receive``."""
+        ...
+
     def kill(self) -> None:
         """Stop the worker hard; any thread; idempotent. ``receive`` then raises WorkerLost."""
         ...
@@ -499,10 +504,7 @@ class RemoteExecution(CodeExecution):
             now = time.monotonic()
             if self._stop is not None and stop_sent is None:
                 stop_sent = now
-                try:
-                    await conn.send(_wire.pack(_wire.TERMINATE, (self._stop,)))
-                except Exception:
-                    pass  # the worker is gone; receiving says so
+                conn.stop(self._stop)
                 continue
             at = math.inf
             if not killed:
@@ -635,6 +637,9 @@ class RemoteExecution(CodeExecution):
         fields["quota_refusals"] += refusals
         fields["reports"] = len(reports)
         metrics = RunMetrics(**fields)
+        reason = out.reason
+        if reason is not None and self._stop is not None and self._stop.startswith(reason):
+            reason = self._stop  # the stop crossed cut to MAX_REASON_CHARS: the whole one
         return CodeResult(
             status=out.status,  # type: ignore[arg-type]  # checked by result_from
             result=out.result,
@@ -643,7 +648,7 @@ class RemoteExecution(CodeExecution):
             logs=out.logs,
             duration_ms=out.duration_ms,
             metrics=metrics,
-            reason=out.reason,
+            reason=reason,
             host_errors=host_errors[:MAX_HOST_ERRORS],
         )
 

@@ -36,6 +36,10 @@ __all__ = ["SyncConnection", "SyncDriver", "SyncTransport"]
 class SyncConnection(Protocol):
     """A :class:`~quickjail.executors._remote.Connection` a thread can drive."""
 
+    def stop(self, reason: str) -> None:
+        """Ask the worker to stop the run (never blocks; a gone worker is told by receiving)."""
+        ...
+
     def send_sync(self, frame: bytes) -> None:
         """Send a frame from any thread without blocking (raises WorkerLost)."""
         ...
@@ -129,10 +133,7 @@ class SyncDriver:
             now = time.monotonic()
             if ex._stop is not None and stop_sent is None:
                 stop_sent = now
-                try:
-                    conn.send_sync(_wire.pack(_wire.TERMINATE, (ex._stop,)))
-                except Exception:
-                    pass  # the worker is gone; receiving says so
+                conn.stop(ex._stop)
             at = float("inf")
             if not killed:
                 with ex._lock:

@@ -118,6 +118,9 @@ class ServedRun:
         s = _wire.start_from(start, proxy=self._proxy, host=_ProxyTable(), report=self._report)
         engine = _engine.get_engine(metered=s.opts.fuel is not None)
         self._execution = CodeExecution(engine, s.opts, s.program)
+        self.alone = not s.functions
+        """Whether the run has no host functions: the caller then sends it nothing but a stop,
+        and the thread that reads the caller's frames may run it (:meth:`start`)."""
 
     def run(self) -> None:
         """Run to the end and send the ``result`` frame (blocks the calling thread)."""
@@ -128,11 +131,17 @@ class ServedRun:
         else:
             self._conclude(result)
 
-    def start(self) -> bool:
+    def start(self, *, here: bool = False) -> bool:
         """Start the run on the engine's threads without blocking this one: the ``result``
         frame is then sent from there (as :meth:`run` would; it saves a thread hop per run).
         False, and nothing started, when the run needs a thread to drive it (an async host
-        function): call :meth:`run` then."""
+        function): call :meth:`run` then.
+
+        Args:
+            here: run its first slice on this thread, which must have a guest-sized stack
+                (``_threads.start_thread``); the slices after a timer wait go to the engine's
+                threads. It saves the hand-off to an engine thread and back.
+        """
         ex = self._execution
         if ex._has_async:
             return False
@@ -149,7 +158,11 @@ class ServedRun:
             except BaseException:
                 self.stop("the worker failed")
 
-        ex._engine.workers.submit(ex._whole_run_job(box, signal, ex._sync_report))
+        job = ex._whole_run_job(box, signal, ex._sync_report)
+        if here:
+            job()
+        else:
+            ex._engine.workers.submit(job)
         return True
 
     def _conclude(self, outcome: CodeResult | BaseException) -> None:

@@ -9,7 +9,9 @@ before the body is read.
 
 Caller → worker: ``start`` (the checked options and the prepared program), ``reply`` (a host
 call's outcome), ``terminate``. Worker → caller: ``report``, ``call`` (a host call), ``result``.
-A pool's worker also says ``ready`` once, when its engine is warm.
+A pool's worker also says ``ready`` once, when its engine is warm, and takes its ``terminate``
+frames on a control pipe of their own (:func:`stop_frame`), so a run may occupy the thread that
+reads the main pipe.
 
 The worker is hostile to the caller: :func:`unpack` and the ``*_from`` readers check every
 field's type and bound and raise :class:`ProtocolError` for anything else; the caller's
@@ -44,6 +46,7 @@ from quickjail.sandbox.host import HostFunction, HostTable
 
 __all__ = [
     "CALL",
+    "CONTROL_FD_ENV",
     "MAX_FRAME_BYTES",
     "MAX_HEAD_BYTES",
     "READY",
@@ -62,6 +65,8 @@ __all__ = [
     "result_from",
     "start_frame",
     "start_from",
+    "stop_frame",
+    "stop_from",
     "unpack",
 ]
 
@@ -72,6 +77,11 @@ REPORT: Final = "report"
 CALL: Final = "call"
 RESULT: Final = "result"
 READY: Final = "ready"
+
+CONTROL_FD_ENV: Final = "QUICKJAIL_WORKER_CONTROL_FD"
+"""The environment variable telling a pool's worker the fd of its control pipe."""
+MAX_CONTROL_FRAME_BYTES: Final = 64 * 1024
+"""The largest frame on the control pipe (a ``terminate`` with its reason)."""
 
 MAX_HEAD_BYTES: Final = 4 * 2**20
 """The largest head a worker may send (error texts, metrics, host error texts: far less)."""
@@ -276,6 +286,28 @@ def start_frame(opts: RunOptions, program: Program) -> bytes:
     if opts.args_message is not None:
         payloads.append(opts.args_message)  # encoded once, by check_options
     return pack(START, [fields], payloads)
+
+
+def stop_frame(run: int, reason: str) -> bytes:
+    """A control-pipe ``terminate`` frame for the worker's ``run``-th run (counting from 1 the
+    ``start`` frames on its main pipe), with its length in front; the reason is cut to
+    ``MAX_REASON_CHARS`` (the caller keeps the whole one)."""
+    return framed(pack(TERMINATE, (run, reason[:MAX_REASON_CHARS])))
+
+
+def stop_from(frame: bytes) -> tuple[int, str]:
+    """Read a control-pipe frame: the run it stops and the reason.
+
+    Raises:
+        ProtocolError: not a control-pipe ``terminate``.
+    """
+    kind, fields, payloads = unpack(frame, head_cap=MAX_CONTROL_FRAME_BYTES)
+    if kind != TERMINATE or len(fields) != 2 or payloads:
+        raise ProtocolError("not a control frame")
+    run, reason = fields
+    if type(run) is not int or run < 1 or not isinstance(reason, str):
+        raise ProtocolError("not a control frame")
+    return run, reason
 
 
 def start_from(

@@ -225,6 +225,30 @@ def test_a_host_call_returning_after_its_run_ended_never_reaches_the_next_run(
         assert out2[0].status == "success" and out2[0].result == 2
 
 
+@pytest.mark.parametrize("drive", ["run_sync", "await"])
+def test_terminate_stops_a_spinning_run_without_host_functions_and_its_worker_serves_on(
+    drive: str,
+) -> None:
+    """Such a run occupies the worker's thread that reads the caller's pipe: the stop goes by
+    the control pipe, and the same worker process runs the next run."""
+    spinning = threading.Event()
+    reason = "enough " * 100  # longer than a stop frame carries: the caller keeps it whole
+    with ProcessPool(workers=1) as pool:
+        h = bridge.run_code(
+            'report("spinning"); while (true) {}',
+            executor=pool,
+            report=lambda _: spinning.set(),
+        )
+        t, out = (_in_thread if drive == "run_sync" else _in_thread_awaited)(h)
+        assert spinning.wait(GENEROUS)
+        (pid,) = pool.pids
+        h.terminate(reason)
+        t.join(GENEROUS)
+        assert out[0].status == "terminated" and out[0].reason == reason
+        assert bridge.run_code_sync("export default 3", executor=pool).result == 3
+        assert pool.pids == [pid]
+
+
 def test_terminate_before_the_run_starts_runs_nothing(pool: ProcessPool) -> None:
     h = bridge.run_code("export default 1", executor=pool)
     h.terminate("never mind")
