@@ -114,6 +114,7 @@ class _Connection:
         self._closed = False
         self._poked = False
         self._run: int | None = None  # the run's number on its worker, once its start is sent
+        self._finished = False  # the worker sent the result and went on to other runs
 
     # the worker's reader thread
 
@@ -208,6 +209,30 @@ class _Connection:
             self._poked = False
             return self._take_locked()
 
+    @property
+    def started(self) -> bool:
+        """Whether the run's ``start`` frame was sent (the pool may send it when it hands the
+        worker on: :meth:`ProcessPool.connect_sync`)."""
+        return self._run is not None
+
+    def finish(self) -> None:
+        """The worker sent the run's result and goes on to other runs: nothing more goes to
+        it for this run (a late host-call reply must not reach the next one); the frames wait
+        to be taken."""
+        with self._cond:
+            self._closed = True
+            self._finished = True
+
+    def close_unstarted(self) -> bool:
+        """Give the worker back if the run's ``start`` was not sent (then nothing can send it
+        any more): True; False, with nothing changed, if it was."""
+        with self._cond:
+            if self._run is not None:
+                return False
+            self._closed = True
+        self._pool._release(self._worker, self)
+        return True
+
     def poke(self) -> None:
         """Wake a :meth:`receive_sync` waiting now or next (any thread)."""
         with self._cond:
@@ -215,7 +240,9 @@ class _Connection:
             self._cond.notify_all()
 
     def kill(self) -> None:
-        self._worker.kill()
+        # after the result the worker may serve the next run already: it is killed all the
+        # same (its run found it broken), and that run is told why
+        self._worker.kill("an earlier run on it found it broken" if self._finished else None)
 
     async def aclose(self) -> None:
         self.close()
@@ -224,7 +251,7 @@ class _Connection:
         """The run is done with the worker: it goes back to the pool (see :meth:`aclose`)."""
         with self._cond:
             self._closed = True
-            stray = bool(self._frames)
+            stray = bool(self._frames) and not self._finished
             self._cond.notify_all()
         if stray:  # frames after the run's end: the worker breaks the protocol
             self._worker.kill()
@@ -442,6 +469,10 @@ class _Worker:
         if conn is None:
             raise _wire.ProtocolError("a frame while no run was on the worker")
         conn.put(frame)
+        if _wire.looks_like_result(frame):
+            pool = self._pool()
+            if pool is not None:
+                pool._finished(self, conn)
 
     def _lost(self) -> WorkerLost:
         self.proc.wait()
@@ -456,13 +487,17 @@ class _Worker:
 class _Slot:
     """A run waiting for a free worker."""
 
-    __slots__ = ("error", "event", "thread_event", "token", "worker")
+    __slots__ = ("conn", "error", "event", "start", "thread_event", "token", "worker")
 
-    def __init__(self, thread_event: threading.Event | None = None) -> None:
+    def __init__(
+        self, thread_event: threading.Event | None = None, start: bytes | None = None
+    ) -> None:
         self.thread_event = thread_event  # set: a thread waits (connect_sync), not a loop
         self.token = anyio.lowlevel.current_token() if thread_event is None else None
         self.event = anyio.Event() if thread_event is None else None
+        self.start = start  # the run's start frame, sent by whoever hands it a worker
         self.worker: _Worker | None = None
+        self.conn: _Connection | None = None  # the worker's connection, once handed
         self.error: ExecutorError | None = None
 
     def wake(self) -> None:
@@ -584,14 +619,16 @@ class ProcessPool(RemoteExecutor):
                 return self._hand(self._idle.popleft(), anyio.lowlevel.current_token())
         return None
 
-    def connect_sync(self, wake: threading.Event) -> _Connection | None:
+    def connect_sync(self, wake: threading.Event, start: bytes) -> _Connection | None:
         """:meth:`connect` for a thread: waits until a worker is free or ``wake`` is set
-        (the run was stopped: then None, and a worker found meanwhile goes back).
+        (the run was stopped: then None). A run that waited in the queue is handed its
+        worker by the thread that freed it, which sends ``start`` at once (see
+        :attr:`_Connection.started`): the worker does not wait for this thread to wake.
 
         Raises:
             ExecutorClosed, QueueFull, WorkerStartError: as :meth:`connect`.
         """
-        slot = self._queue(None, wake)
+        slot = self._queue(None, wake, start)
         if isinstance(slot, _Connection):
             return slot
         wake.wait()
@@ -599,12 +636,18 @@ class ProcessPool(RemoteExecutor):
             if slot in self._waiting:
                 self._waiting.remove(slot)
             worker, slot.worker = slot.worker, None
+            conn, slot.conn = slot.conn, None
         if slot.error is not None:
             raise slot.error
-        return None if worker is None else self._hand(worker, None)
+        if conn is None and worker is not None:
+            conn = self._hand(worker, None)
+        return conn
 
     def _queue(
-        self, token: anyio.lowlevel.EventLoopToken | None, wake: threading.Event | None
+        self,
+        token: anyio.lowlevel.EventLoopToken | None,
+        wake: threading.Event | None,
+        start: bytes | None = None,
     ) -> _Connection | _Slot:
         """A free worker's connection at once, or the slot of a run now waiting for one."""
         with self._lock:
@@ -618,7 +661,7 @@ class ProcessPool(RemoteExecutor):
                 raise QueueFull(
                     f"all {self._size} workers are busy and {self._max_queued} runs wait"
                 )
-            slot = _Slot(wake)
+            slot = _Slot(wake, start)
             self._waiting.append(slot)
             return slot
 
@@ -676,8 +719,15 @@ class ProcessPool(RemoteExecutor):
             self._failures = 0
         self._release(worker, None)
 
+    def _finished(self, worker: _Worker, conn: _Connection) -> None:
+        """The worker sent ``conn``'s result (its reader thread calls this): the worker goes
+        on at once, before the run's own thread has even woken to read it."""
+        conn.finish()
+        self._release(worker, conn)
+
     def _release(self, worker: _Worker, conn: _Connection | None) -> None:
-        """A run is done with a worker (or a new one is ready): the next waiting run, or idle."""
+        """A run is done with a worker (or a new one is ready): the next waiting run, or idle.
+        A waiting thread's run gets its ``start`` sent from here."""
         with self._lock:
             if conn is not None and worker.conn is not conn:
                 return
@@ -687,12 +737,20 @@ class ProcessPool(RemoteExecutor):
             if self._closed:
                 worker.shutdown()
                 return
-            while self._waiting:
-                slot = self._waiting.popleft()
-                slot.worker = worker
-                slot.wake()
+            if not self._waiting:
+                self._idle.append(worker)
                 return
-            self._idle.append(worker)
+            slot = self._waiting.popleft()
+            slot.worker = worker
+            start = slot.start
+            if start is not None:
+                slot.conn = handed = self._hand(worker, None)
+        if start is not None:
+            try:
+                handed.send_sync(start)
+            except WorkerLost:
+                pass  # the run was stopped and gave the worker back first, or it died
+        slot.wake()
 
     def _dead(self, worker: _Worker) -> None:
         """A worker's process is gone: replace it (the reader thread calls this)."""

@@ -36,8 +36,17 @@ __all__ = ["SyncConnection", "SyncDriver", "SyncTransport"]
 class SyncConnection(Protocol):
     """A :class:`~quickjail.executors._remote.Connection` a thread can drive."""
 
+    @property
+    def started(self) -> bool:
+        """Whether the run's ``start`` frame was sent."""
+        ...
+
     def stop(self, reason: str) -> None:
         """Ask the worker to stop the run (never blocks; a gone worker is told by receiving)."""
+        ...
+
+    def close_unstarted(self) -> bool:
+        """:meth:`close` if ``start`` was not sent (True), else nothing (False), atomically."""
         ...
 
     def send_sync(self, frame: bytes) -> None:
@@ -64,8 +73,9 @@ class SyncConnection(Protocol):
 class SyncTransport(Protocol):
     """A transport whose runs a thread can drive."""
 
-    def connect_sync(self, wake: threading.Event) -> SyncConnection | None:
-        """A connection once a worker is free, or None once ``wake`` is set first."""
+    def connect_sync(self, wake: threading.Event, start: bytes) -> SyncConnection | None:
+        """A connection once a worker is free, or None once ``wake`` is set first; ``start``
+        may have been sent on it already (``SyncConnection.started``)."""
         ...
 
 
@@ -90,10 +100,9 @@ class SyncDriver:
                 ex._wake_sync = wake.set
                 stopped = ex._stop is not None
             if not stopped:
-                conn = self._connect(wake)
-        if conn is not None and ex._stop is not None:
-            conn.close()  # never started: the worker goes back as it was
-            conn = None
+                conn = self._connect(wake, start)
+        if conn is not None and ex._stop is not None and conn.close_unstarted():
+            conn = None  # never started: the worker went back as it was
         if conn is None or not isinstance(program, Program):
             return ex._end(CodeResult(status="terminated", reason=ex._stop))
         with ex._lock:
@@ -122,10 +131,11 @@ class SyncDriver:
         calls = opts.host.calls() if opts.host is not None and program.functions else None
         dispatch = Dispatch(program.functions, calls, ex._keep_error, budget)
         started = time.monotonic()
-        try:
-            conn.send_sync(start)
-        except WorkerLost as exc:
-            return ex._lost(exc.how)
+        if not conn.started:
+            try:
+                conn.send_sync(start)
+            except WorkerLost as exc:
+                return ex._lost(exc.how)
         ex._delivering = opts.report is not None
         stop_sent: float | None = None
         killed = False

@@ -59,6 +59,7 @@ __all__ = [
     "RemoteResult",
     "Start",
     "framed",
+    "looks_like_result",
     "pack",
     "read_frame",
     "result_frame",
@@ -286,6 +287,17 @@ def start_frame(opts: RunOptions, program: Program) -> bytes:
     if opts.args_message is not None:
         payloads.append(opts.args_message)  # encoded once, by check_options
     return pack(START, [fields], payloads)
+
+
+_RESULT_HEAD: Final = b'["result",'
+_PLAIN_HEAD_AT: Final = 4 + _MSG_HEAD.size  # where a plain head's JSON starts in a frame
+
+
+def looks_like_result(frame: bytes) -> bool:
+    """Whether a worker's frame says it is a ``result`` (its run's last frame), from its
+    first bytes and without decoding it: the pool hands the worker on at once. A frame that
+    only looks like one still fails its run's full check."""
+    return frame.startswith(b"\0", 4) and frame.startswith(_RESULT_HEAD, _PLAIN_HEAD_AT)
 
 
 def stop_frame(run: int, reason: str) -> bytes:

@@ -300,6 +300,36 @@ def test_a_full_queue_refuses_the_run_at_once_and_queued_runs_all_run() -> None:
     assert sorted(anyio.run(many)) == list(range(6))
 
 
+@pytest.mark.parametrize("ahead", ["alone", "with a host function"])
+def test_a_queued_run_gets_the_worker_once_the_run_ahead_sent_its_result_not_once_it_was_read(
+    ahead: str,
+) -> None:
+    """The pool hands the worker on from the thread that reads the result: the run ahead's
+    own thread (here held in its report callback, as by a busy caller) is not waited for."""
+    held, gate = threading.Event(), threading.Event()
+
+    def hold_reports(_: Any) -> None:
+        held.set()
+        assert gate.wait(GENEROUS)
+
+    imports = {"h": {"one": lambda: 1}} if ahead != "alone" else None
+    source = 'import { one } from "h"; report(await one());' if imports else "report(1);"
+    with ProcessPool(workers=1, max_queued=1) as pool:
+        first = bridge.run_code(
+            f"{source} export default 7", executor=pool, imports=imports, report=hold_reports
+        )
+        t, out = _in_thread(first)
+        assert held.wait(GENEROUS)
+        queued = bridge.run_code("export default 8", executor=pool)
+        q, queued_out = _in_thread(queued)
+        q.join(GENEROUS)  # while the first run's thread is still held
+        assert queued_out and queued_out[0].result == 8
+        assert first.running
+        gate.set()
+        t.join(GENEROUS)
+        assert out[0].status == "success" and out[0].result == 7 and out[0].reports == [1]
+
+
 def test_one_warm_worker_serves_run_after_run() -> None:
     with ProcessPool(workers=1) as pool:
         first = bridge.run_code_sync("export default 1", executor=pool)
