@@ -27,6 +27,7 @@ import site
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from pathlib import Path
 from typing import Final
@@ -98,13 +99,21 @@ def _how(returncode: int | None) -> str:
 
 
 class _Connection:
-    """One run's channel to one worker: the worker's frames wait here for the run's task."""
+    """One run's channel to one worker: the worker's frames wait here for the run's task.
+
+    A thread-driven run's connection may exist before its worker does: it waits in the pool's
+    queue, and the thread that frees a worker binds it and sends its ``start`` (the run's
+    thread waits for frames all along, and is not woken for that)."""
 
     def __init__(
-        self, pool: ProcessPool, worker: _Worker, token: anyio.lowlevel.EventLoopToken | None
+        self,
+        pool: ProcessPool,
+        worker: _Worker | None,
+        token: anyio.lowlevel.EventLoopToken | None,
     ) -> None:
         self._pool = pool
         self._worker = worker
+        self._slot: _Slot | None = None  # its place in the queue while it waits for a worker
         self._token = token  # None: a thread drives the run (the ``*_sync`` methods)
         self._cond = threading.Condition()
         self._frames: collections.deque[bytes] = collections.deque()
@@ -115,6 +124,8 @@ class _Connection:
         self._poked = False
         self._run: int | None = None  # the run's number on its worker, once its start is sent
         self._finished = False  # the worker sent the result and went on to other runs
+        self.started_at: float | None = None
+        """``time.monotonic()`` when the run's ``start`` was sent."""
 
     # the worker's reader thread
 
@@ -182,19 +193,22 @@ class _Connection:
                 after its run ended must not reach the worker's next run).
         """
         with self._cond:  # held while writing: close() cannot hand the worker on meanwhile
-            if self._closed:
-                raise WorkerLost("the run is over")
-            self._worker.write(frame)
+            worker = self._worker
+            if self._closed or worker is None:
+                raise WorkerLost("the run is over" if self._closed else "no worker yet")
+            worker.write(frame)
             if self._run is None:  # the first frame is the run's start
-                self._run = self._worker.started()
+                self._run = worker.started()
+                self.started_at = time.monotonic()
 
     def stop(self, reason: str) -> None:
         """Ask the worker to stop this run (any thread; never blocks; nothing before the run's
         start was sent, or after it ended)."""
         with self._cond:
             run = None if self._closed else self._run
-        if run is not None:
-            self._worker.stop(run, reason)
+            worker = self._worker
+        if run is not None and worker is not None:
+            worker.stop(run, reason)
 
     def receive_sync(self, timeout: float) -> bytes | None:
         """The worker's next frame, waiting at most ``timeout`` seconds (``math.inf``: no
@@ -209,12 +223,6 @@ class _Connection:
             self._poked = False
             return self._take_locked()
 
-    @property
-    def started(self) -> bool:
-        """Whether the run's ``start`` frame was sent (the pool may send it when it hands the
-        worker on: :meth:`ProcessPool.connect_sync`)."""
-        return self._run is not None
-
     def finish(self) -> None:
         """The worker sent the run's result and goes on to other runs: nothing more goes to
         it for this run (a late host-call reply must not reach the next one); the frames wait
@@ -224,13 +232,14 @@ class _Connection:
             self._finished = True
 
     def close_unstarted(self) -> bool:
-        """Give the worker back if the run's ``start`` was not sent (then nothing can send it
-        any more): True; False, with nothing changed, if it was."""
+        """Close it if the run's ``start`` was not sent (then nothing can send it any more: it
+        leaves the queue, or its worker goes back as it was): True; False, with nothing
+        changed, if it was."""
         with self._cond:
             if self._run is not None:
                 return False
             self._closed = True
-        self._pool._release(self._worker, self)
+        self._pool._done(self)
         return True
 
     def poke(self) -> None:
@@ -242,7 +251,9 @@ class _Connection:
     def kill(self) -> None:
         # after the result the worker may serve the next run already: it is killed all the
         # same (its run found it broken), and that run is told why
-        self._worker.kill("an earlier run on it found it broken" if self._finished else None)
+        worker = self._worker
+        if worker is not None:
+            worker.kill("an earlier run on it found it broken" if self._finished else None)
 
     async def aclose(self) -> None:
         self.close()
@@ -253,9 +264,9 @@ class _Connection:
             self._closed = True
             stray = bool(self._frames) and not self._finished
             self._cond.notify_all()
-        if stray:  # frames after the run's end: the worker breaks the protocol
+        if stray and self._worker is not None:  # frames after its end: a protocol break
             self._worker.kill()
-        self._pool._release(self._worker, self)
+        self._pool._done(self)
 
 
 class _Worker:
@@ -487,22 +498,22 @@ class _Worker:
 class _Slot:
     """A run waiting for a free worker."""
 
-    __slots__ = ("conn", "error", "event", "start", "thread_event", "token", "worker")
+    __slots__ = ("conn", "error", "event", "queued", "start", "token", "worker")
 
-    def __init__(
-        self, thread_event: threading.Event | None = None, start: bytes | None = None
-    ) -> None:
-        self.thread_event = thread_event  # set: a thread waits (connect_sync), not a loop
-        self.token = anyio.lowlevel.current_token() if thread_event is None else None
-        self.event = anyio.Event() if thread_event is None else None
-        self.start = start  # the run's start frame, sent by whoever hands it a worker
+    def __init__(self, conn: _Connection | None = None, start: bytes = b"") -> None:
+        self.conn = conn  # set: a thread's run, waiting on its connection (connect_sync)
+        self.start = start  # then its start frame, sent by whoever hands it a worker
+        self.token = anyio.lowlevel.current_token() if conn is None else None
+        self.event = anyio.Event() if conn is None else None
         self.worker: _Worker | None = None
-        self.conn: _Connection | None = None  # the worker's connection, once handed
         self.error: ExecutorError | None = None
+        self.queued = True
 
     def wake(self) -> None:
-        if self.thread_event is not None:
-            self.thread_event.set()
+        """Tell the run it has a worker (an event loop's), or that it will get none."""
+        if self.conn is not None:
+            if self.error is not None:
+                self.conn.fail(self.error)
         else:
             assert self.event is not None
             _soon(self.token, self.event.set)
@@ -587,7 +598,7 @@ class ProcessPool(RemoteExecutor):
                 were ready while this run waited (the next run tries again).
         """
         token = anyio.lowlevel.current_token()
-        slot = self._queue(token, None)
+        slot = self._queue(token)
         if isinstance(slot, _Connection):
             return slot
         try:
@@ -619,37 +630,32 @@ class ProcessPool(RemoteExecutor):
                 return self._hand(self._idle.popleft(), anyio.lowlevel.current_token())
         return None
 
-    def connect_sync(self, wake: threading.Event, start: bytes) -> _Connection | None:
-        """:meth:`connect` for a thread: waits until a worker is free or ``wake`` is set
-        (the run was stopped: then None). A run that waited in the queue is handed its
-        worker by the thread that freed it, which sends ``start`` at once (see
-        :attr:`_Connection.started`): the worker does not wait for this thread to wake.
+    def connect_sync(self, start: bytes) -> _Connection:
+        """:meth:`connect` for a thread, which never waits here: the connection of a run on a
+        free worker with ``start`` sent, or of a run waiting in the queue, whose ``start``
+        the thread that frees a worker sends (the run's thread waits for its frames all
+        along; see :class:`_Connection`). A failure of the pool while it waits
+        (``ExecutorClosed``, ``WorkerStartError``) comes from ``receive_sync``; stopping it
+        meanwhile is ``close_unstarted``.
 
         Raises:
-            ExecutorClosed, QueueFull, WorkerStartError: as :meth:`connect`.
+            ExecutorClosed, QueueFull: as :meth:`connect`, at once.
         """
-        slot = self._queue(None, wake, start)
-        if isinstance(slot, _Connection):
-            return slot
-        wake.wait()
-        with self._lock:
-            if slot in self._waiting:
-                self._waiting.remove(slot)
-            worker, slot.worker = slot.worker, None
-            conn, slot.conn = slot.conn, None
-        if slot.error is not None:
-            raise slot.error
-        if conn is None and worker is not None:
-            conn = self._hand(worker, None)
-        return conn
+        slot = self._queue(None, start)
+        if isinstance(slot, _Slot):
+            assert slot.conn is not None
+            return slot.conn
+        try:
+            slot.send_sync(start)
+        except WorkerLost:
+            pass  # its process is gone: the reader thread tells the connection
+        return slot
 
     def _queue(
-        self,
-        token: anyio.lowlevel.EventLoopToken | None,
-        wake: threading.Event | None,
-        start: bytes | None = None,
+        self, token: anyio.lowlevel.EventLoopToken | None, start: bytes | None = None
     ) -> _Connection | _Slot:
-        """A free worker's connection at once, or the slot of a run now waiting for one."""
+        """A free worker's connection at once, or the slot of a run now waiting for one (with
+        ``start``: a thread's run, whose connection waits in the slot)."""
         with self._lock:
             self._check_open()
             self._revive_locked()
@@ -661,7 +667,12 @@ class ProcessPool(RemoteExecutor):
                 raise QueueFull(
                     f"all {self._size} workers are busy and {self._max_queued} runs wait"
                 )
-            slot = _Slot(wake, start)
+            if start is None:
+                slot = _Slot()
+            else:
+                waiting = _Connection(self, None, None)
+                slot = _Slot(waiting, start)
+                waiting._slot = slot
             self._waiting.append(slot)
             return slot
 
@@ -741,16 +752,35 @@ class ProcessPool(RemoteExecutor):
                 self._idle.append(worker)
                 return
             slot = self._waiting.popleft()
-            slot.worker = worker
-            start = slot.start
-            if start is not None:
-                slot.conn = handed = self._hand(worker, None)
-        if start is not None:
-            try:
-                handed.send_sync(start)
-            except WorkerLost:
-                pass  # the run was stopped and gave the worker back first, or it died
-        slot.wake()
+            slot.queued = False
+            handed = slot.conn
+            if handed is None:
+                slot.worker = worker
+            else:
+                handed._worker = worker
+                worker.conn = handed
+        if handed is None:
+            slot.wake()
+            return
+        try:
+            handed.send_sync(slot.start)
+        except WorkerLost:
+            pass  # the run was stopped and gave the worker back first, or it died
+
+    def _done(self, conn: _Connection) -> None:
+        """A run is done with its connection: its worker goes on, or it leaves the queue."""
+        with self._lock:
+            slot = conn._slot
+            if slot is not None and slot.queued:
+                slot.queued = False
+                try:
+                    self._waiting.remove(slot)
+                except ValueError:
+                    pass  # the queue was failed (closed, broken) meanwhile
+                return
+            worker = conn._worker
+        if worker is not None:
+            self._release(worker, conn)
 
     def _dead(self, worker: _Worker) -> None:
         """A worker's process is gone: replace it (the reader thread calls this)."""

@@ -13,7 +13,6 @@ through it per frame.
 from __future__ import annotations
 
 import collections
-import threading
 import time
 from typing import Any, Protocol
 
@@ -37,8 +36,8 @@ class SyncConnection(Protocol):
     """A :class:`~quickjail.executors._remote.Connection` a thread can drive."""
 
     @property
-    def started(self) -> bool:
-        """Whether the run's ``start`` frame was sent."""
+    def started_at(self) -> float | None:
+        """``time.monotonic()`` when the run's ``start`` frame was sent, if it was."""
         ...
 
     def stop(self, reason: str) -> None:
@@ -73,9 +72,10 @@ class SyncConnection(Protocol):
 class SyncTransport(Protocol):
     """A transport whose runs a thread can drive."""
 
-    def connect_sync(self, wake: threading.Event, start: bytes) -> SyncConnection | None:
-        """A connection once a worker is free, or None once ``wake`` is set first; ``start``
-        may have been sent on it already (``SyncConnection.started``)."""
+    def connect_sync(self, start: bytes) -> SyncConnection:
+        """A connection at once (never waits): on a free worker with ``start`` sent, or
+        waiting for one, when the transport sends ``start``; frames, and a failure while it
+        waits, come from ``receive_sync``."""
         ...
 
 
@@ -92,23 +92,13 @@ class SyncDriver:
         program = ex._program
         if ex._stop is None and isinstance(program, ErrorInfo):
             return ex._end(CodeResult(status="error", error=program))
-        conn: SyncConnection | None = None
-        start = ex._start_frame()
-        if isinstance(program, Program):
-            wake = threading.Event()
-            with ex._lock:
-                ex._wake_sync = wake.set
-                stopped = ex._stop is not None
-            if not stopped:
-                conn = self._connect(wake, start)
-        if conn is not None and ex._stop is not None and conn.close_unstarted():
-            conn = None  # never started: the worker went back as it was
-        if conn is None or not isinstance(program, Program):
+        if ex._stop is not None or not isinstance(program, Program):
             return ex._end(CodeResult(status="terminated", reason=ex._stop))
+        conn: SyncConnection = self._connect(ex._start_frame())
         with ex._lock:
-            ex._wake_sync = conn.poke
+            ex._wake_sync = conn.poke  # a stop from now on wakes the session
         try:
-            result = self._session(conn, program, start)
+            result = self._session(conn, program)
         except BaseException:
             conn.kill()  # a failure of our own (or ^C): the worker's run must not go on
             conn.close()
@@ -123,29 +113,31 @@ class SyncDriver:
             raise ex._fatal
         return result
 
-    def _session(self, conn: SyncConnection, program: Program, start: bytes) -> CodeResult:
+    def _session(self, conn: SyncConnection, program: Program) -> CodeResult:
+        """Take the run's frames until its result (or its loss, a violation, or a stop before
+        it had a worker); the transport sent or sends its ``start``."""
         ex = self._ex
         opts = ex._opts
         budget = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
         budget.limit *= _BUDGET_FACTOR
         calls = opts.host.calls() if opts.host is not None and program.functions else None
         dispatch = Dispatch(program.functions, calls, ex._keep_error, budget)
-        started = time.monotonic()
-        if not conn.started:
-            try:
-                conn.send_sync(start)
-            except WorkerLost as exc:
-                return ex._lost(exc.how)
         ex._delivering = opts.report is not None
         stop_sent: float | None = None
         killed = False
         while True:
             now = time.monotonic()
             if ex._stop is not None and stop_sent is None:
+                if conn.close_unstarted():  # still waiting for a worker: it never runs
+                    ex._delivering = False
+                    return CodeResult(status="terminated", reason=ex._stop)
                 stop_sent = now
                 conn.stop(ex._stop)
             at = float("inf")
             if not killed:
+                # waiting for a worker: as if it started now (the wait then ends early, and
+                # the deadline is computed again once it has)
+                started = conn.started_at or now
                 with ex._lock:
                     at, reason = ex._due(started, stop_sent, now)
                 if now >= at:

@@ -360,6 +360,39 @@ def test_close_leaves_no_process_behind_and_is_idempotent() -> None:
         bridge.run_code("export default 1", executor=pool)
 
 
+@pytest.mark.parametrize("drive", ["run_sync", "await"])
+def test_a_run_waiting_for_a_worker_when_the_pool_closes_raises_executor_closed(
+    drive: str,
+) -> None:
+    hold = Hold()
+    pool = ProcessPool(workers=1)
+    h = _held_run(pool, hold)
+    t, out = _in_thread(h)
+    hold.wait_entered()
+    queued = bridge.run_code("export default 1", executor=pool)
+    raised: list[BaseException] = []
+
+    def wait() -> None:
+        try:
+            if drive == "run_sync":
+                queued.run_sync()
+            else:
+                anyio.run(queued.wait)
+        except BaseException as exc:
+            raised.append(exc)
+
+    q = threading.Thread(target=wait)
+    q.start()
+    _until(lambda: queued.running)
+    threading.Event().wait(0.05)  # room to reach the queue (it is there, or soon after)
+    pool.close()
+    q.join(GENEROUS)
+    t.join(GENEROUS)
+    hold.gate.set()
+    assert len(raised) == 1 and isinstance(raised[0], ExecutorClosed), raised
+    assert out[0].reason == "worker_lost"
+
+
 @pytest.mark.anyio
 async def test_async_with_closes_the_pool() -> None:
     async with ProcessPool(workers=1) as pool:
