@@ -93,6 +93,7 @@ MAX_HOST_ERROR_CHARS: Final = 4096
 """How much of each worker-side host error's text crosses (``RuntimeError(text)``)."""
 MAX_CALL_ID: Final = 2**53 - 1
 _HEAD_BUDGET: Final = 16 * MAX_HEAD_BYTES  # what decoding a head may allocate
+_SMALL_HEAD: Final = 4096  # bytes: a head this short is copied out for the quick decode
 _U32 = struct.Struct("<I")
 _MSG_HEAD = struct.Struct("<BI")  # a value message: flags, JSON length
 _EMPTY_LIST: Final = _values.encode([])
@@ -150,7 +151,8 @@ _NOT_PLAIN_KEYS: Final = ("\0", _FN_KEY)
 def _plain(value: Any, depth: int) -> bool:
     """Whether ``value`` is plain JSON the codec would send untagged: str keys not starting
     with NUL, safe ints, finite floats other than -0, short nesting (the heads' shape).
-    Loops rather than generator expressions: it runs on every frame."""
+    Loops rather than generator expressions, and strs and ints checked in the loop: it runs
+    on every frame."""
     t = type(value)
     if t is str or value is None or t is bool:
         return True
@@ -161,18 +163,24 @@ def _plain(value: Any, depth: int) -> bool:
     if depth >= _HEAD_DEPTH:
         return False
     if t is list or t is tuple:
-        for v in value:
-            if type(v) is not str and not _plain(v, depth + 1):
-                return False
-        return True
-    if t is dict:
-        for k, v in value.items():
+        items: Any = value
+    elif t is dict:
+        for k in value:
             if type(k) is not str or k.startswith(_NOT_PLAIN_KEYS):
                 return False
-            if type(v) is not str and not _plain(v, depth + 1):
+        items = value.values()
+    else:
+        return False
+    for v in items:
+        tv = type(v)
+        if tv is str:
+            continue
+        if tv is int:
+            if not -_SAFE_INT <= v <= _SAFE_INT:
                 return False
-        return True
-    return False
+        elif not _plain(v, depth + 1):
+            return False
+    return True
 
 
 def _encode_head(head: list[Any], kind: str) -> bytes:
@@ -201,8 +209,11 @@ def unpack(frame: bytes, *, head_cap: int = MAX_HEAD_BYTES) -> tuple[str, list[A
     (head_len,) = _U32.unpack_from(view, 0)
     if head_len > head_cap or 4 + head_len > len(view):
         raise ProtocolError(f"a frame head of {head_len} bytes (at most {head_cap})")
+    raw: bytes | memoryview = view[4 : 4 + head_len]
+    if head_len <= _SMALL_HEAD:
+        raw = bytes(raw)  # a short message as bytes takes the codec's quick path
     try:
-        head = _values.decode(view[4 : 4 + head_len], budget=_values.DecodeBudget(_HEAD_BUDGET))
+        head = _values.decode(raw, budget=_values.DecodeBudget(_HEAD_BUDGET))
     except TransferError as exc:
         raise ProtocolError(f"a frame head that does not decode ({exc})") from None
     if not isinstance(head, list) or not head or not isinstance(head[0], str):
