@@ -194,8 +194,10 @@ class _Connection:
         """
         with self._cond:  # held while writing: close() cannot hand the worker on meanwhile
             worker = self._worker
-            if self._closed or worker is None:
-                raise WorkerLost("the run is over" if self._closed else "no worker yet")
+            if self._closed or self._finished:
+                raise WorkerLost("the run is over")
+            if worker is None:
+                raise WorkerLost("the run has no worker yet")
             worker.write(frame)
             if self._run is None:  # the first frame is the run's start
                 self._run = worker.started()
@@ -205,7 +207,7 @@ class _Connection:
         """Ask the worker to stop this run (any thread; never blocks; nothing before the run's
         start was sent, or after it ended)."""
         with self._cond:
-            run = None if self._closed else self._run
+            run = None if self._closed or self._finished else self._run
             worker = self._worker
         if run is not None and worker is not None:
             worker.stop(run, reason)
@@ -228,8 +230,7 @@ class _Connection:
         it for this run (a late host-call reply must not reach the next one); the frames wait
         to be taken."""
         with self._cond:
-            self._closed = True
-            self._finished = True
+            self._finished = True  # not closed: the result is still to be put here
 
     def close_unstarted(self) -> bool:
         """Close it if the run's ``start`` was not sent (then nothing can send it any more: it
@@ -479,11 +480,13 @@ class _Worker:
         conn = self.conn
         if conn is None:
             raise _wire.ProtocolError("a frame while no run was on the worker")
-        conn.put(frame)
         if _wire.looks_like_result(frame):
+            # the worker goes on first (the next run's start is written before the run's own
+            # thread is woken: that thread then finds the GIL free)
             pool = self._pool()
             if pool is not None:
                 pool._finished(self, conn)
+        conn.put(frame)
 
     def _lost(self) -> WorkerLost:
         self.proc.wait()

@@ -113,8 +113,9 @@ class ServedRun:
         self._next_id = 0
         self._stopping = False
         self._sent_reports = 0
-        self.ended = threading.Event()
-        """Set once the run ended, just before its result frame is sent."""
+        self.ended = False
+        """True once the run ended, just before its result frame is sent (a plain flag: a
+        ``threading.Event`` costs more to make than the rest of this constructor)."""
         s = _wire.start_from(start, proxy=self._proxy, host=_ProxyTable(), report=self._report)
         engine = _engine.get_engine(metered=s.opts.fuel is not None)
         self._execution = CodeExecution(engine, s.opts, s.program)
@@ -186,7 +187,7 @@ class ServedRun:
             frame = _wire.result_frame(small, [], _is_ours)
         with self._lock:
             self._stopping = True
-        self.ended.set()
+        self.ended = True
         self._post(frame)
 
     def deliver(self, frame: bytes) -> None:

@@ -14,6 +14,7 @@ understand.
 
 from __future__ import annotations
 
+import gc
 import os
 import queue
 import sys
@@ -80,6 +81,7 @@ def main() -> int:
 
     control = os.environ.pop(_wire.CONTROL_FD_ENV, None)
     warm_up()
+    gc.freeze()  # what warming up loaded lives as long as the worker: collections skip it
     runs = _Runs()
     start_thread(lambda: os._exit(_serve(source, sink, send, runs)), "quickjail-serve")
     send(_wire.pack(_wire.READY))
@@ -109,7 +111,7 @@ def _serve(source: BinaryIO, sink: BinaryIO, send: Callable[[bytes], None], runs
         if frame is None:
             sink.close()
             return 0  # the caller is gone: a run still going ends with this process
-        if served is not None and served.ended.is_set():
+        if served is not None and served.ended:
             served = None  # it is sending the result: the caller may start the next run
         try:
             if served is not None:
