@@ -86,6 +86,11 @@ def main() -> None:
         elif behaviour == "hang":
             send(report)
             time.sleep(3600)  # reads nothing more: neither a terminate nor the end of stdin
+        elif behaviour == "call-then-bad-status":
+            send(_wire.pack(_wire.CALL, (1, 0), (_values_message([]),)))
+            while _wire.unpack(_wire.read_frame(read) or b"")[0] != _wire.REPLY:
+                pass  # the caller's reply, once its host function returns
+            send(honest.replace(b'"success"', b'"winning"'))
         elif behaviour == "frame-after-result":
             send(honest)
             time.sleep(0.05)

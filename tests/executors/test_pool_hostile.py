@@ -171,6 +171,45 @@ def test_a_frame_after_the_result_gets_the_worker_replaced_not_reused(
     assert bridge.run_code_sync("honest", language="javascript", executor=hostile).result == 1
 
 
+def test_a_broken_result_found_after_the_worker_went_on_still_kills_it_and_the_next_run_says_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pool hands a worker to the waiting run as soon as a result arrives, before the
+    result is checked: when the check then fails, the worker is killed all the same."""
+    monkeypatch.setattr(_pool, "_worker_command", lambda: [sys.executable, str(HOSTILE)])
+    gate, entered = threading.Event(), threading.Event()
+
+    def hold() -> int:
+        entered.set()
+        assert gate.wait(GENEROUS)
+        return 1
+
+    with ProcessPool(workers=1) as pool:
+        first = bridge.run_code(
+            "behaviour:call-then-bad-status",
+            language="javascript",
+            imports={"h": {"hold": hold}},
+            executor=pool,
+        )
+        out: list[CodeResult] = []
+        t = threading.Thread(target=lambda: out.append(first.run_sync()))
+        t.start()
+        assert entered.wait(GENEROUS)
+        (pid,) = pool.pids
+        nxt: list[CodeResult] = []
+        following = bridge.run_code("behaviour:hang", language="javascript", executor=pool)
+        t2 = threading.Thread(target=lambda: nxt.append(following.run_sync()))
+        t2.start()
+        _until(lambda: len(pool._waiting) == 1)  # it waits for the only worker
+        gate.set()
+        t.join(GENEROUS)
+        t2.join(GENEROUS)
+        assert out[0].status == "error" and out[0].reason == "protocol_violation"
+        assert nxt[0].status == "error" and nxt[0].reason == "worker_lost"
+        assert nxt[0].error is not None and "an earlier run on it" in nxt[0].error.message
+        _until(lambda: len(pool.pids) == 1 and pool.pids != [pid])
+
+
 def test_workers_dying_before_they_are_ready_make_waiting_runs_raise_and_the_next_retries(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
