@@ -533,7 +533,9 @@ class ProcessPool(RemoteExecutor):
     hangs is killed once its run's timeout has passed by ``DEADLINE_GRACE`` (a run without a
     timeout can only be stopped by ``terminate`` or by cancelling its awaiting task). A
     worker that breaks the protocol ends its run as ``error`` (``"protocol_violation"``) and
-    is replaced.
+    is replaced. A worker goes on to the next waiting run as soon as it has sent a result, so a
+    worker that dies just after that, or whose result then fails its checks (it is killed all
+    the same), ends the run it went on to as ``worker_lost``, with a message saying so.
 
     Runs beyond the free workers wait in a FIFO queue of at most ``max_queued`` (plus one per
     worker still starting); when it is full, awaiting one more run raises :class:`QueueFull`
