@@ -97,6 +97,7 @@ class SandboxActor:
         warm_up()
         self._lock = threading.Lock()
         self._runs: dict[str, ServedRun] = {}
+        self._heads = _wire.StartHeads()
         self._early: collections.OrderedDict[str, list[bytes]] = collections.OrderedDict()
 
     def ping(self) -> int:
@@ -106,7 +107,7 @@ class SandboxActor:
     def run(self, run_id: str, start: bytes) -> Iterator[bytes]:
         """Run one sandbox; yield its frames as they happen, the ``result`` frame last."""
         frames: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        served = ServedRun(start, frames.put)
+        served = ServedRun(start, frames.put, self._heads)
         with self._lock:
             self._runs[run_id] = served
             early = self._early.pop(run_id, [])

@@ -100,8 +100,14 @@ def _is_ours(exc: BaseException) -> bool:
 class ServedRun:
     """One run on a worker, driven by a ``start`` frame; see the module docstring."""
 
-    def __init__(self, start: bytes, send: Callable[[bytes], None]) -> None:
-        """Rebuild the run from its ``start`` frame (nothing runs until :meth:`run`).
+    def __init__(
+        self,
+        start: bytes,
+        send: Callable[[bytes], None],
+        heads: _wire.StartHeads | None = None,
+    ) -> None:
+        """Rebuild the run from its ``start`` frame (nothing runs until :meth:`run`);
+        ``heads`` are the worker's recent ``start`` heads (see :class:`_wire.StartHeads`).
 
         Raises:
             ProtocolError: ``start`` is not a start frame.
@@ -116,7 +122,9 @@ class ServedRun:
         self.ended = False
         """True once the run ended, just before its result frame is sent (a plain flag: a
         ``threading.Event`` costs more to make than the rest of this constructor)."""
-        s = _wire.start_from(start, proxy=self._proxy, host=_ProxyTable(), report=self._report)
+        s = _wire.start_from(
+            start, proxy=self._proxy, host=_ProxyTable(), report=self._report, heads=heads
+        )
         engine = _engine.get_engine(metered=s.opts.fuel is not None)
         self._execution = CodeExecution(engine, s.opts, s.program)
         self.alone = not s.functions

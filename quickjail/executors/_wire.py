@@ -58,6 +58,7 @@ __all__ = [
     "ProtocolError",
     "RemoteResult",
     "Start",
+    "StartHeads",
     "framed",
     "looks_like_result",
     "pack",
@@ -128,10 +129,19 @@ class ProtocolError(Exception):
 
 
 def pack(
-    kind: str, fields: Sequence[Any] = (), payloads: Sequence[bytes | _values.Message] = ()
+    kind: str,
+    fields: Sequence[Any] = (),
+    payloads: Sequence[bytes | _values.Message] = (),
+    *,
+    plain_shape: bool = False,
 ) -> bytes:
-    """One frame: the head ``[kind, *fields]`` and the payloads (value messages)."""
-    head = _encode_head([kind, *fields], kind)
+    """One frame: the head ``[kind, *fields]`` and the payloads (value messages).
+
+    ``plain_shape``: the head's dict keys are ours and its floats are never -0 (a result's
+    head), so it is not walked for what the codec would tag; what JSON cannot hold (NaN, a
+    lone surrogate, a type of its own) still goes through the codec.
+    """
+    head = _encode_head([kind, *fields], kind, plain_shape)
     parts = [_U32.pack(len(head)), head]
     for payload in payloads:
         parts.append(_U32.pack(len(payload)))
@@ -183,13 +193,13 @@ def _plain(value: Any, depth: int) -> bool:
     return True
 
 
-def _encode_head(head: list[Any], kind: str) -> bytes:
+def _encode_head(head: list[Any], kind: str, plain_shape: bool = False) -> bytes:
     """A frame head as a value message: plain JSON straight from the C encoder when it is
     plain (nearly always: it is ours), else through the codec's general encoder."""
-    if _plain(head, 0):
+    if plain_shape or _plain(head, 0):
         try:
             data = _dumps(head).encode("utf-8")
-        except UnicodeEncodeError:  # lone surrogates: the codec escapes them
+        except (UnicodeEncodeError, ValueError, TypeError):  # lone surrogates, NaN, a type
             pass
         else:
             if len(data) <= _values.MAX_TRANSFER_BYTES:
@@ -218,8 +228,12 @@ def unpack(frame: bytes, *, head_cap: int = MAX_HEAD_BYTES) -> tuple[str, list[A
         raise ProtocolError(f"a frame head that does not decode ({exc})") from None
     if not isinstance(head, list) or not head or not isinstance(head[0], str):
         raise ProtocolError("a frame head that is not [kind, ...]")
+    return head[0], head[1:], _payloads(view, 4 + head_len)
+
+
+def _payloads(view: memoryview, pos: int) -> list[bytes]:
+    """The payloads of a frame from ``pos`` on (its head's end)."""
     payloads: list[bytes] = []
-    pos = 4 + head_len
     while pos < len(view):
         if pos + 4 > len(view):
             raise ProtocolError("a payload shorter than its length")
@@ -229,7 +243,7 @@ def unpack(frame: bytes, *, head_cap: int = MAX_HEAD_BYTES) -> tuple[str, list[A
             raise ProtocolError("a payload longer than its frame")
         payloads.append(bytes(view[pos : pos + n]))
         pos += n
-    return head[0], head[1:], payloads
+    return payloads
 
 
 def read_frame(read: Callable[[int], bytes], cap: int = MAX_FRAME_BYTES) -> bytes | None:
@@ -333,12 +347,60 @@ def stop_from(frame: bytes) -> tuple[int, str]:
     return run, reason
 
 
+_StartHead = tuple[dict[str, Any], list[tuple[str, int]], OutputLimits]
+
+
+class StartHeads:
+    """The read heads of recent ``start`` frames, by their bytes (a worker's, one per process
+    or actor): a program run again with new arguments or globals has the same head, which is
+    then not decoded and read again. At most ``MAX_ENTRIES`` heads of ``MAX_HEAD`` bytes each;
+    what it holds is never changed by a run (the options and program only read it)."""
+
+    MAX_ENTRIES: Final = 32
+    MAX_HEAD: Final = 16 * 1024
+
+    def __init__(self) -> None:
+        self._heads: dict[bytes, _StartHead] = {}
+
+    def get(self, head: bytes) -> _StartHead | None:
+        return self._heads.get(head)
+
+    def put(self, head: bytes, read: _StartHead) -> None:
+        if len(self._heads) >= self.MAX_ENTRIES:
+            self._heads.clear()  # a new working set: the next runs fill it again
+        self._heads[head] = read
+
+
+def _start_head(frame: bytes, heads: StartHeads | None) -> tuple[_StartHead, list[bytes]]:
+    """A ``start`` frame's read head (from ``heads`` when it holds it) and its payloads."""
+    view = memoryview(frame)
+    key: bytes | None = None
+    if heads is not None and len(view) >= 4:
+        (head_len,) = _U32.unpack_from(view, 0)
+        if head_len <= heads.MAX_HEAD and 4 + head_len <= len(view):
+            key = bytes(view[4 : 4 + head_len])
+            known = heads.get(key)
+            if known is not None:
+                return known, _payloads(view, 4 + head_len)
+    kind, fields, payloads = unpack(frame, head_cap=MAX_FRAME_BYTES)
+    if kind != START or len(fields) != 1 or not isinstance(fields[0], dict):
+        raise ProtocolError("not a start frame")
+    f = fields[0]
+    functions = [(str(name), int(mode)) for name, mode in f["functions"]]
+    limits = OutputLimits(**dict(zip(_LIMIT_FIELDS, f["limits"], strict=True)))
+    read = (f, functions, limits)
+    if heads is not None and key is not None:
+        heads.put(key, read)
+    return read, payloads
+
+
 def start_from(
     frame: bytes,
     *,
     proxy: Callable[[int, str, int], HostFunction] | None = None,
     host: HostTable | None = None,
     report: Callable[[Any], None] | None = None,
+    heads: StartHeads | None = None,
 ) -> Start:
     """Read a ``start`` frame (worker side: the caller is trusted, the checks are sanity).
 
@@ -348,14 +410,11 @@ def start_from(
             name and JS mode; without it the program has no functions.
         host: the run's host table when it has functions.
         report: the run's report callback.
+        heads: the worker's recent heads, to read a repeated one only once.
     """
-    kind, fields, payloads = unpack(frame, head_cap=MAX_FRAME_BYTES)
-    if kind != START or len(fields) != 1 or not isinstance(fields[0], dict):
-        raise ProtocolError("not a start frame")
+    (f, functions, limits), payloads = _start_head(frame, heads)
     if len(payloads) not in (1, 2):
         raise ProtocolError("not a start frame")
-    f = fields[0]
-    functions = [(str(name), int(mode)) for name, mode in f["functions"]]
     # the arguments go to the guest as they came, never decoded here: framing and cap checked
     args = payloads[1] if len(payloads) == 2 else None
     if args is not None:
@@ -380,7 +439,7 @@ def start_from(
         dynamic_code=f["dynamic_code"],
         deterministic=f["deterministic"],
         seed=f["seed"],
-        output_limits=OutputLimits(**dict(zip(_LIMIT_FIELDS, f["limits"], strict=True))),
+        output_limits=limits,
     )
     program = Program(
         source=f["source"],
@@ -418,7 +477,7 @@ def result_frame(
     metrics.update(wall_ms=m.wall_ms, guest_cpu_ms=m.guest_cpu_ms, fuel_used=m.fuel_used)
     errors = [_text_of(e) for e in result.host_errors if not shown(e)]
     head = [result.status, result.reason, error, metrics, result.duration_ms, errors]
-    return pack(RESULT, head, payloads)
+    return pack(RESULT, head, payloads, plain_shape=True)
 
 
 def _logs_message(logs: list[LogEntry]) -> bytes:

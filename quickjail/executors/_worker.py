@@ -102,6 +102,7 @@ def main() -> int:
 def _serve(source: BinaryIO, sink: BinaryIO, send: Callable[[bytes], None], runs: _Runs) -> int:
     """Read the caller's frames and start its runs; the worker's exit code once it ends."""
     queued: queue.SimpleQueue[ServedRun] = queue.SimpleQueue()
+    heads = _wire.StartHeads()
     threading.Thread(
         target=_runner, args=(queued,), name="quickjail-served-run", daemon=True
     ).start()
@@ -117,7 +118,7 @@ def _serve(source: BinaryIO, sink: BinaryIO, send: Callable[[bytes], None], runs
             if served is not None:
                 served.deliver(frame)
                 continue
-            served = ServedRun(frame, send)
+            served = ServedRun(frame, send, heads)
         except _wire.ProtocolError:
             if _wire.unpack(frame, head_cap=len(frame))[0] in (_wire.REPLY, _wire.TERMINATE):
                 continue  # a late frame of a run that ended

@@ -55,3 +55,25 @@ def test_a_head_decodes_as_the_codecs_own_message_of_it(value: Any) -> None:
     expected = _outcome(lambda: _values.encode(head, path="kind"))
     actual = _outcome(lambda: _wire._encode_head(head, "kind"))
     assert actual == expected
+
+
+def _our_shape(value: Any) -> bool:
+    """No dict key but a plain str and no -0.0 anywhere: what a result's head holds."""
+    if isinstance(value, float):
+        return not (value == 0 and math.copysign(1, value) < 0)
+    if isinstance(value, dict):
+        return all(
+            isinstance(k, str) and not k.startswith(("\0", FN_KEY)) and _our_shape(v)
+            for k, v in value.items()
+        )
+    if isinstance(value, list | tuple):
+        return all(_our_shape(v) for v in value)
+    return True
+
+
+@pytest.mark.parametrize("value", [v for v in VALUES if _our_shape(v)], ids=repr)
+def test_a_head_of_our_shape_decodes_the_same_without_the_walk(value: Any) -> None:
+    head = ["kind", value]
+    expected = _outcome(lambda: _values.encode(head, path="kind"))
+    actual = _outcome(lambda: _wire._encode_head(head, "kind", plain_shape=True))
+    assert actual == expected
