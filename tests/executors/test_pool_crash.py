@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import random
 import signal
 import threading
 from collections.abc import Iterator
@@ -424,3 +425,43 @@ def test_the_pool_refuses_bad_options_before_starting_anything(
 ) -> None:
     with pytest.raises(error):
         ProcessPool(**kw)
+
+
+def test_runs_stopped_at_random_moments_while_others_queue_each_end_as_themselves() -> None:
+    """Stops race the pool's hand-over (queued, just handed a worker, running, ending):
+    every run ends ``success`` with its own result or ``terminated`` with its own reason,
+    and the pool keeps its workers."""
+    rng = random.Random(7)
+    out: dict[int, CodeResult] = {}
+    lock = threading.Lock()
+
+    def one(i: int) -> None:
+        h = bridge.run_code(
+            f"let x = 0; for (let k = 0; k < {rng.randrange(0, 200_000)}; k++) x++;"
+            f" export default {i};",
+            executor=pool,
+        )
+        if i % 2:
+            delay = rng.random() * 0.03  # queued, just handed on, running, or ended
+            threading.Timer(delay, h.terminate, args=(f"stop {i}",)).start()
+        r = h.run_sync()
+        with lock:
+            out[i] = r
+
+    with ProcessPool(workers=2) as pool:
+        threads = [
+            threading.Thread(target=lambda k=k: [one(i) for i in range(k, 120, 6)])
+            for k in range(6)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(GENEROUS)
+        assert len(out) == 120
+        for i, r in out.items():
+            if r.status == "terminated":
+                assert i % 2 and r.reason == f"stop {i}", (i, r)
+            else:
+                assert r.status == "success" and r.result == i, (i, r)
+        assert len(pool.pids) == 2
+        assert bridge.run_code_sync("export default 5", executor=pool).result == 5
