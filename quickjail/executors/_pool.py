@@ -251,8 +251,12 @@ class _Connection:
 
     def kill(self) -> None:
         # after the result the worker may serve the next run already: it is killed all the
-        # same (its run found it broken), and that run is told why
-        worker = self._worker
+        # same (its run found it broken), and that run is told why. Before its start was
+        # sent, nothing runs: it is closed, so the pool can no longer start it.
+        with self._cond:
+            worker = self._worker if self._run is not None else None
+            if worker is None:
+                self._closed = True
         if worker is not None:
             worker.kill("an earlier run on it found it broken" if self._finished else None)
 
@@ -652,8 +656,8 @@ class ProcessPool(RemoteExecutor):
             return slot.conn
         try:
             slot.send_sync(start)
-        except WorkerLost:
-            pass  # its process is gone: the reader thread tells the connection
+        except WorkerLost as exc:  # its process is gone (the reader may have told it first)
+            slot.fail(exc)
         return slot
 
     def _queue(
@@ -769,8 +773,8 @@ class ProcessPool(RemoteExecutor):
             return
         try:
             handed.send_sync(slot.start)
-        except WorkerLost:
-            pass  # the run was stopped and gave the worker back first, or it died
+        except WorkerLost as exc:  # it was stopped first (then nothing reads this), or died
+            handed.fail(exc)
 
     def _done(self, conn: _Connection) -> None:
         """A run is done with its connection: its worker goes on, or it leaves the queue."""

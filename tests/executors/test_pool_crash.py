@@ -465,3 +465,22 @@ def test_runs_stopped_at_random_moments_while_others_queue_each_end_as_themselve
                 assert r.status == "success" and r.result == i, (i, r)
         assert len(pool.pids) == 2
         assert bridge.run_code_sync("export default 5", executor=pool).result == 5
+
+
+@pytest.mark.parametrize("drive", ["run_sync", "await"])
+def test_a_run_handed_a_worker_that_just_died_idle_ends_and_is_never_left_waiting(
+    drive: str,
+) -> None:
+    """A worker killed while idle may be taken by a run before the pool has reaped it: that
+    run then ends ``worker_lost`` (or runs on the replacement), it never waits for good."""
+    with ProcessPool(workers=1) as pool:
+        for i in range(10):
+            assert bridge.run_code_sync(f"export default {i}", executor=pool).result == i
+            (pid,) = pool.pids
+            os.kill(pid, signal.SIGKILL)
+            h = bridge.run_code(f"export default {i}", executor=pool)
+            t, out = (_in_thread if drive == "run_sync" else _in_thread_awaited)(h)
+            t.join(GENEROUS)
+            assert out, "the run never ended"
+            r = out[0]
+            assert (r.status, r.result) == ("success", i) or r.reason == "worker_lost", r
