@@ -239,7 +239,8 @@ class _Connection:
         with self._cond:
             started = self._stream is not None and not self._done
         if started and self._actor.how is None:
-            self._deliver(_wire.pack(_wire.TERMINATE, (reason,)))
+            # cut as a pool's stop is: the caller's result keeps the whole reason
+            self._deliver(_wire.pack(_wire.TERMINATE, (reason[: _wire.MAX_REASON_CHARS],)))
 
     def kill(self) -> None:
         with self._cond:

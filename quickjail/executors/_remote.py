@@ -638,8 +638,10 @@ class RemoteExecution(CodeExecution):
         fields["reports"] = len(reports)
         metrics = RunMetrics(**fields)
         reason = out.reason
-        if reason is not None and self._stop is not None and self._stop.startswith(reason):
-            reason = self._stop  # the stop crossed cut to MAX_REASON_CHARS: the whole one
+        stop = self._stop
+        if stop is not None and len(stop) > _wire.MAX_REASON_CHARS:
+            if reason == stop[: _wire.MAX_REASON_CHARS]:
+                reason = stop  # the stop crossed cut to MAX_REASON_CHARS: the whole one
         return CodeResult(
             status=out.status,  # type: ignore[arg-type]  # checked by result_from
             result=out.result,

@@ -144,7 +144,7 @@ def _terminating(executor: ProcessPool | None) -> CodeExecution:
     box: list[CodeExecution] = []
 
     def stop() -> None:
-        box[0].terminate("stopped by the host")
+        box[0].terminate("stopped by the host " * 20)  # longer than a stop frame carries
 
     box.append(
         bridge.run_code(

@@ -202,13 +202,15 @@ async def test_a_failing_host_function_shows_the_program_the_in_process_error(
 
 @pytest.mark.anyio
 async def test_terminate_from_another_thread_stops_a_busy_loop(executor: RayExecutor) -> None:
+    reason = "user stop " * 40  # longer than a stop frame carries: the result keeps it whole
+
     def stop(value: Any) -> None:
-        threading.Thread(target=run.terminate, args=("user stop",)).start()
+        threading.Thread(target=run.terminate, args=(reason,)).start()
 
     run = bridge.run_code("report('go'); while (true) {}", executor=executor, report=stop)
     with anyio.fail_after(GENEROUS):
         result = await run
-    assert result.status == "terminated" and result.reason == "user stop"
+    assert result.status == "terminated" and result.reason == reason
     assert result.reports == ["go"]
 
 
