@@ -250,13 +250,11 @@ class _Connection:
             self._cond.notify_all()
 
     def kill(self) -> None:
+        if self.close_unstarted():
+            return  # nothing ran, and the pool can no longer start it
         # after the result the worker may serve the next run already: it is killed all the
-        # same (its run found it broken), and that run is told why. Before its start was
-        # sent, nothing runs: it is closed, so the pool can no longer start it.
-        with self._cond:
-            worker = self._worker if self._run is not None else None
-            if worker is None:
-                self._closed = True
+        # same (its run found it broken), and that run is told why
+        worker = self._worker
         if worker is not None:
             worker.kill("an earlier run on it found it broken" if self._finished else None)
 
