@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from quickjail.sandbox import _router
 from quickjail.sandbox._abi import E_HOST, KIND_COMPILE, OP_BYTECODE, RUN_HEADER
-from quickjail.sandbox._hostlib import MODE_ZERO, ClockState
+from quickjail.sandbox._hostlib import MODE_ZERO, StoreData
 from quickjail.sandbox._native import BadPointer, GuestStopped, NativeInstance
 
 if TYPE_CHECKING:
@@ -163,25 +163,21 @@ class _Compiler:
         words = (KIND_COMPILE, 0, 0, 0, soft_limit, stack, 0, len(body), 0, 0, 0)
         self.record = RUN_HEADER.pack(*words, *(0,) * (RUN_HEADER.size // 4 - len(words))) + body
         self.instance: NativeInstance
-        self.clock = ClockState(mode=MODE_ZERO)  # a compile has no clock: every read is 0
+        # a compile has no clock (every read is 0); qj.host calls on_host while it runs
+        self.store_data = StoreData(mode=MODE_ZERO)
 
-    def on_host(self, op: int, a: int, b: int, c: int, d: int) -> int:
+    def on_host(self, op: int, a: int, b: int, c: int, d: int, view: memoryview | None) -> int:
         """Accept one blob, for the one module this instance compiles; refuse anything else."""
         if op != OP_BYTECODE or a != 0 or self.done:
             return E_HOST
         self.done = True  # whatever happens next, this instance has answered
-        if not 0 < c <= self.engine.bytecode.max_blob_bytes:
+        if not 0 < c <= self.engine.bytecode.max_blob_bytes or view is None:
             return E_HOST
-        try:
-            self.engine.bytecode.put(self.key, self.instance.read(b, c))
-        except BadPointer:
-            return E_HOST
+        self.engine.bytecode.put(self.key, bytes(view))
         return 0
 
     def run(self) -> None:
         self.instance, key = self.engine.new_instance(self.memory_limit, self)
-        outer = _router.current()
-        _router.bind(self)
         try:
             ptr = self.instance.place(
                 self.record, self.engine.scratch_addr, self.engine.scratch_size
@@ -191,6 +187,6 @@ class _Compiler:
         except (GuestStopped, BadPointer):
             pass  # the run itself will report what went wrong
         finally:
-            _router.bind(outer)
+            self.store_data.owner = None
             _router.stores.remove(key)
             self.instance.close()

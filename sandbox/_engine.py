@@ -185,7 +185,8 @@ class EngineState:
     def _define_imports(self) -> None:
         host_type = _functype([_WASM_I32] * 5, [_WASM_I64])
         try:
-            _native.define_host_import(self.linker, "qj", "host", host_type, _router.host_import)
+            host = _hostlib.host_call()
+            _native.define_native_import(self.linker, "qj", "host", host_type, host)
         finally:
             lib.wasm_functype_delete(host_type)
         wasi = "wasi_snapshot_preview1"
@@ -214,9 +215,9 @@ class EngineState:
     def new_instance(
         self, memory_limit: int, router: _router.HostRouter, fuel: int | None = None
     ) -> tuple[_native.NativeInstance, int]:
-        """A fresh instance whose epoch callback consults ``router`` and whose guest reads
-        ``router.clock`` (through the store's data: the instance keeps it alive); returns it
-        and its key.
+        """A fresh instance whose epoch callback consults ``router`` and whose imports read
+        ``router.store_data`` (the store's data: the instance keeps it alive), ``qj.host``
+        calling ``router.on_host``; returns it and its key.
 
         The key must be released with :func:`release_store` when the instance is closed.
         """
@@ -229,11 +230,14 @@ class EngineState:
                 _router.EPOCH_CALLBACK,
                 key,
                 fuel=fuel,
-                clock=router.clock,
+                data=router.store_data,
             )
         except BaseException:
             _router.stores.remove(key)
             raise
+        # borrowed: the owner clears it before it closes the instance (the guest runs only
+        # while the owner holds it)
+        router.store_data.owner = id(router)
         return inst, key
 
     def _probe(self) -> int:

@@ -1,15 +1,19 @@
-"""The host library: our own C, built with the guest, that answers the guest's clock natively.
+"""The host library: our own C, built with the guest, that answers the guest's imports natively.
 
-``Date.now()`` and ``performance.now()`` read WASI ``clock_time_get``. Answered by a ctypes
-callback, each read cost a Python crossing (~3 µs: the GIL, argument packing, a memmove);
-``_host/clock.c`` answers it in C instead. It is built next to the guest by
-:mod:`sandbox._build` (``_guest/libquickjail_host.so``) and ships in the wheel; a missing
-library is an install error, like a missing guest.
+Two imports are C functions of ``_guest/libquickjail_host.so`` (built next to the guest by
+:mod:`sandbox._build`, shipped in the wheel; a missing library is an install error, like a
+missing guest):
 
-The library declares no wasmtime symbol of its own: :func:`clock_time_get` hands it the
-addresses of the few wasmtime C API functions it calls, from the library :mod:`._capi` loaded.
-Each store's data pointer is the address of its run's :class:`ClockState`, which the function
-reads.
+- WASI ``clock_time_get`` (``_host/clock.c``): ``Date.now()`` and ``performance.now()`` are
+  answered in C, with no Python at all;
+- ``qj.host`` (``_host/calls.c``): the C function checks the guest's span and calls the store's
+  owner, ``on_host(op, a, b, c, d, view)``, through CPython's C API, then copies a short reply
+  into the guest's scratch buffer. A ctypes callback cost several microseconds more per call.
+
+The library declares no wasmtime or CPython symbol of its own: :func:`host_call` and
+:func:`clock_time_get` hand it the addresses of the few functions it calls, from the wasmtime
+library :mod:`._capi` loaded and from ``ctypes.pythonapi`` (stable-ABI functions only). Each
+store's data pointer is the address of its :class:`StoreData`.
 """
 
 from __future__ import annotations
@@ -17,9 +21,19 @@ from __future__ import annotations
 import ctypes
 import threading
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from quickjail.sandbox import _capi
+from quickjail.sandbox._abi import (
+    OP_BYTECODE,
+    OP_CALL,
+    OP_FETCH,
+    OP_LOG,
+    OP_MODULE,
+    OP_REJECTION,
+    OP_REPORT,
+    OP_RESULT,
+)
 from quickjail.sandbox.errors import GuestBuildError
 
 __all__ = [
@@ -27,8 +41,11 @@ __all__ = [
     "MODE_DETERMINISTIC",
     "MODE_REAL",
     "MODE_ZERO",
-    "ClockState",
+    "SPAN_OPS",
+    "StoreData",
     "clock_time_get",
+    "host_call",
+    "play",
 ]
 
 MODE_REAL: Final = 0
@@ -45,11 +62,14 @@ LIBRARY_NAME: Final = "libquickjail_host.so"
 """The library's file name in ``_guest/`` (``.so`` on macOS too, as Python's extensions)."""
 
 
-class ClockState(ctypes.Structure):
-    """``qj_clock_t`` of ``_host/clock.c``: one store's clock, at the store's data pointer.
+class StoreData(ctypes.Structure):
+    """``qj_store_t`` of ``_host/host.h``: one store's data, at the store's data pointer.
 
-    The run owns it and keeps it alive as long as its store; the host library reads and
-    writes it while the guest runs (``reads``), the run writes ``virtual_ns`` between calls.
+    Its owner keeps it alive as long as the store. The clock's fields: the host library reads
+    and writes them while the guest runs (``reads``), the run writes ``virtual_ns`` between
+    calls. ``owner`` is the address of the object whose ``on_host`` answers ``qj.host``
+    (borrowed: the owner sets it while it holds the store and clears it before it lets go);
+    a reply of at most ``scratch_size`` bytes is copied to ``scratch``.
     """
 
     _fields_ = (
@@ -59,18 +79,67 @@ class ClockState(ctypes.Structure):
         ("base_ns", ctypes.c_uint64),
         ("virtual_ns", ctypes.c_uint64),
         ("memory", _capi.Memory),
+        ("owner", ctypes.c_void_p),
+        ("scratch", ctypes.c_uint32),
+        ("scratch_size", ctypes.c_uint32),
     )
 
 
+SPAN_OPS: Final = frozenset(
+    {OP_LOG, OP_REPORT, OP_RESULT, OP_MODULE, OP_CALL, OP_FETCH, OP_REJECTION, OP_BYTECODE}
+)
+"""The ops whose ``(b, c)`` is a span of guest memory: the import hands the owner a view."""
+
+# what qj_host_init_python takes, in its order (``py`` of _host/calls.c): stable-ABI functions
+_PYTHON_FUNCTIONS: Final = (
+    "PyGILState_Ensure",
+    "PyGILState_Release",
+    "PyObject_VectorcallMethod",
+    "PyLong_FromLongLong",
+    "PyLong_AsLongLong",
+    "PyMemoryView_FromMemory",
+    "PyBytes_AsStringAndSize",
+    "PyObject_Type",
+    "PyType_GetFlags",
+    "Py_DecRef",
+    "PyErr_Occurred",
+    "PyErr_Clear",
+    "PyErr_WriteUnraisable",
+    "PyErr_Fetch",
+    "PyErr_Restore",
+)
+# objects the library uses for good: the method it calls, the method that releases a view
+_ON_HOST: Final = "on_host"
+_RELEASE: Final = "release"
+
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
-_address = 0
+_addresses: dict[str, int] = {}
+_play: Any = None
 
 
 def clock_time_get() -> int:
-    """The address of the library's ``clock_time_get`` host function, loading the library
-    (and handing it wasmtime's functions) on first use."""
-    global _lib, _address
+    """The address of the library's ``clock_time_get`` host function (loading it)."""
+    return _load()["clock"]
+
+
+def host_call() -> int:
+    """The address of the library's ``qj.host`` host function (loading it)."""
+    return _load()["host"]
+
+
+def play(data: StoreData, base: int, size: int, op: int, a: int, b: int, c: int, d: int) -> int:
+    """Answer ``qj.host(op, a, b, c, d)`` as the guest's import does, through the same C,
+    for a host that plays the guest (the isolation suite, ``quickjail stress``): ``data``'s
+    owner answers, the guest's memory being ``size`` bytes at ``base``. An exception the
+    owner lets out (a host bug the guest would only see as E_HOST) is raised here."""
+    _load()
+    return int(_play(ctypes.byref(data), base, size, op, a, b, c, d))
+
+
+def _load() -> dict[str, int]:
+    """Load the library once, handing it wasmtime's and CPython's functions."""
+    global _lib, _play
     with _lock:
         if _lib is None:
             lib = _open(_GUEST_DIR / LIBRARY_NAME)
@@ -85,9 +154,39 @@ def clock_time_get() -> int:
             )
             if init(*(ctypes.cast(f, ctypes.c_void_p) for f in functions)) != 0:
                 raise GuestBuildError("the host library refused wasmtime's functions")
-            _address = ctypes.cast(lib.qj_clock_time_get, ctypes.c_void_p).value or 0
-            _lib = lib  # loaded for good: the linker holds the function's address
-        return _address
+            init_py = lib.qj_host_init_python
+            init_py.restype = ctypes.c_int
+            init_py.argtypes = (
+                ctypes.POINTER(ctypes.c_void_p),
+                ctypes.c_size_t,
+                ctypes.py_object,
+                ctypes.py_object,
+                ctypes.py_object,
+                ctypes.c_uint32,
+            )
+            table = (ctypes.c_void_p * len(_PYTHON_FUNCTIONS))(
+                *(
+                    ctypes.cast(getattr(ctypes.pythonapi, n), ctypes.c_void_p).value
+                    for n in _PYTHON_FUNCTIONS
+                )
+            )
+            ops = sum(1 << op for op in SPAN_OPS)
+            if init_py(table, len(_PYTHON_FUNCTIONS), _ON_HOST, _RELEASE, None, ops) != 0:
+                raise GuestBuildError("the host library refused CPython's functions")
+            # through PyDLL: called holding the GIL, and an exception left set is raised
+            play_fn = ctypes.PyDLL(str(_GUEST_DIR / LIBRARY_NAME), handle=lib._handle).qj_host_play
+            play_fn.restype = ctypes.c_int64
+            play_fn.argtypes = (
+                ctypes.c_void_p,
+                ctypes.c_void_p,
+                ctypes.c_size_t,
+                *(ctypes.c_int32,) * 5,
+            )
+            _addresses["clock"] = ctypes.cast(lib.qj_clock_time_get, ctypes.c_void_p).value or 0
+            _addresses["host"] = ctypes.cast(lib.qj_host_call, ctypes.c_void_p).value or 0
+            _play = play_fn
+            _lib = lib  # loaded for good: the linker holds the functions' addresses
+        return _addresses
 
 
 def _open(path: Path) -> ctypes.CDLL:

@@ -7,9 +7,9 @@ instantiate from the pre-linked module, look up four exports, call an export wit
 arguments, read the memory's base address, and delete the store.
 
 Host imports are defined once per process on the shared linker as *unchecked* functions (raw
-argument arrays): Python ones routed to the run executing on the current thread, and the
-clock, a C function of the host library (:mod:`._hostlib`) that finds its run's
-:class:`~._hostlib.ClockState` through the store's data pointer.
+argument arrays): ``qj.host`` and the clock are C functions of the host library
+(:mod:`._hostlib`) that find their run through the store's data pointer (its
+:class:`~._hostlib.StoreData`); the other WASI imports answer "bad file descriptor".
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from quickjail.sandbox import _capi
+from quickjail.sandbox import _capi, _hostlib
 from quickjail.sandbox._capi import lib
-from quickjail.sandbox._hostlib import ClockState
+from quickjail.sandbox._hostlib import StoreData
 
 __all__ = [
     "BadPointer",
@@ -86,8 +86,8 @@ class NativeInstance:
     __slots__ = (
         "_alloc",
         "_base",
-        "_clock",
         "_ctx",
+        "_data",
         "_inst",
         "_mem",
         "_resume",
@@ -105,17 +105,18 @@ class NativeInstance:
         epoch_key: int,
         fuel: int | None = None,
         deadline: int = 1,
-        clock: ClockState | None = None,
+        data: StoreData | None = None,
     ) -> None:
         """Create the store (with its limits and epoch callback) and instantiate ``pre``.
 
         ``engine`` and ``pre`` are the addresses of a ``wasm_engine_t`` and the
         ``wasmtime_instance_pre_t`` made from it; ``deadline`` is in epochs from now.
-        ``clock`` becomes the store's data (the host library's clock reads it; the instance
-        keeps it alive as long as the store); without one the guest's clock answers EBADF.
+        ``data`` becomes the store's data (the host library's imports read it; the instance
+        keeps it alive as long as the store); without it the guest's clock answers EBADF and
+        ``qj.host`` E_HOST.
         """
-        self._clock = clock
-        store = _store_new(engine, ctypes.addressof(clock) if clock is not None else None, None)
+        self._data = data
+        store = _store_new(engine, ctypes.addressof(data) if data is not None else None, None)
         if not store:
             raise MemoryError("wasmtime could not create a store")
         self._store = store
@@ -143,8 +144,8 @@ class NativeInstance:
         self._resume: Any = None  # looked up on first use: most runs never resume or allocate
         self._alloc: Any = None
         self._mem = self._export(inst, b"memory").of.memory
-        if clock is not None:
-            clock.memory = self._mem  # the clock may now answer
+        if data is not None:
+            data.memory = self._mem  # the imports may now answer
         self._base = 0
         self._size = 0
 
@@ -259,6 +260,15 @@ class NativeInstance:
             else:
                 ctypes.memmove(at, part, n)
             at += n
+
+    def play(self, op: int, a: int, b: int, c: int, d: int) -> int:
+        """Call ``qj.host(op, a, b, c, d)`` as the guest would, through the host library's own
+        dispatch (span checks, the owner's answer, the reply's copy): for the isolation suite
+        and ``quickjail stress``, which play a compromised guest."""
+        if self._data is None or not self._store:
+            raise RuntimeError("the instance has no store data to answer for it")
+        base, size = self.memory()
+        return _hostlib.play(self._data, base, size, op, a, b, c, d)
 
     def drop(self, spans: Iterable[tuple[int, int]]) -> None:
         """Give back the resident pages wholly inside the guest spans ``(ptr, length)``.

@@ -1,10 +1,9 @@
-"""Routing the guest's imports to the run that owns it.
+"""Routing the guest's imports and epoch callbacks to the run that owns it.
 
-Host imports are defined once per process on the engine's shared linker, so each import finds
-its run through a thread-local: the worker thread executing a guest binds the run first. Epoch
-callbacks find theirs through a registry keyed by the integer each store was created with. The
-clock is no Python import: the host library reads the run's :attr:`HostRouter.clock` through
-the store's data pointer.
+Host imports are defined once per process on the engine's shared linker. ``qj.host`` and the
+clock are C functions of the host library: they find their run through the store's data
+pointer, the run's :attr:`HostRouter.store_data`, whose ``owner`` the run sets. Epoch
+callbacks find theirs through a registry keyed by the integer each store was created with.
 """
 
 from __future__ import annotations
@@ -13,55 +12,35 @@ import threading
 from typing import Any, Protocol
 
 from quickjail.sandbox import _capi
-from quickjail.sandbox._abi import E_HOST, WASI_EBADF
-from quickjail.sandbox._hostlib import ClockState
+from quickjail.sandbox._abi import WASI_EBADF
+from quickjail.sandbox._hostlib import StoreData
 
 __all__ = [
     "EPOCH_CALLBACK",
     "HostRouter",
     "badf_import",
-    "bind",
-    "current",
-    "host_import",
     "register",
     "stores",
 ]
 
 
 class HostRouter(Protocol):
-    """What the engine needs from whoever owns the guest executing on a worker thread."""
+    """What the engine needs from whoever owns a guest instance."""
 
     @property
-    def clock(self) -> ClockState:
-        """The guest's clock (the store's data, read by the host library)."""
+    def store_data(self) -> StoreData:
+        """The store's data: the guest's clock, and the owner ``qj.host`` calls."""
         ...
 
-    def on_host(self, op: int, a: int, b: int, c: int, d: int) -> int: ...
+    def on_host(
+        self, op: int, a: int, b: int, c: int, d: int, view: memoryview | None
+    ) -> int | bytes:
+        """Answer ``qj.host(op, a, b, c, d)``; ``view`` is the span ``(b, c)`` for an op that
+        passes one inside memory (released when this returns: copy what is kept), else None.
+        A bytes answer is copied to the scratch buffer and its length is the guest's answer."""
+        ...
 
     def should_stop(self) -> bool: ...
-
-
-_current = threading.local()
-
-
-def bind(router: HostRouter | None) -> None:
-    """Bind the router that owns the guest executing on this thread (None to unbind)."""
-    _current.router = router
-
-
-def current() -> HostRouter | None:
-    """The router bound on this thread."""
-    router: HostRouter | None = getattr(_current, "router", None)
-    return router
-
-
-def host_import(args: Any, _n: int) -> None:
-    """``qj.host(op, a, b, c, d) -> i64``: one crossing, dispatched by the bound router."""
-    router: HostRouter | None = getattr(_current, "router", None)
-    if router is None:
-        args[0].i64 = E_HOST
-        return
-    args[0].i64 = router.on_host(args[0].i32, args[1].i32, args[2].i32, args[3].i32, args[4].i32)
 
 
 def badf_import(args: Any, _n: int) -> None:

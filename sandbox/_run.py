@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from quickjail.sandbox import _engine, _router, _values
+from quickjail.sandbox import _engine, _values
 from quickjail.sandbox._abi import (
     E_HOST,
     E_PENDING,
@@ -62,7 +62,7 @@ from quickjail.sandbox._abi import (
 )
 from quickjail.sandbox._bytecode import compile_missing, module_key
 from quickjail.sandbox._hostcall import Dispatch, PendingCall
-from quickjail.sandbox._hostlib import MODE_DETERMINISTIC, MODE_REAL, ClockState
+from quickjail.sandbox._hostlib import MODE_DETERMINISTIC, MODE_REAL, StoreData
 from quickjail.sandbox._native import BadPointer, GuestStopped, NativeInstance
 from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._outcome import decide
@@ -125,11 +125,14 @@ class Run:
         self._bytes_out = 0
         self._slices = 0
         self._cpu = 0.0
-        # the guest's clock, answered by the host library without calling Python; the run
-        # only moves deterministic time for timers (virtual_ns, mirrored mod 2**64 there)
-        self._clock = ClockState(
+        # the store's data: the guest's clock, answered by the host library without calling
+        # Python (the run only moves deterministic time for timers: virtual_ns, mirrored mod
+        # 2**64 there), and the owner qj.host calls, this run, once the instance exists
+        self._data = StoreData(
             mode=MODE_DETERMINISTIC if opts.deterministic else MODE_REAL,
             base_ns=DETERMINISTIC_EPOCH_NS,
+            scratch=engine.scratch_addr,
+            scratch_size=engine.scratch_size,
         )
         self._virtual_ns = 0  # how far deterministic time jumped for timers
         self.wake_in: float | None = None  # seconds until the guest's next timer, when waiting
@@ -160,9 +163,9 @@ class Run:
         return self._instance
 
     @property
-    def clock(self) -> ClockState:
-        """The guest's clock state, which the host library reads through the store."""
-        return self._clock
+    def store_data(self) -> StoreData:
+        """The store's data, which the host library's imports read (the guest's clock)."""
+        return self._data
 
     # control, from any thread
 
@@ -222,11 +225,17 @@ class Run:
 
     # the import, on the worker thread executing the guest
 
-    def on_host(self, op: int, a: int, b: int, c: int, d: int) -> int:
-        """``qj.host(op, a, b, c, d)``: every argument is a guest-chosen i32, hostile until
-        checked. Every op but OP_OOM passes a span ``(b, c)`` of guest memory; it is checked
-        (non-negative, inside memory) here, before any handler reads it or charges a counter,
-        a limit or a quota with its length."""
+    def on_host(
+        self, op: int, a: int, b: int, c: int, d: int, view: memoryview | None
+    ) -> int | bytes:
+        """``qj.host(op, a, b, c, d)``, called by the host library's import (``_host/calls.c``):
+        every argument is a guest-chosen i32, hostile until checked. The ops in ``_SPAN_OPS``
+        pass a span ``(b, c)`` of guest memory: the import checked it (non-negative, inside
+        memory) before calling, and ``view`` is that span, or None when it was outside. No
+        handler reads, charges a counter, a limit or a quota with a span it was not given.
+        ``view`` is released when this returns: a handler copies what it keeps. A bytes answer
+        (at most the scratch buffer's size) is copied there by the import, its length the
+        guest's answer."""
         try:
             if op == OP_OOM:
                 self._oom = True
@@ -241,20 +250,21 @@ class Run:
                 return 0
             if op not in _SPAN_OPS:
                 return E_HOST
-            self._instance.check_span(b, c)
+            if view is None:
+                raise BadPointer(f"({b}, {c}) is not a span of guest memory")
             if op == OP_CALL:
-                return self._on_call(a, b, c, d)
+                return self._on_call(a, view, d)
             if op == OP_LOG:
-                return self._on_log(a, b, c)
+                return self._on_log(a, view)
             if op == OP_REPORT:
-                return self._on_report(b, c)
+                return self._on_report(view)
             if op == OP_RESULT:
-                return self._on_result(a, b, c)
+                return self._on_result(a, view)
             if op == OP_FETCH:
                 return self._on_fetch(b, c)
             if op == OP_MODULE:
-                return self._on_module(a, b, c)
-            return self._on_rejection(b, c)
+                return self._on_module(a, view)
+            return self._on_rejection(view)
         except BadPointer as exc:
             self.keep_error(RuntimeError(f"guest passed a bad pointer (op {op}): {exc}"))
             return E_HOST
@@ -283,35 +293,35 @@ class Run:
         if self.opts.deterministic:
             if in_flight <= 0:
                 self._virtual_ns += ms * 1_000_000
-                self._clock.virtual_ns = self._virtual_ns & _U64_MAX
+                self._data.virtual_ns = self._virtual_ns & _U64_MAX
                 return 0
             self.wake_in = None
             return E_PENDING
         self.wake_in = ms / 1000
         return E_PENDING
 
-    def _reply_with(self, data: _values.Reply) -> int:
-        """Hand a reply to the guest: into scratch when it fits, else kept for OP_FETCH."""
+    def _reply_with(self, data: _values.Reply) -> int | bytes:
+        """Hand a reply to the guest: into scratch when it fits (the import copies the bytes
+        returned), else kept for OP_FETCH (its size returned)."""
         size = len(data)
         self._bytes_in += size
         if size <= self.engine.scratch_size:
-            short = data if isinstance(data, bytes) else data.tobytes()
-            self._instance.write(self.engine.scratch_addr, short)
             self._reply = b""
-        else:
-            self._reply = data
+            return data if isinstance(data, bytes) else data.tobytes()
+        self._reply = data
         return size
 
-    def _on_result(self, kind: int, ptr: int, length: int) -> int:
+    def _on_result(self, kind: int, view: memoryview) -> int:
         # one outcome per run, of a known kind: a guest that sends another is refused
         if self._sent is not None or kind not in _OUTCOME_KINDS:
             return E_HOST
         cap = self.opts.output_limits.max_result_bytes
+        length = len(view)
         if length > cap:
             message = f"the result is larger than max_result_bytes ({cap})"
             self._sent = (OUT_ERROR, {"name": "RangeError", "message": message})
             return 0
-        data = self._instance.read(ptr, length)
+        data = bytes(view)
         self._bytes_out += length
         # an error record is described leniently: what Python cannot hold becomes text
         value = _values.decode(data, budget=self._decoded, lenient=kind != OUT_VALUE)
@@ -326,8 +336,9 @@ class Run:
         self._reply = b""
         return 0
 
-    def _on_log(self, level: int, ptr: int, length: int) -> int:
+    def _on_log(self, level: int, view: memoryview) -> int:
         limits = self.opts.output_limits
+        length = len(view)
         if (
             self._logs_dropped
             or len(self.logs) >= limits.max_logs
@@ -341,8 +352,7 @@ class Run:
                 self.logs.append(LogEntry("warn", [note], time.time()))
             return LOG_CLOSED
         try:
-            data = self._instance.read(ptr, length)
-            args = _values.decode(data, budget=self._decoded, lenient=True)
+            args = _values.decode(bytes(view), budget=self._decoded, lenient=True)
         except TransferError as exc:
             return self._untransferable(exc)
         self._log_bytes += length
@@ -351,29 +361,30 @@ class Run:
         self.logs.append(LogEntry(lvl, args if isinstance(args, list) else [args], time.time()))
         return 0
 
-    def _on_rejection(self, ptr: int, length: int) -> int:
+    def _on_rejection(self, view: memoryview) -> int:
         limits = self.opts.output_limits
+        length = len(view)
         if (
             self._rejections < limits.max_rejections
             and len(self.logs) < limits.max_logs
             and self._log_bytes + length <= limits.max_log_bytes
         ):
-            data = self._instance.read(ptr, length)
-            reason = _values.decode(data, budget=self._decoded, lenient=True)
+            reason = _values.decode(bytes(view), budget=self._decoded, lenient=True)
             self._log_bytes += length
             self._rejections += 1
             entry = LogEntry("error", ["Unhandled promise rejection:", reason], time.time())
             self.logs.append(entry)
         return 0
 
-    def _on_report(self, ptr: int, length: int) -> int:
+    def _on_report(self, view: memoryview) -> int:
         limits = self.opts.output_limits
+        length = len(view)
         if len(self.reports) >= limits.max_reports:
             return self._refuse(E_REPORT_COUNT, limits.max_reports)
         if self._report_bytes + length > limits.max_report_bytes:
             return self._refuse(E_REPORT_BYTES, limits.max_report_bytes)
         try:
-            value = _values.decode(self._instance.read(ptr, length), budget=self._decoded)
+            value = _values.decode(bytes(view), budget=self._decoded)
         except TransferError as exc:
             return self._untransferable(exc)
         self._report_bytes += length
@@ -397,10 +408,10 @@ class Run:
         self._instance.write(self.engine.scratch_addr, len(reason).to_bytes(4, "little") + reason)
         return E_UNTRANSFERABLE
 
-    def _on_module(self, want: int, ptr: int, length: int) -> int:
-        if length > self._longest_module_name():
+    def _on_module(self, want: int, view: memoryview) -> int | bytes:
+        if len(view) > self._longest_module_name():
             return E_REFUSED  # no module has so long a name: nothing to read
-        name = self._instance.read(ptr, length).decode("utf-8", "replace")
+        name = bytes(view).decode("utf-8", "replace")
         host = self.program.host_modules.get(name)
         if host is not None:
             return self._reply_with(MODULE_HOST + host)
@@ -426,18 +437,18 @@ class Run:
             )
         return self._module_name_max
 
-    def _on_call(self, fid: int, ptr: int, length: int, call_id: int) -> int:
+    def _on_call(self, fid: int, view: memoryview, call_id: int) -> int | bytes:
         fn = self.dispatch.function(fid, call_id)
         if fn is None:
             return E_HOST
-        reply = self.dispatch.call(fn, call_id, length, lambda: self._read_out(ptr, length))
+        reply = self.dispatch.call(fn, call_id, len(view), lambda: self._read_out(view))
         if reply is None:
             return E_PENDING
         return self._reply_with(reply)
 
-    def _read_out(self, ptr: int, length: int) -> bytes:
-        data = self._instance.read(ptr, length)
-        self._bytes_out += length
+    def _read_out(self, view: memoryview) -> bytes:
+        data = bytes(view)
+        self._bytes_out += len(data)
         return data
 
     # slices, on a worker thread
@@ -555,7 +566,6 @@ class Run:
         an error naming the exception's class (the exception goes to ``host_errors``), and a
         SystemExit/KeyboardInterrupt stops the run and is kept in ``fatal`` for the driver.
         """
-        _router.bind(self)
         t0 = time.thread_time()
         self.wake_in = None
         try:
@@ -584,7 +594,6 @@ class Run:
             return None
         finally:
             self._cpu += time.thread_time() - t0
-            _router.bind(None)
 
     def take_new_calls(self) -> list[PendingCall]:
         return self.dispatch.take_pending()
@@ -669,6 +678,7 @@ class Run:
         with self._park_lock:
             self._released = True  # a drop still pending is a no-op from now on
         _engine.release_store(self._store_key)
+        self._data.owner = None
         self._instance.close()
         # the driver's callbacks refer back to its handle, which refers to this run: drop
         # them, so that refcounting frees a run at once (cyclic garbage waits for the GC)

@@ -152,7 +152,7 @@ class FakeStore:
         shutil.copy(_build.HOST_LIBRARY, private)
         self.lib = ctypes.CDLL(str(private))
         self.memory = (ctypes.c_uint8 * MEMORY)()
-        self.clock: _hostlib.ClockState | None = _hostlib.ClockState()
+        self.clock: _hostlib.StoreData | None = _hostlib.StoreData()
         self.clock.memory.store_id = 1
         self.callbacks = (
             _CallerContext(lambda caller: _CONTEXT if caller else None),

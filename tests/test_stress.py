@@ -279,7 +279,7 @@ def _broken(how: str, release: threading.Event, hoard: list[bytearray]) -> Any:
         r = make_run(runner)
         honest = r.on_host
 
-        def on_host(op: int, a: int, b: int, c: int, d: int) -> int:
+        def on_host(op: int, a: int, b: int, c: int, d: int, view: memoryview | None) -> Any:
             if how == "raises":
                 raise LookupError("a host bug")
             if how == "charges":
@@ -291,7 +291,7 @@ def _broken(how: str, release: threading.Event, hoard: list[bytearray]) -> Any:
             if how == "overwrites" and op == OP_TIMERS:  # a second count replaces the first
                 r._timers_fired, r._timers_cancelled = max(a, 0), max(b, 0)
                 return 0
-            rc = honest(op, a, b, c, d)
+            rc = honest(op, a, b, c, d, view)
             return 0 if how == "accepts" else rc
 
         r.on_host = on_host  # type: ignore[method-assign]

@@ -1,21 +1,21 @@
 """The guest phase: a compromised guest played against the host's handler, in-process.
 
-An attacker who controls the guest's code controls every argument of the ``qj.host`` import.
-This phase plays such a guest: each move builds a run with the user's bridge the way
-``bridge.run_code`` builds it (a fresh instance, its memory real) and calls the host-call
-handler, ``Run.on_host(op, a, b, c, d)``, with what the attacker would choose: spans no memory
-holds for every op, replies fetched twice or with a lying length, outcomes of unknown kind or
-sent twice, unknown functions and modules, malformed and over-cap value messages (blob
-indices out of range, negative or reused, hash-colliding members, 200,000 levels of nesting),
-timer waits and timer counts out of range or sent again, and a compile instance answering for
-another module or twice. Every hostile call must be refused (a negative return, or the
-documented answer: a report refusal's code, a clamped timer wait or count) and charge nothing:
-a violation is reported when the handler raises (``host-exception``), does not return within
-:data:`MOVE_TIMEOUT` (``hang``), accepts a hostile call (``outcome``), moves a counter or a
-quota (``quota``; the decode budget, charged before parsing, may only grow, a refused
-result counts its bytes as sent, and no counter ever goes down), or makes the host grow
-(``memory``: resident memory over :data:`MOVE_RSS_MARGIN`, or more host errors or logs kept
-than the limits allow).
+An attacker who controls the guest's code controls every argument of the ``qj.host`` import. This
+phase plays such a guest: each move builds a run with the user's bridge the way ``bridge.run_code``
+builds it (a fresh instance, its memory real) and calls ``qj.host(op, a, b, c, d)`` through the
+host library's own dispatch (``NativeInstance.play``: the span checks and the handler the guest's
+import reaches), with what the attacker would choose: spans no memory holds for every op, replies
+fetched twice or with a lying length, outcomes of unknown kind or sent twice, unknown functions and
+modules, malformed and over-cap value messages (blob indices out of range, negative or reused,
+hash-colliding members, 200,000 levels of nesting), timer waits and timer counts out of range or
+sent again, and a compile instance answering for another module or twice. Every hostile call must
+be refused (a negative return, or the documented answer: a report refusal's code, a clamped timer
+wait or count) and charge nothing: a violation is reported when the handler raises
+(``host-exception``), does not return within :data:`MOVE_TIMEOUT` (``hang``), accepts a hostile
+call (``outcome``), moves a counter or a quota (``quota``; the decode budget, charged before
+parsing, may only grow, a refused result counts its bytes as sent, and no counter ever goes down),
+or makes the host grow (``memory``: resident memory over :data:`MOVE_RSS_MARGIN`, or more host
+errors or logs kept than the limits allow).
 
 :func:`run_guest` takes ``make_run`` (a factory of the run to attack) so the stress test's
 own tests can hand it a deliberately broken handler and see each kind reported.
@@ -169,16 +169,16 @@ def with_data(op: int, data: bytes, a: int = 0, d: int = 0) -> Callable[[Run], l
 
 def _ask_big(r: Run) -> None:
     ptr, n = put(r, _BIG_MODULE.encode())
-    r.on_host(OP_MODULE, 0, ptr, n, 0)
+    r.instance.play(OP_MODULE, 0, ptr, n, 0)
 
 
 def _fetch_big(r: Run) -> None:
     _ask_big(r)
-    r.on_host(OP_FETCH, 0, r.engine.scratch_addr, len(r._reply), 0)
+    r.instance.play(OP_FETCH, 0, r.engine.scratch_addr, len(r._reply), 0)
 
 
 def _send_result(r: Run) -> None:
-    r.on_host(OP_RESULT, OUT_VALUE, *put(r, _values.encode("first")), 0)
+    r.instance.play(OP_RESULT, OUT_VALUE, *put(r, _values.encode("first")), 0)
 
 
 def _calls_to_unknown(r: Run) -> list[Call]:
@@ -194,7 +194,7 @@ def _async_calls_without_id(r: Run) -> list[Call]:
 
 
 def _timers_sent(r: Run) -> None:
-    r.on_host(OP_TIMERS, 100, 50, 0, 0)
+    r.instance.play(OP_TIMERS, 100, 50, 0, 0)
 
 
 def _spans(op: int) -> Callable[[Run], list[Call]]:
@@ -339,7 +339,7 @@ def _play_run(runner: Runner, move: Move, new_run: Callable[[Runner], Run]) -> l
         for call in move.play(r):
             before = counters(r)
             try:
-                rc = r.on_host(*call)
+                rc = r.instance.play(*call)
             except BaseException as exc:  # the handler must answer every call itself
                 add("host-exception", f"on_host raised {type(exc).__name__}: {exc}", call)
                 continue
@@ -390,7 +390,7 @@ def _play_compiler(runner: Runner) -> list[Violation]:
         addr = engine.scratch_addr
         compiler.instance.write(addr, b"\x00" * 64)
         for index in (1, -1, 2**31 - 1):
-            if compiler.on_host(OP_BYTECODE, index, addr, 64, 0) >= 0:
+            if compiler.instance.play(OP_BYTECODE, index, addr, 64, 0) >= 0:
                 out.append(
                     Violation(
                         "guest",
@@ -401,7 +401,7 @@ def _play_compiler(runner: Runner) -> list[Violation]:
                 )
         for op in (OP_SLEEP, OP_TIMERS):  # a compile batch has no timers
             for a, b in _I32_PAIRS:
-                if compiler.on_host(op, a, b, 0, 0) >= 0:
+                if compiler.instance.play(op, a, b, 0, 0) >= 0:
                     out.append(
                         Violation(
                             "guest",
@@ -410,8 +410,8 @@ def _play_compiler(runner: Runner) -> list[Violation]:
                             f"a compile instance's op {op} ({a}, {b}) was accepted",
                         )
                     )
-        compiler.on_host(OP_BYTECODE, 0, addr, -1, 0)  # its one answer, spent on a bad span
-        if compiler.on_host(OP_BYTECODE, 0, addr, 64, 0) >= 0 or engine.bytecode.get(key):
+        compiler.instance.play(OP_BYTECODE, 0, addr, -1, 0)  # its one answer, spent on a bad span
+        if compiler.instance.play(OP_BYTECODE, 0, addr, 64, 0) >= 0 or engine.bytecode.get(key):
             out.append(
                 Violation(
                     "guest",

@@ -7,69 +7,30 @@
  *
  * The library does not link against wasmtime and includes none of its headers: the few
  * wasmtime C API functions it calls are handed over once by qj_host_init (ctypes loads
- * wasmtime's library privately), and the few types it needs are declared here with the layouts
- * sandbox/_capi.py declares.
+ * wasmtime's library privately), and the few types it needs are declared in host.h with the
+ * layouts sandbox/_capi.py declares.
  *
- * Per-run state is a qj_clock_t owned by the host (a ctypes Structure, sandbox/_hostlib.py)
- * whose address is the store's data pointer. Everything the guest passes is hostile: the
- * 8 bytes of the answer are written only inside the caller's own linear memory.
+ * Per-run state is the store's data (qj_store_t, host.h), owned by the host. Everything the
+ * guest passes is hostile: the 8 bytes of the answer are written only inside the caller's own
+ * linear memory.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
-#include <stddef.h>
-#include <stdint.h>
 #include <time.h>
-
-#define EXPORT __attribute__((visibility("default")))
+#include "host.h"
 
 /* WASI errno for "bad file descriptor": what the host answers a call it cannot serve
  * (QJ_WASI_EBADF of _guest/quickjail.h, the guest's header, which this file does not include) */
 #define WASI_EBADF 8
 
-/* qj_clock_t.mode */
+/* qj_store_t.mode */
 #define MODE_REAL 0          /* id 0: CLOCK_REALTIME, any other id: CLOCK_MONOTONIC */
 #define MODE_DETERMINISTIC 1 /* base_ns + reads * 1 ms + virtual_ns, any id */
 #define MODE_ZERO 2          /* always 0 (compile-only instances) */
 
-/* wasmtime_memory_t: { struct { u64 store_id; u32 }; u32 } (24 bytes) */
-typedef struct {
-    struct {
-        uint64_t store_id;
-        uint32_t private1;
-    } inner;
-    uint32_t private2;
-} qj_memory_t;
-
-/* wasmtime_val_raw_t: 16 bytes, of which this import uses i32 and i64 */
-typedef union {
-    int32_t i32;
-    int64_t i64;
-    uint8_t v128[16];
-} qj_val_raw_t;
-
-/* the run's clock, at the store's data pointer (mirrored by sandbox/_hostlib.py ClockState) */
-typedef struct {
-    uint32_t mode;
-    uint32_t pad;
-    uint64_t reads;      /* deterministic reads so far */
-    uint64_t base_ns;    /* deterministic start */
-    uint64_t virtual_ns; /* how far deterministic time jumped for timers */
-    qj_memory_t memory;  /* the instance's memory; store_id 0 until it is known */
-} qj_clock_t;
-
-_Static_assert(sizeof(qj_memory_t) == 24, "wasmtime_memory_t is 24 bytes");
-_Static_assert(sizeof(qj_val_raw_t) == 16, "wasmtime_val_raw_t is 16 bytes");
-_Static_assert(offsetof(qj_clock_t, memory) == 32, "ClockState layout");
-_Static_assert(sizeof(qj_clock_t) == 56, "ClockState layout");
-
-typedef void *(*caller_context_fn)(void *caller);
-typedef void *(*context_get_data_fn)(const void *context);
-typedef uint8_t *(*memory_data_fn)(const void *context, const qj_memory_t *memory);
-typedef size_t (*memory_data_size_fn)(const void *context, const qj_memory_t *memory);
-
-static caller_context_fn caller_context;
-static context_get_data_fn context_get_data;
-static memory_data_fn memory_data;
-static memory_data_size_fn memory_data_size;
+caller_context_fn caller_context;
+context_get_data_fn context_get_data;
+memory_data_fn memory_data;
+memory_data_size_fn memory_data_size;
 
 /* Hand over the wasmtime C API functions this library calls (addresses in the library the
  * host loaded). Returns 0, or -1 when one is missing. */
@@ -95,7 +56,7 @@ static uint64_t read_clock(clockid_t id)
 }
 
 /* The answer for clock `id` (wrapping modulo 2**64, as the guest reads a u64). */
-static uint64_t clock_value(qj_clock_t *clock, int32_t id)
+static uint64_t clock_value(qj_store_t *clock, int32_t id)
 {
     if (clock->mode == MODE_DETERMINISTIC) {
         /* a fixed start that advances by one millisecond per reading */
@@ -129,9 +90,9 @@ EXPORT void *qj_clock_time_get(void *env, void *caller, qj_val_raw_t *args, size
     }
     int32_t id = args[0].i32;
     uint32_t out = (uint32_t)args[2].i32;
-    void *context = caller_context ? caller_context(caller) : NULL;
-    qj_clock_t *clock = context ? (qj_clock_t *)context_get_data(context) : NULL;
-    if (!clock || clock->memory.inner.store_id == 0) {
+    void *context;
+    qj_store_t *clock = caller_store(caller, &context);
+    if (!clock) {
         args[0].i32 = WASI_EBADF;
         return NULL;
     }

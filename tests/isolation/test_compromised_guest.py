@@ -1,8 +1,9 @@
 """A compromised guest: whatever it passes to ``qj.host``, the host refuses it cleanly and
 charges nothing.
 
-These rows play the guest. Each calls the host-call handler, ``Run.on_host(op, a, b, c, d)``
-(or a compile instance's), directly with arguments an attacker controlling the guest's code
+These rows play the guest. Each calls ``qj.host(op, a, b, c, d)`` through the host library's own
+dispatch (``NativeInstance.play``: the span checks and the handler the guest's import reaches,
+a run's or a compile instance's), directly with arguments an attacker controlling the guest's code
 would choose: hostile spans for every op, replies fetched twice or with a lying length, blob
 indices out of range, negative or reused, over-cap and malformed messages, unknown ops,
 functions and outcome kinds, timer waits and timer counts no honest guest would send, and a
@@ -126,18 +127,18 @@ def _module_name(r: Run, name: str = BIG_MODULE) -> tuple[int, int]:
 
 def _ask_big_module(r: Run) -> None:
     ptr, n = _module_name(r)
-    size = r.on_host(OP_MODULE, 0, ptr, n, 0)
+    size = r.instance.play(OP_MODULE, 0, ptr, n, 0)
     assert size > r.engine.scratch_size, size  # kept for OP_FETCH
 
 
 def _fetch_big_module(r: Run) -> None:
     _ask_big_module(r)
-    assert r.on_host(OP_FETCH, 0, r.engine.scratch_addr, len(r._reply), 0) == 0
+    assert r.instance.play(OP_FETCH, 0, r.engine.scratch_addr, len(r._reply), 0) == 0
 
 
 def _send_result(r: Run) -> None:
     ptr, n = put(r, _values.encode("first"))
-    assert r.on_host(OP_RESULT, OUT_VALUE, ptr, n, 0) == 0
+    assert r.instance.play(OP_RESULT, OUT_VALUE, ptr, n, 0) == 0
 
 
 def _result_is_a_type_error(r: Run) -> None:
@@ -186,7 +187,7 @@ def _virtual_time_jumped(ms: int) -> Callable[[Run], None]:
     def check(r: Run) -> None:
         assert r._virtual_ns == ms * 1_000_000, r._virtual_ns
         # what the host library's clock adds, as the guest reads it: modulo 2**64
-        assert r.clock.virtual_ns == ms * 1_000_000 % 2**64, r.clock.virtual_ns
+        assert r.store_data.virtual_ns == ms * 1_000_000 % 2**64, r.store_data.virtual_ns
 
     return check
 
@@ -200,7 +201,7 @@ def _timer_counts(fired: int, cancelled: int) -> Callable[[Run], None]:
 
 def _timers(fired: int, cancelled: int) -> Callable[[Run], None]:
     def setup(r: Run) -> None:
-        assert r.on_host(OP_TIMERS, fired, cancelled, 0, 0) == 0
+        assert r.instance.play(OP_TIMERS, fired, cancelled, 0, 0) == 0
 
     return setup
 
@@ -466,7 +467,7 @@ def _compiler_calls(index: int, length: int = 64) -> Callable[[Any], list[Call]]
 
 def _compiler_answered(c: Any) -> None:
     c.instance.write(c.engine.scratch_addr, b"\x00" * 64)
-    assert c.on_host(OP_BYTECODE, 0, c.engine.scratch_addr, -1, 0) == E_HOST  # spent
+    assert c.instance.play(OP_BYTECODE, 0, c.engine.scratch_addr, -1, 0) == E_HOST  # spent
 
 
 ATTACKS += [
@@ -503,7 +504,7 @@ def _play(attack: Attack, target: Any, snapshot: Callable[[], Any]) -> None:
         attack.setup(target)
     for call in attack.play(target):
         before = snapshot()
-        rc = target.on_host(*call)
+        rc = target.instance.play(*call)
         after = snapshot()
         if attack.rc is not None:
             assert rc == attack.rc, (attack.id, call, rc)
@@ -570,9 +571,9 @@ def test_the_counters_compared_do_move_for_well_formed_calls(guest_run: Run) -> 
     r = guest_run
     before = counters(r)
     ptr, n = put(r, _values.encode(["hello"]))
-    assert r.on_host(OP_LOG, 0, ptr, n, 0) == 0
+    assert r.instance.play(OP_LOG, 0, ptr, n, 0) == 0
     ptr, n = put(r, _values.encode({"a": 1}))
-    assert r.on_host(OP_REPORT, 0, ptr, n, 0) == 0
+    assert r.instance.play(OP_REPORT, 0, ptr, n, 0) == 0
     _fetch_big_module(r)
     after = counters(r)
     assert after["log_bytes"] > before["log_bytes"] and len(after["logs"]) == 1
@@ -588,7 +589,7 @@ def test_a_malformed_call_message_costs_its_call_and_lowers_no_quota(guest_run: 
     for data in MALFORMED.values():
         before = counters(r)
         ptr, n = put(r, data)
-        rc = r.on_host(OP_CALL, 0, ptr, n, 0)
+        rc = r.instance.play(OP_CALL, 0, ptr, n, 0)
         after = counters(r)
         assert rc > 0, rc  # a sync reply: the error the JS call throws
         assert after["calls"] == before["calls"] + 1
@@ -617,11 +618,13 @@ def test_a_compile_instance_cannot_write_the_cache_entry_of_another_source(
     later runs of the graph (any caller's) must still compute what the sources say."""
     honest = _bytecode._Compiler.on_host
 
-    def subverted(self: Any, op: int, a: int, b: int, c: int, d: int) -> int:
-        rc = honest(self, op, a, b, c, d)
+    def subverted(
+        self: Any, op: int, a: int, b: int, c: int, d: int, view: memoryview | None
+    ) -> int:
+        rc = honest(self, op, a, b, c, d, view)
         if op == OP_BYTECODE:
             for other in (-1, 0, 1, 2, 3, a):
-                honest(self, op, other, b, c, d)  # the same bytes, offered as other modules
+                honest(self, op, other, b, c, d, view)  # the same bytes, as other modules
         return rc
 
     monkeypatch.setattr(_bytecode._Compiler, "on_host", subverted)
