@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 import sys
@@ -113,6 +112,8 @@ def _convert(value: Any, todo: list[tuple[Any, Any, Any]], sets: list[list[Any]]
     if value is UNDEFINED:
         return None
     if isinstance(value, bytes | bytearray | memoryview):
+        import base64  # on first use, like datetime: a first run rarely converts bytes
+
         return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
     datetime = sys.modules.get("datetime")  # not imported: no value is a date (see _values)
     if datetime is not None and isinstance(value, datetime.datetime | datetime.date):

@@ -87,7 +87,9 @@ def test_a_typescript_run_loads_the_stripper_but_not_wasmtime_py(tmp_path: Path)
     assert "wasmtime" not in loaded
 
 
-def test_a_first_run_that_meets_no_date_does_not_import_datetime(tmp_path: Path) -> None:
+def test_a_first_run_that_meets_no_date_or_bytes_imports_neither_datetime_nor_base64(
+    tmp_path: Path,
+) -> None:
     data = _loaded_after(
         """
         import quickjail
@@ -99,6 +101,7 @@ def test_a_first_run_that_meets_no_date_does_not_import_datetime(tmp_path: Path)
     loaded = data["loaded"]
     assert isinstance(loaded, list)
     assert "datetime" not in loaded  # imported only when a Date crosses
+    assert "base64" not in loaded  # imported only when to_json_safe meets bytes
 
 
 def test_dates_cross_both_ways_in_a_process_that_had_not_imported_datetime(
