@@ -29,6 +29,7 @@ itself cannot rename anything.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import re
 import stat as stat_mod
@@ -50,9 +51,16 @@ _SHOW_CHARS: Final = 80
 _MAX_ENCODING_CHARS: Final = 32
 _TEXT_ENCODINGS: Final = frozenset({"utf8", "utf-8"})
 
-_CONTROL_RE: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_SURROGATE_RE: Final = re.compile(r"[\ud800-\udfff]")
-_DRIVE_RE: Final = re.compile(r"[A-Za-z]:")
+_CONTROL: Final = r"[\x00-\x1f\x7f-\x9f]"
+_SURROGATE: Final = r"[\ud800-\udfff]"
+_DRIVE: Final = r"[A-Za-z]:"
+
+
+@functools.cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled on first use: compiling these at import cost about a millisecond of
+    every process's first run, and most runs never touch a directory."""
+    return re.compile(pattern)
 
 
 class FsError(HostError):
@@ -472,13 +480,13 @@ class ReadOnlyDir:
             raise _refuse("EINVAL", "path contains a NUL character", op, path)
         if "\\" in path:
             raise _refuse("EINVAL", "backslash is not allowed in paths (use '/')", op, path)
-        if _CONTROL_RE.search(path):
+        if _regex(_CONTROL).search(path):
             raise _refuse("EINVAL", "path contains a control character", op, path)
-        if _SURROGATE_RE.search(path):
+        if _regex(_SURROGATE).search(path):
             raise _refuse("EINVAL", "path is not valid Unicode (lone surrogate)", op, path)
         if path.startswith("/"):
             raise _refuse("EINVAL", "absolute paths are not allowed", op, path)
-        if _DRIVE_RE.match(path):
+        if _regex(_DRIVE).match(path):
             raise _refuse("EINVAL", "drive-letter paths are not allowed", op, path)
         raw = path.split("/")
         if ".." in raw:
@@ -660,7 +668,7 @@ class ReadOnlyDir:
                             op,
                             path,
                         )
-                    if not _SURROGATE_RE.search(entry.name):
+                    if not _regex(_SURROGATE).search(entry.name):
                         names.append(entry.name)
         except OSError as exc:
             raise _from_os_error(exc, op, path) from None

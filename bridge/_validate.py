@@ -27,7 +27,6 @@ import types
 import typing
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -73,16 +72,31 @@ def _describe(
     return f"{fn_name}(): " + "; ".join(parts)
 
 
-@dataclass(frozen=True)
 class _Spec:
-    """What a callable declares, analysed once per function (the pydantic model is costly)."""
+    """What a callable declares, analysed once per function (the pydantic model is costly).
 
-    names: list[str]
-    required: int
-    var_name: str | None  # the *args parameter, if any
-    model: Any  # a pydantic model of the annotated positional parameters, or None
-    var_adapter: Any  # a pydantic TypeAdapter checking the *args values, or None
-    exact: tuple[type | None, ...] | None = None  # see _exact_types
+    Read-only by contract; a plain class, not a frozen dataclass, whose building at import
+    costs about a millisecond of every process's first run.
+    """
+
+    __slots__ = ("exact", "model", "names", "required", "var_adapter", "var_name")
+
+    def __init__(
+        self,
+        names: list[str],
+        required: int,
+        var_name: str | None,
+        model: Any,
+        var_adapter: Any,
+        exact: tuple[type | None, ...] | None = None,
+    ) -> None:
+        self.names: Final = names
+        self.required: Final = required
+        self.var_name: Final = var_name  # the *args parameter, if any
+        # a pydantic model of the annotated positional parameters, or None
+        self.model: Final = model
+        self.var_adapter: Final = var_adapter  # a pydantic TypeAdapter for the *args, or None
+        self.exact: Final = exact  # see _exact_types
 
 
 _specs: weakref.WeakKeyDictionary[Any, dict[bool, _Spec | None]] = weakref.WeakKeyDictionary()

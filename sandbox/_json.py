@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import datetime as _dt
 import json
 import math
 import sys
@@ -114,8 +112,11 @@ def _convert(value: Any, todo: list[tuple[Any, Any, Any]], sets: list[list[Any]]
     if value is UNDEFINED:
         return None
     if isinstance(value, bytes | bytearray | memoryview):
+        import base64  # on first use, like datetime: a first run rarely converts bytes
+
         return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
-    if isinstance(value, _dt.datetime | _dt.date):
+    datetime = sys.modules.get("datetime")  # not imported: no value is a date (see _values)
+    if datetime is not None and isinstance(value, datetime.datetime | datetime.date):
         return value.isoformat()
     if isinstance(value, Mapping):
         items = {_json_key(k): v for k, v in value.items()}  # equal keys: the last one wins

@@ -10,8 +10,7 @@ the guest's record of whether the run's error is the value an allocation failure
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from quickjail.sandbox._abi import OUT_LINK_ERROR, OUT_VALUE, QJ_FAIL, QJ_PENDING
 from quickjail.sandbox._native import GuestStopped
@@ -20,14 +19,24 @@ from quickjail.sandbox._result import ErrorInfo, Status, error_from_guest
 __all__ = ["Outcome", "decide"]
 
 
-@dataclass(frozen=True, slots=True)
 class Outcome:
-    """The status of a run and what goes with it."""
+    """The status of a run and what goes with it (read-only by contract; a plain class because
+    a frozen dataclass costs about a millisecond of every process's first run to build)."""
 
-    status: Status
-    result: Any = None
-    error: ErrorInfo | None = None
-    reason: str | None = None
+    __slots__ = ("error", "reason", "result", "status")
+
+    def __init__(
+        self,
+        status: Status,
+        *,
+        result: Any = None,
+        error: ErrorInfo | None = None,
+        reason: str | None = None,
+    ) -> None:
+        self.status: Final = status
+        self.result: Final = result
+        self.error: Final = error
+        self.reason: Final = reason
 
 
 def decide(

@@ -46,18 +46,21 @@ used once and blob indices must be in range. Encoding refuses a message larger t
 
 from __future__ import annotations
 
-import datetime as _dt
+import functools
 import json
 import math
 import re
 import struct
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, TypeAlias, final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, final
 
 from quickjail.sandbox._abi import FN_KEY, MSG_TAGGED
 from quickjail.sandbox.errors import TransferError
 from quickjail.sandbox.host import HostFunction
+
+if TYPE_CHECKING:
+    import datetime
 
 __all__ = [
     "UNDEFINED",
@@ -77,7 +80,6 @@ __all__ = [
 _U32 = struct.Struct("<I")
 _HEAD = struct.Struct("<BI")
 _SAFE_INT = 2**53 - 1
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 MAX_DEPTH: Final = 128
 TEXT_BLOB_MIN: Final = 1024
 MAX_TRANSFER_BYTES: Final = 64 * 2**20
@@ -236,11 +238,27 @@ class _Refused:
         self.reason = reason
 
 
-_KEY_TYPES: Final = frozenset({str, int, bool, float, type(None), _dt.datetime, Undefined})
+_KEY_TYPES: Final = frozenset({str, int, bool, float, type(None), Undefined})  # and datetime
 _JS_MIN_YEAR_DAYS: Final = 719_162  # days from 0001-01-01 to 1970-01-01
 _DAYS_PER_400_YEARS: Final = 146_097
 _MS_PER_DAY: Final = 86_400_000
 _JS_MAX_TIME: Final = 8.64e15
+
+
+def _datetime_class() -> type[datetime.datetime] | None:
+    """``datetime.datetime``, or None while the datetime module is not imported: no value can
+    be a datetime then. Most runs never transfer a Date, and importing the module costs
+    milliseconds of a process's first run, so it is imported only to make a Date."""
+    module = sys.modules.get("datetime")
+    return None if module is None else module.datetime
+
+
+@functools.cache
+def _epoch() -> datetime.datetime:
+    """1970-01-01 UTC, JavaScript's time origin."""
+    import datetime
+
+    return datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
 def _short(value: Any) -> str:
@@ -256,7 +274,9 @@ def _js_iso(ms: float) -> str:
     t = math.floor(ms)
     days, rem = divmod(t, _MS_PER_DAY)
     cycles, day = divmod(days + _JS_MIN_YEAR_DAYS, _DAYS_PER_400_YEARS)
-    date = _dt.date.fromordinal(day + 1)
+    import datetime
+
+    date = datetime.date.fromordinal(day + 1)
     year = date.year + 400 * cycles
     ys = f"{year:04d}" if 0 <= year <= 9999 else f"{'+' if year > 0 else '-'}{abs(year):06d}"
     secs, msec = divmod(rem, 1000)
@@ -321,8 +341,10 @@ class _Decoder:
             return None  # an invalid Date
         if type(ms) not in (int, float) or not abs(ms) <= _JS_MAX_TIME:
             raise TransferError("malformed value message (Date)")
+        import datetime  # on first use (see _datetime_class)
+
         try:
-            return _EPOCH + _dt.timedelta(milliseconds=ms)
+            return _epoch() + datetime.timedelta(milliseconds=ms)
         except OverflowError:
             text = _js_iso(ms)
             return self.refuse(f"a Date outside Python's years 1-9999 ({text})", text)
@@ -331,7 +353,8 @@ class _Decoder:
         """Why these keys cannot be a dict or frozenset, or None; linear whatever they are."""
         per_hash: dict[int, int] = {}
         for key in keys:
-            if type(key) not in _KEY_TYPES and type(key) is not _Refused:
+            kind = type(key)
+            if kind not in _KEY_TYPES and kind is not _Refused and kind is not _datetime_class():
                 return f"a {what} that is not a primitive or a Date"
             h = hash(key)
             n = per_hash.get(h, 0) + 1
@@ -670,9 +693,12 @@ class _Encoder:
             self.blob(memoryview(value).nbytes, path)
             self.blobs.append(bytes(value))
             return self.tag("b", len(self.blobs) - 1)
-        if isinstance(value, _dt.datetime):
-            when = value if value.tzinfo else value.replace(tzinfo=_dt.UTC)
-            return self.tag("d", (when - _EPOCH) / _dt.timedelta(milliseconds=1))
+        datetime_class = _datetime_class()
+        if datetime_class is not None and isinstance(value, datetime_class):
+            import datetime
+
+            when = value if value.tzinfo else value.replace(tzinfo=datetime.UTC)
+            return self.tag("d", (when - _epoch()) / datetime.timedelta(milliseconds=1))
         if depth >= MAX_DEPTH:
             raise TransferError(f"cannot transfer a value nested deeper than {MAX_DEPTH} at {path}")
         if isinstance(value, HostFunction) and self.functions is not None:

@@ -87,6 +87,66 @@ def test_a_typescript_run_loads_the_stripper_but_not_wasmtime_py(tmp_path: Path)
     assert "wasmtime" not in loaded
 
 
+def test_a_first_run_that_meets_no_date_or_bytes_imports_neither_datetime_nor_base64(
+    tmp_path: Path,
+) -> None:
+    data = _loaded_after(
+        """
+        import quickjail
+        out = [quickjail.run_code_sync("export default 1+1").result]
+        """,
+        tmp_path,
+    )
+    assert data["out"] == [2]
+    loaded = data["loaded"]
+    assert isinstance(loaded, list)
+    assert "datetime" not in loaded  # imported only when a Date crosses
+    assert "base64" not in loaded  # imported only when to_json_safe meets bytes
+
+
+def test_dates_cross_both_ways_in_a_process_that_had_not_imported_datetime(
+    tmp_path: Path,
+) -> None:
+    data = _loaded_after(
+        """
+        import sys
+        import quickjail
+        fresh = "datetime" not in sys.modules
+        a = quickjail.run_code_sync(
+            "export default [new Date(86400000), new Map([[new Date(0), 'epoch']]), "
+            "new Set([new Date(1)]), new Date(NaN)]"
+        )
+        lenient = quickjail.run_code_sync("console.log(new Date(8.64e15))")
+        import datetime
+        b = quickjail.run_code_sync(
+            "export default (d) => d.getTime()",
+            execute={"fn": "default", "args": [datetime.datetime(1970, 1, 1, 0, 0, 1)]},
+        )
+        utc = datetime.timezone.utc
+        out = [
+            fresh,
+            a.result == [
+                datetime.datetime(1970, 1, 2, tzinfo=utc),
+                {datetime.datetime(1970, 1, 1, tzinfo=utc): "epoch"},
+                frozenset({datetime.datetime(1970, 1, 1, 0, 0, 0, 1000, tzinfo=utc)}),
+                None,
+            ],
+            quickjail.to_json_safe(a.result)[:2],
+            lenient.logs[0].args,
+            b.result,
+        ]
+        """,
+        tmp_path,
+    )
+    assert data["out"] == [
+        True,
+        True,
+        ["1970-01-02T00:00:00+00:00", {"1970-01-01T00:00:00+00:00": "epoch"}],
+        ["+275760-09-13T00:00:00.000Z"],
+        1000,
+    ]
+
+
 def test_importing_the_runtime_does_not_load_cryptography(tmp_path: Path) -> None:
     data = _loaded_after("import quickjail.runtime\nout = None\n", tmp_path)
     loaded = data["loaded"]
