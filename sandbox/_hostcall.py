@@ -57,15 +57,13 @@ class Dispatch:
             return None
         return fn
 
-    def call(
-        self, fn: HostFunction, call_id: int, nbytes: int, read: Callable[[], bytes]
-    ) -> Reply | None:
+    def call(self, fn: HostFunction, call_id: int, data: bytes | memoryview) -> Reply | None:
         """Make a call; return the reply for the guest, or None when an async call is queued.
 
-        ``read`` copies the ``nbytes`` of the arguments message out of the guest; it is only
-        called once the quota admitted the call.
+        ``data`` is the arguments message (a view of guest memory is copied out only once the
+        quota admitted the call).
         """
-        begun = self.begin(fn, nbytes, read)
+        begun = self.begin(fn, data)
         if not isinstance(begun, tuple):
             return begun if fn.is_async else _headed(CALL_ERROR, begun)
         args, charged = begun
@@ -77,10 +75,11 @@ class Dispatch:
             ok, outcome = invoke(fn, args)
         finally:
             self.budget.used -= charged  # the arguments are the function's now, or gone
-        return self.finish(fn, outcome, sync=True, ok=ok)
+        ok, reply = self.settle(fn, outcome, ok=ok)
+        return _headed(CALL_OK if ok else CALL_ERROR, reply)
 
     def begin(
-        self, fn: HostFunction, nbytes: int, read: Callable[[], bytes]
+        self, fn: HostFunction, data: bytes | memoryview
     ) -> tuple[tuple[Any, ...], int] | Reply:
         """Admit a call (quota), decode its arguments and ``prepare`` them (validation).
 
@@ -91,14 +90,14 @@ class Dispatch:
         """
         assert self.calls is not None
         try:
-            self.calls.admit(fn, nbytes)
+            self.calls.admit(fn, len(data))
         except HostCallRefused as exc:
             self.refusals += 1
             return _values.encode({"name": exc.js_name, "message": str(exc)})
         self.count += 1
         mark = self.budget.used
         try:
-            args = _values.decode(read(), budget=self.budget)
+            args = _values.decode(bytes(data), budget=self.budget)
             if not isinstance(args, list):
                 raise TransferError("host call arguments must be an array")
             prepared = fn.prepare(args) if fn.prepare is not None else tuple(args)
@@ -113,27 +112,21 @@ class Dispatch:
         Called on the run's slice (with the decodes), so the budget has one writer."""
         self.budget.used -= self.held.pop(call_id, 0)
 
-    def finish(
-        self, fn: HostFunction, outcome: Any, *, sync: bool, ok: bool = False, record: bool = True
-    ) -> Reply:
-        """The reply ending an admitted call: its value when ``ok``, else the exception's safe
-        view. A sync reply starts with CALL_OK/CALL_ERROR; an async one is settled by
-        ``qj_resume``'s ok flag instead (see :meth:`settle`)."""
-        ok, data = self.settle(fn, outcome, ok=ok, record=record)
-        return _headed(CALL_OK if ok else CALL_ERROR, data) if sync else data
-
     def settle(
         self, fn: HostFunction, outcome: Any, *, ok: bool, record: bool = True
     ) -> tuple[bool, Reply]:
         """Encode how a call ended and charge its reply: ``(ok, value message)``; a long
         ASCII text in the result stays the str until it is copied into the guest."""
         assert self.calls is not None
+        data: Reply | None = None
         if ok:
-            try:
-                data = _values.encode_reply(outcome, path=f"{fn.name}() result")
-            except TransferError as exc:
-                outcome, ok = exc, False
-        if not ok:
+            data = _values.encode_scalar(outcome)  # most replies; the path is named only if not
+            if data is None:
+                try:
+                    data = _values.encode_reply(outcome, path=f"{fn.name}() result")
+                except TransferError as exc:
+                    outcome, ok = exc, False
+        if data is None:
             if record:
                 self.on_error(outcome)
             data = _values.encode(self.error_view(outcome, fn))

@@ -441,15 +441,13 @@ class Run:
         fn = self.dispatch.function(fid, call_id)
         if fn is None:
             return E_HOST
-        reply = self.dispatch.call(fn, call_id, len(view), lambda: self._read_out(view))
+        admitted = self.dispatch.count
+        reply = self.dispatch.call(fn, call_id, view)
+        if self.dispatch.count != admitted:  # the arguments were read: they count as sent
+            self._bytes_out += len(view)
         if reply is None:
             return E_PENDING
         return self._reply_with(reply)
-
-    def _read_out(self, view: memoryview) -> bytes:
-        data = bytes(view)
-        self._bytes_out += len(data)
-        return data
 
     # slices, on a worker thread
 

@@ -74,6 +74,7 @@ __all__ = [
     "encode",
     "encode_message",
     "encode_reply",
+    "encode_scalar",
     "reply_parts",
 ]
 
@@ -454,6 +455,8 @@ def _where(root: Any) -> tuple[str, str]:
 
 
 _SMALL_MESSAGE: Final = 4096  # bytes: the quick path's JSON scan stays short
+_TINY_MESSAGE: Final = 73  # bytes (64 of JSON): charged _TINY_BOUND per byte, not estimated
+_TINY_BOUND: Final = _COST_OPEN + 1  # what _estimate charges a byte at most, plus the byte
 _SLOW: Final = object()
 _ONE_MESSAGE: Final = "the decode budget of one message"
 # json.loads's own scanner (its default decoder's), without the wrappers around it
@@ -477,8 +480,12 @@ def _decode_small(buf: bytes, budget: DecodeBudget | None) -> Any:
         return _SLOW  # the full path says what is wrong
     if budget is None:
         budget = DecodeBudget(DECODE_FLOOR + DECODE_MESSAGE_FACTOR * n, _ONE_MESSAGE)
-    cost = _estimate(text)
-    budget.charge(cost)
+    # a tiny text is charged a bound of its estimate (no byte costs more than _COST_OPEN),
+    # without counting: most host calls' arguments are a few bytes
+    cost = _TINY_BOUND * len(text) + _COST_OPEN if n <= _TINY_MESSAGE else _estimate(text)
+    if budget.used + cost > budget.limit:
+        budget.charge(cost)  # raises, saying why
+    budget.used += cost
     try:
         value, end = _scan(doc, 0)
         if end == len(doc):
@@ -749,7 +756,7 @@ _CONSTANTS = {None: b"null", True: b"true", False: b"false"}
 _NO_BLOBS = b"\0\0\0\0"
 
 
-def _encode_scalar(value: Any) -> bytes | None:
+def encode_scalar(value: Any) -> bytes | None:
     """The message of a plain scalar, built directly (host calls mostly return these)."""
     t = type(value)
     if t is int:
@@ -795,7 +802,7 @@ def encode(
             message would be larger than ``MAX_TRANSFER_BYTES`` (64 MiB, the same cap the
             guest applies to what it sends).
     """
-    fast = _encode_scalar(value)
+    fast = encode_scalar(value)
     if fast is not None:
         return fast
     return b"".join(_as_bytes(_encode_parts(value, path, functions, keep_text=False)))
@@ -804,7 +811,7 @@ def encode(
 def encode_message(value: Any, *, path: str = "value") -> Message:
     """:func:`encode` as a :class:`Message`: a long ASCII ``str`` is kept as a part, not
     copied, for a message that goes straight into guest memory. Same checks and cap."""
-    fast = _encode_scalar(value)
+    fast = encode_scalar(value)
     if fast is not None:
         return Message((fast,), len(fast))
     return Message(tuple(_encode_parts(value, path, None, keep_text=True)))
@@ -818,7 +825,7 @@ _SHORT_REPLY: Final = 4096  # bytes: a reply this short is joined (one small cop
 def encode_reply(value: Any, *, path: str = "value") -> Reply:
     """:func:`encode_message` for a host call's result: the common short reply as bytes, a
     long one as a :class:`Message` (a long ASCII text in it is never copied on the host)."""
-    fast = _encode_scalar(value)
+    fast = encode_scalar(value)
     if fast is not None:
         return fast  # most replies: no Message made at all
     message = encode_message(value, path=path)

@@ -674,7 +674,7 @@ class RemoteExecution(CodeExecution):
     async def _serve_call(
         self, dispatch: Dispatch, fn: HostFunction, data: bytes
     ) -> tuple[bool, _values.Reply]:
-        begun = dispatch.begin(fn, len(data), lambda: data)
+        begun = dispatch.begin(fn, data)
         if not isinstance(begun, tuple):
             return False, begun
         args, charged = begun

@@ -190,7 +190,7 @@ class SyncDriver:
         """Admit and decode a sync host call here; call it on a host-call thread, which
         replies. The bytes its arguments hold are given back to the budget on this thread."""
         ex = self._ex
-        begun = dispatch.begin(fn, len(data), lambda: data)
+        begun = dispatch.begin(fn, data)
         if not isinstance(begun, tuple):
             self._finish(conn, call_id, False, begun)
             return
