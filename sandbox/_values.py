@@ -455,8 +455,6 @@ def _where(root: Any) -> tuple[str, str]:
 
 
 _SMALL_MESSAGE: Final = 4096  # bytes: the quick path's JSON scan stays short
-_TINY_MESSAGE: Final = 73  # bytes (64 of JSON): charged _TINY_BOUND per byte, not estimated
-_TINY_BOUND: Final = _COST_OPEN + 1  # what _estimate charges a byte at most, plus the byte
 _SLOW: Final = object()
 _ONE_MESSAGE: Final = "the decode budget of one message"
 # json.loads's own scanner (its default decoder's), without the wrappers around it
@@ -480,9 +478,7 @@ def _decode_small(buf: bytes, budget: DecodeBudget | None) -> Any:
         return _SLOW  # the full path says what is wrong
     if budget is None:
         budget = DecodeBudget(DECODE_FLOOR + DECODE_MESSAGE_FACTOR * n, _ONE_MESSAGE)
-    # a tiny text is charged a bound of its estimate (no byte costs more than _COST_OPEN),
-    # without counting: most host calls' arguments are a few bytes
-    cost = _TINY_BOUND * len(text) + _COST_OPEN if n <= _TINY_MESSAGE else _estimate(text)
+    cost = _estimate(text)
     if budget.used + cost > budget.limit:
         budget.charge(cost)  # raises, saying why
     budget.used += cost
