@@ -187,6 +187,5 @@ class _Compiler:
         except (GuestStopped, BadPointer):
             pass  # the run itself will report what went wrong
         finally:
-            self.store_data.owner = None
             _router.stores.remove(key)
             self.instance.close()

@@ -235,8 +235,8 @@ class EngineState:
         except BaseException:
             _router.stores.remove(key)
             raise
-        # borrowed: the owner clears it before it closes the instance (the guest runs only
-        # while the owner holds it)
+        # borrowed: closing the instance clears it (the guest runs only while the owner holds
+        # the instance)
         router.store_data.owner = id(router)
         return inst, key
 

@@ -68,7 +68,7 @@ class StoreData(ctypes.Structure):
     Its owner keeps it alive as long as the store. The clock's fields: the host library reads
     and writes them while the guest runs (``reads``), the run writes ``virtual_ns`` between
     calls. ``owner`` is the address of the object whose ``on_host`` answers ``qj.host``
-    (borrowed: the owner sets it while it holds the store and clears it before it lets go);
+    (borrowed: set when the instance is made, cleared when it is closed);
     a reply of at most ``scratch_size`` bytes is copied to ``scratch``.
     """
 

@@ -297,7 +297,10 @@ class NativeInstance:
         return int(out.value)
 
     def close(self) -> None:
-        """Free the store, the instance and its memory (idempotent)."""
+        """Free the store, the instance and its memory (idempotent); the store's owner is
+        forgotten first, so the host library holds no pointer to it past the store."""
+        if self._data is not None:
+            self._data.owner = None
         store, self._store = self._store, None
         if store:
             _store_delete(store)

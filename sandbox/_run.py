@@ -41,12 +41,12 @@ from quickjail.sandbox._abi import (
     MODULE_HOST,
     MODULE_SOURCE,
     MODULE_WANT_TEXT,
+    OP_BYTECODE,
     OP_CALL,
     OP_FETCH,
     OP_LOG,
     OP_MODULE,
     OP_OOM,
-    OP_REJECTION,
     OP_REPORT,
     OP_RESULT,
     OP_SLEEP,
@@ -62,7 +62,7 @@ from quickjail.sandbox._abi import (
 )
 from quickjail.sandbox._bytecode import compile_missing, module_key
 from quickjail.sandbox._hostcall import Dispatch, PendingCall
-from quickjail.sandbox._hostlib import MODE_DETERMINISTIC, MODE_REAL, StoreData
+from quickjail.sandbox._hostlib import MODE_DETERMINISTIC, MODE_REAL, SPAN_OPS, StoreData
 from quickjail.sandbox._native import BadPointer, GuestStopped, NativeInstance
 from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._outcome import decide
@@ -73,8 +73,8 @@ from quickjail.sandbox.errors import TransferError
 __all__ = ["Run"]
 
 MAX_HOST_ERRORS = 100
-# the ops that pass a span (b, c) of guest memory: all but OP_OOM
-_SPAN_OPS = frozenset({OP_LOG, OP_REPORT, OP_RESULT, OP_MODULE, OP_CALL, OP_FETCH, OP_REJECTION})
+# the ops a run answers with the span (b, c) the import passes: all but the compile-only one
+_SPAN_OPS = SPAN_OPS - {OP_BYTECODE}
 _OUTCOME_KINDS = frozenset({OUT_VALUE, OUT_ERROR, OUT_LINK_ERROR})
 _KINDS = {"module": KIND_MODULE, "script": KIND_SCRIPT, "auto": KIND_AUTO}
 IDLE_DROP_DELAY = 0.02  # seconds a guest waits before its idle pages go back (Run._parked)
@@ -676,7 +676,6 @@ class Run:
         with self._park_lock:
             self._released = True  # a drop still pending is a no-op from now on
         _engine.release_store(self._store_key)
-        self._data.owner = None
         self._instance.close()
         # the driver's callbacks refer back to its handle, which refers to this run: drop
         # them, so that refcounting frees a run at once (cyclic garbage waits for the GC)
