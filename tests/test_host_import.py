@@ -5,6 +5,7 @@ or keep a pointer into a store once its call is over."""
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
 
 import pytest
@@ -58,11 +59,21 @@ def test_a_span_view_is_released_when_its_call_returns(monkeypatch: pytest.Monke
 def test_a_run_is_no_longer_its_stores_owner_once_released(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The worker frees the instance after waking the caller, so the test waits for that."""
     seen = _spying(monkeypatch)
+    released = threading.Event()
+    honest = Run.release
+
+    def release(self: Run) -> None:
+        honest(self)
+        released.set()
+
+    monkeypatch.setattr(Run, "release", release)
     r = quickjail.run_code_sync(PROGRAM, globals={"add": synchronous(_add)})
     assert r.status == "success", r.error
     runs = {id(run): run for run, _, _ in seen}
-    assert runs
+    assert len(runs) == 1
+    assert released.wait(60)
     for run in runs.values():
         assert run.store_data.owner is None  # the C holds no pointer to a run that may go
 
