@@ -157,6 +157,7 @@ class _Compiler:
         self.memory_limit = memory_limit
         self.should_stop = should_stop
         self.done = False
+        self.interruption: BaseException | None = None
         body = batch_record([(name, source)])
         stack = engine.js_stack_limit
         # a compile has no clock or entropy: the header words after globals_len stay 0
@@ -176,6 +177,11 @@ class _Compiler:
         self.engine.bytecode.put(self.key, bytes(view))
         return 0
 
+    def interrupted(self, exc: BaseException) -> None:
+        """A signal handler raised while this compile ran on the main thread: stop, and raise
+        ``exc`` from :meth:`run` (the run that asked for the compile then stops with it)."""
+        self.interruption = exc
+
     def run(self) -> None:
         self.instance, key = self.engine.new_instance(self.memory_limit, self)
         try:
@@ -185,7 +191,9 @@ class _Compiler:
             if ptr is not None:
                 self.instance.run(ptr, len(self.record))
         except (GuestStopped, BadPointer):
-            pass  # the run itself will report what went wrong
+            if self.interruption is not None:
+                raise self.interruption from None
+            # else the run itself will report what went wrong
         finally:
             _router.stores.remove(key)
             self.instance.close()

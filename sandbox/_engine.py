@@ -18,10 +18,11 @@ import hashlib
 import json
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from quickjail.sandbox import _capi, _hostlib, _native, _router
+from quickjail.sandbox import _capi, _hostlib, _native, _router, _stacks
 from quickjail.sandbox._abi import SCRATCH_SIZE
 from quickjail.sandbox._bytecode import BytecodeCache
 from quickjail.sandbox._capi import lib
@@ -149,6 +150,11 @@ class EngineState:
         # has returned) and the scratch buffer (the guest copies out what it needs at once)
         self.idle_spans = ((0, self.guest.stack_top), (self.scratch_addr, SCRATCH_SIZE))
         self.js_stack_limit = JS_STACK_LIMIT
+        # while a guest runs on the main thread, the epoch advances so signals are handled
+        self.main_ticker = _stacks.MainTicker(
+            self.increment_epoch,
+            lambda delay, fn: self.deadlines.add(time.monotonic() + delay, fn),
+        )
 
     def increment_epoch(self) -> None:
         """Advance the engine's epoch: every store's callback then asks whether its run stops."""
@@ -227,7 +233,7 @@ class EngineState:
                 self.engine,
                 self.pre,
                 memory_limit,
-                _router.EPOCH_CALLBACK,
+                _router.epoch_callback(),
                 key,
                 fuel=fuel,
                 data=router.store_data,
@@ -248,7 +254,7 @@ class EngineState:
             self.engine,
             self.pre,
             -1,
-            _router.EPOCH_CALLBACK,
+            _router.epoch_callback(),
             0,
             fuel=1 << 40 if self.metered else None,
             deadline=1 << 40,

@@ -20,9 +20,9 @@ import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Generator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-from quickjail.sandbox import _engine
+from quickjail.sandbox import _engine, _stacks
 from quickjail.sandbox._abi import QJ_FAIL, QJ_PENDING
 from quickjail.sandbox._hostcall import PendingCall
 from quickjail.sandbox._options import RunOptions
@@ -42,6 +42,8 @@ else:  # a sync run without async callables never needs anyio: import it on firs
     anyio = lazy_module("anyio", "lowlevel", "from_thread")
 
 __all__ = ["CodeExecution"]
+
+_MAIN: Final = threading.main_thread().ident
 
 
 class CodeExecution:
@@ -161,7 +163,9 @@ class CodeExecution:
             await event.wait()
 
     def run_sync(self) -> CodeResult:
-        """Drive the run from synchronous code (on worker threads; blocks the caller)."""
+        """Drive the run from synchronous code, blocking the caller: on the caller's thread
+        (its guest stack, :mod:`._stacks`), or where it has none to spare on a worker thread.
+        Slices after a wait for timers run on worker threads."""
         if self._result is not None:
             return self._result
         if self._started:
@@ -172,6 +176,9 @@ class CodeExecution:
             return self._result
         self._started = True
         box: list[CodeResult | BaseException] = []
+        stack = _stacks.enter()
+        if stack is not None:
+            return self._run_here(stack, box)
         wake = _Wake()
         try:
             self._engine.workers.submit(self._whole_run_job(box, wake.set, self._sync_report))
@@ -180,6 +187,24 @@ class CodeExecution:
             raise
         finally:
             wake.wait()
+        return self._outcome_of(box)
+
+    def _run_here(
+        self, stack: _stacks.GuestStack, box: list[CodeResult | BaseException]
+    ) -> CodeResult:
+        """The run's first slice on this thread, on its guest stack ``stack`` (entered); on the
+        main thread the epoch ticks meanwhile, so a signal handler's exception stops it."""
+        later = _Later()
+        ticker = self._engine.main_ticker if threading.get_ident() == _MAIN else None
+        try:
+            if ticker is not None:
+                ticker.enter()
+            self._whole_run_job(box, later.set, self._sync_report)()
+        finally:
+            if ticker is not None:
+                ticker.leave()
+            _stacks.leave(stack)
+        later.wait()  # at once, unless the run waits for timers (its next slices: workers)
         return self._outcome_of(box)
 
     async def _wait_quietly(self) -> None:
@@ -596,6 +621,32 @@ class CodeExecution:
         else:
             ok, data = run.dispatch.settle(call.fn, value, ok=True)
         return call.call_id, ok, data
+
+
+class _Later:
+    """How a run begun on the caller's thread wakes it when it ends on a worker (after waiting
+    for timers): a :class:`_Wake` made only when the caller has to wait."""
+
+    __slots__ = ("_done", "_lock", "_wake")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._done = False
+        self._wake: _Wake | None = None
+
+    def set(self) -> None:
+        with self._lock:
+            self._done = True
+            wake = self._wake
+        if wake is not None:
+            wake.set()
+
+    def wait(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            wake = self._wake = _Wake()
+        wake.wait()
 
 
 class _Wake:

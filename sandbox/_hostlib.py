@@ -44,7 +44,9 @@ __all__ = [
     "SPAN_OPS",
     "StoreData",
     "clock_time_get",
+    "epoch_callback",
     "host_call",
+    "library",
     "play",
 ]
 
@@ -107,6 +109,8 @@ _PYTHON_FUNCTIONS: Final = (
     "PyErr_WriteUnraisable",
     "PyErr_Fetch",
     "PyErr_Restore",
+    "PyObject_CallFunctionObjArgs",
+    "PyErr_NormalizeException",
 )
 # objects the library uses for good: the method it calls, the method that releases a view
 _ON_HOST: Final = "on_host"
@@ -115,7 +119,9 @@ _RELEASE: Final = "release"
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
 _addresses: dict[str, int] = {}
+_kept: list[Any] = []  # Python objects the library holds borrowed, for good
 _play: Any = None
+_epoch: int = 0
 
 
 def clock_time_get() -> int:
@@ -126,6 +132,34 @@ def clock_time_get() -> int:
 def host_call() -> int:
     """The address of the library's ``qj.host`` host function (loading it)."""
     return _load()["host"]
+
+
+def library() -> ctypes.CDLL:
+    """The host library (loading it); its functions release the GIL when called."""
+    _load()
+    assert _lib is not None
+    return _lib
+
+
+def epoch_callback(decide: Any, interrupted: Any) -> int:
+    """The address of the library's epoch deadline callback (loading it), which asks
+    ``decide(key) -> int`` (non-zero: stop) and hands an exception raised meanwhile (a signal
+    handler's, on the main thread) to ``interrupted(key, exc)``. The first call's functions
+    stay for good."""
+    global _epoch
+    _load()
+    with _lock:
+        if not _epoch:
+            assert _lib is not None
+            init = _lib.qj_epoch_init
+            init.restype = ctypes.c_int
+            init.argtypes = (ctypes.c_void_p, ctypes.py_object, ctypes.py_object)
+            _kept.extend((decide, interrupted))
+            error_new = ctypes.cast(_capi.lib.wasmtime_error_new, ctypes.c_void_p)
+            if init(error_new, decide, interrupted) != 0:
+                raise GuestBuildError("the host library refused the epoch callback's functions")
+            _epoch = ctypes.cast(_lib.qj_epoch_callback, ctypes.c_void_p).value or 0
+        return _epoch
 
 
 def play(data: StoreData, base: int, size: int, op: int, a: int, b: int, c: int, d: int) -> int:

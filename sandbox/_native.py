@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from quickjail.sandbox import _capi, _hostlib
+from quickjail.sandbox import _capi, _hostlib, _stacks
 from quickjail.sandbox._capi import lib
 from quickjail.sandbox._hostlib import StoreData
 
@@ -41,6 +41,7 @@ _set_deadline = lib.wasmtime_context_set_epoch_deadline
 _pre_instantiate = lib.wasmtime_instance_pre_instantiate
 _export_get = lib.wasmtime_instance_export_get
 _call = lib.wasmtime_func_call_unchecked
+_CALL: int = ctypes.cast(_call, ctypes.c_void_p).value or 0
 _mem_data = lib.wasmtime_memory_data
 _mem_size = lib.wasmtime_memory_data_size
 _error_delete = lib.wasmtime_error_delete
@@ -161,7 +162,11 @@ class NativeInstance:
         for i, a in enumerate(args):
             vals[i].i32 = a
         trap = ctypes.c_void_p()
-        err = _call(self._ctx, ctypes.byref(func), vals, n, ctypes.byref(trap))
+        stack = _stacks.current()
+        if stack is None:
+            err = _call(self._ctx, ctypes.byref(func), vals, n, ctypes.byref(trap))
+        else:  # the caller's thread, on its guest stack
+            err = stack.call(_CALL, self._ctx, ctypes.byref(func), vals, n, ctypes.byref(trap))
         if err:
             raise GuestStopped(_capi.take_error(err))
         if trap:

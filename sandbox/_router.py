@@ -11,14 +11,14 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol
 
-from quickjail.sandbox import _capi
+from quickjail.sandbox import _capi, _hostlib
 from quickjail.sandbox._abi import WASI_EBADF
 from quickjail.sandbox._hostlib import StoreData
 
 __all__ = [
-    "EPOCH_CALLBACK",
     "HostRouter",
     "badf_import",
+    "epoch_callback",
     "register",
     "stores",
 ]
@@ -41,6 +41,11 @@ class HostRouter(Protocol):
         ...
 
     def should_stop(self) -> bool: ...
+
+    def interrupted(self, exc: BaseException) -> None:
+        """Keep ``exc`` (raised on this run's thread while its guest ran: a signal handler's)
+        for the caller, and stop."""
+        ...
 
 
 def badf_import(args: Any, _n: int) -> None:
@@ -80,14 +85,28 @@ stores = _Stores()
 register = stores.add
 
 
-def _epoch_cb(_ctx: Any, data: int | None, delta: Any, kind: Any) -> int:
-    router = stores.get(data or 0)
-    if router is None or router.should_stop():
-        err: int | None = _capi.lib.wasmtime_error_new(b"quickjail: run stopped")
-        return err or 0
-    delta[0] = 1
-    kind[0] = 0  # continue
-    return 0
+def _decide(key: int) -> int:
+    """The epoch callback's question for store ``key``: 1 stops its guest, 0 lets it go on."""
+    router = stores.get(key)
+    return 1 if router is None or router.should_stop() else 0
 
 
-EPOCH_CALLBACK = _capi.EPOCH_CALLBACK_TYPE(_epoch_cb)
+def _interrupted(key: int, exc: BaseException) -> None:
+    """An exception raised while the epoch callback asked (a signal handler's, such as
+    Ctrl-C's ``KeyboardInterrupt``, when the guest runs on the main thread): the store's run
+    keeps it and stops."""
+    router = stores.get(key)
+    if router is not None:
+        router.interrupted(exc)
+
+
+_callback: Any = None
+
+
+def epoch_callback() -> Any:
+    """The stores' epoch deadline callback, the host library's C function (loaded on first
+    use): it asks :func:`_decide` and hands an exception to :func:`_interrupted`."""
+    global _callback
+    if _callback is None:
+        _callback = _capi.EPOCH_CALLBACK_TYPE(_hostlib.epoch_callback(_decide, _interrupted))
+    return _callback

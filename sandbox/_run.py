@@ -193,6 +193,15 @@ class Run:
     def should_stop(self) -> bool:
         return self.stop_reason is not None
 
+    def interrupted(self, exc: BaseException) -> None:
+        """A signal handler raised ``exc`` while the guest ran on the main thread (asked by the
+        epoch callback): stop the run, and keep ``exc`` for the caller, as a
+        ``KeyboardInterrupt`` from a host function is kept."""
+        self.keep_error(exc)
+        if self.fatal is None:
+            self.fatal = exc
+        self.terminate("interrupted")
+
     def terminate(self, reason: str) -> bool:
         """Ask the run to stop; returns False when it already ended or is stopping."""
         with self.lock:

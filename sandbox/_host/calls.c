@@ -17,9 +17,6 @@
 #include <string.h>
 #include "host.h"
 
-typedef struct _object PyObject; /* opaque: only passed to CPython's own functions */
-typedef ptrdiff_t py_ssize_t;
-
 /* the answer for a call no owner can take (QJ_E_HOST of _guest/quickjail.h) */
 #define E_HOST (-1)
 /* PyBUF_READ: a read-only memoryview */
@@ -30,25 +27,7 @@ typedef ptrdiff_t py_ssize_t;
 #define TP_LONG ((unsigned long)1 << 24)
 #define TP_BYTES ((unsigned long)1 << 27)
 
-/* the CPython functions called, in the order qj_host_init_python takes them */
-static struct {
-    int (*gil_ensure)(void);
-    void (*gil_release)(int);
-    PyObject *(*call_method)(PyObject *name, PyObject *const *args, size_t nargsf,
-                             PyObject *kwnames);
-    PyObject *(*long_from)(long long);
-    long long (*long_as)(PyObject *);
-    PyObject *(*memoryview)(char *mem, py_ssize_t size, int flags);
-    int (*bytes_as)(PyObject *, char **, py_ssize_t *);
-    PyObject *(*type_of)(PyObject *);
-    unsigned long (*type_flags)(PyObject *);
-    void (*decref)(PyObject *);
-    PyObject *(*err_occurred)(void);
-    void (*err_clear)(void);
-    void (*write_unraisable)(PyObject *);
-    void (*err_fetch)(PyObject **, PyObject **, PyObject **);
-    void (*err_restore)(PyObject *, PyObject *, PyObject *);
-} py;
+qj_python_t py;
 #define PY_FUNCTIONS (sizeof(py) / sizeof(void *))
 
 static PyObject *on_host_name; /* "on_host" */

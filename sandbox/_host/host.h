@@ -66,4 +66,32 @@ static inline qj_store_t *caller_store(void *caller, void **context)
     return store && store->memory.inner.store_id != 0 ? store : NULL;
 }
 
+typedef struct _object PyObject; /* opaque: only passed to CPython's own functions */
+typedef ptrdiff_t py_ssize_t;
+
+/* The CPython functions the library calls, in the order qj_host_init_python takes them
+ * (sandbox/_hostlib.py _PYTHON_FUNCTIONS): stable-ABI functions, from ctypes.pythonapi. */
+typedef struct {
+    int (*gil_ensure)(void);
+    void (*gil_release)(int);
+    PyObject *(*call_method)(PyObject *name, PyObject *const *args, size_t nargsf,
+                             PyObject *kwnames);
+    PyObject *(*long_from)(long long);
+    long long (*long_as)(PyObject *);
+    PyObject *(*memoryview)(char *mem, py_ssize_t size, int flags);
+    int (*bytes_as)(PyObject *, char **, py_ssize_t *);
+    PyObject *(*type_of)(PyObject *);
+    unsigned long (*type_flags)(PyObject *);
+    void (*decref)(PyObject *); /* Py_DecRef: NULL is fine */
+    PyObject *(*err_occurred)(void);
+    void (*err_clear)(void);
+    void (*write_unraisable)(PyObject *);
+    void (*err_fetch)(PyObject **, PyObject **, PyObject **);
+    void (*err_restore)(PyObject *, PyObject *, PyObject *);
+    PyObject *(*call_objargs)(PyObject *callable, ...); /* NULL-terminated arguments */
+    void (*err_normalize)(PyObject **, PyObject **, PyObject **);
+} qj_python_t;
+
+extern qj_python_t py; /* calls.c; all NULL until qj_host_init_python */
+
 #endif
