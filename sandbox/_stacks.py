@@ -76,7 +76,7 @@ class GuestStack:
     """One thread's guest stack: :meth:`call` runs a C function on it. Closed (unmapped) when
     its thread ends, or by :meth:`close` (idempotent)."""
 
-    __slots__ = ("__weakref__", "_address", "_call", "_free", "_trim", "busy")
+    __slots__ = ("__weakref__", "_address", "_call", "_free", "_trim", "busy", "running")
 
     def __init__(self) -> None:
         new, self._free, self._trim, self._call = _lib()
@@ -84,12 +84,20 @@ class GuestStack:
         if not address:
             raise MemoryError("no guest stack could be mapped")
         self._address: int = address
-        self.busy = False
+        self.busy = False  # entered by a run on its thread
+        self.running = False  # a call is on it: code it calls runs there already
 
     def call(self, fn: int, *args: Any) -> int:
         """``fn(*args)`` (five pointer-sized arguments; a pointer-sized result) on this stack.
-        Releases the GIL, as a ctypes call does."""
-        return int(self._call(self._address, STACK_SIZE, fn, *args) or 0)
+        Releases the GIL, as a ctypes call does. Not while a call is on it (see
+        :func:`current`)."""
+        if self.running:
+            raise RuntimeError("the guest stack is in use by a call below this one")
+        self.running = True
+        try:
+            return int(self._call(self._address, STACK_SIZE, fn, *args) or 0)
+        finally:
+            self.running = False
 
     def trim(self) -> bool:
         """Give back the pages below the top :data:`KEEP_RESIDENT` bytes, if the last run went
@@ -106,9 +114,11 @@ class GuestStack:
 
 
 def current() -> GuestStack | None:
-    """The guest stack this thread has entered, or None (the guest runs on this thread's own
-    stack: a worker's)."""
-    return getattr(_local, "entered", None)
+    """The guest stack a call into a guest on this thread switches to, or None: the call runs
+    on the stack it is made on (a worker's, or the guest stack itself when a host function
+    that the guest called enters a guest again, such as an engine's first probe)."""
+    stack: GuestStack | None = getattr(_local, "entered", None)
+    return None if stack is None or stack.running else stack
 
 
 def enter() -> GuestStack | None:

@@ -187,3 +187,19 @@ def test_a_deep_run_leaves_only_the_top_of_its_stack_resident_and_a_thread_end_u
     while _mapped(address) and time.monotonic() < deadline:
         time.sleep(0.01)  # the thread's locals go once the thread has fully ended
     assert not _mapped(address)
+
+
+def test_a_guest_entered_from_a_host_function_runs_below_it_not_over_it() -> None:
+    from quickjail.sandbox import _engine
+
+    def probe() -> int:
+        # a second guest, entered on this thread while the first one waits for this call
+        return _engine.get_engine()._probe() & 0xFF
+
+    r = quickjail.run_code_sync(
+        "const before = [1, 2, 3].map((x) => x * 2);"
+        "const p = probe();"
+        "export default [before, typeof p, [4, 5].map((x) => x + 1)]",
+        globals={"probe": synchronous(probe)},
+    )
+    assert (r.status, r.result) == ("success", [[2, 4, 6], "number", [5, 6]]), r.error
