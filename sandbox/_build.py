@@ -91,6 +91,9 @@ HOST_DIR = PACKAGE_DIR / "_host"
 #   0009  a string builder's fill (String.prototype.repeat of one code unit, padStart/padEnd
 #         with one) stores its code units in one pass (a memset for an 8-bit string) instead
 #         of one call each: on wasm each call pays a stack and an epoch check
+#   0010  JS_NewStringLen's check for a non-ASCII byte (every long string the host sends goes
+#         through it) reads 8 bytes a step instead of one (cutils.h): each step of a loop on
+#         wasm also pays an epoch check
 PATCHES = {
     "0001-out-of-memory-error.patch": (
         "48d3f7895824519300ad82b4e78063941f935ad4505e24fce847475b07842ba4"
@@ -118,6 +121,9 @@ PATCHES = {
     ),
     "0009-string-fill-in-one-pass.patch": (
         "30d3bbde3e7d1410cf49de230f10414a27f7f356008b5ae0e0399f451d1310ca"
+    ),
+    "0010-utf8-scan-by-words.patch": (
+        "6b36bdff0c59a869ec93a988e6bcedc77c4f17f1e27e4dfd3f25299a4e568309"
     ),
 }
 WASM_PATH = GUEST_DIR / "quickjail.wasm"
@@ -263,28 +269,38 @@ def apply_patch(text: str, hunks: list[tuple[int, list[str]]], name: str) -> str
 
 
 def patch_sources(src_dir: Path, out_dir: Path) -> Path:
-    """Copy the QuickJS sources that :data:`PATCHES` change into ``out_dir``, patched.
+    """Copy the QuickJS sources into ``out_dir``, the ones :data:`PATCHES` change patched.
 
-    Returns ``out_dir``; it goes on the include path before ``src_dir`` and its ``.c`` files
-    are compiled instead of the pristine ones. The pristine sources are never modified.
+    Returns ``out_dir``: every QuickJS file is compiled and included from there, never from
+    ``src_dir``, so a header a patch changes is the one every file sees. (With the pristine
+    directory on the include path too, zig's compile cache kept an object built against the
+    pristine header: a file's recorded dependencies did not include the patched copy that now
+    shadowed it, and a header patch was silently left out.) The pristine sources are never
+    modified.
     """
     present = {p.name for p in PATCHES_DIR.glob("*.patch")} if PATCHES_DIR.exists() else set()
     if present != set(PATCHES):
         raise PatchError(f"_patches/ holds {sorted(present)}, the build pins {sorted(PATCHES)}")
-    patched: dict[str, str] = {}
+    hunks_of: list[tuple[str, dict[str, list[tuple[int, list[str]]]]]] = []
     for name in sorted(PATCHES):
         data = (PATCHES_DIR / name).read_bytes()
         digest = hashlib.sha256(data).hexdigest()
         if digest != PATCHES[name]:
             raise PatchError(f"{name}: sha256 {digest} does not match the pinned hash")
-        for target, hunks in _patch_hunks(data.decode("utf-8")).items():
+        hunks_of.append((name, _patch_hunks(data.decode("utf-8"))))
+    files = {p.name: p.read_bytes() for p in src_dir.iterdir() if p.is_file() and p.name[0] != "."}
+    patched: dict[str, str] = {}
+    for name, targets in hunks_of:
+        for target, hunks in targets.items():
             if target not in patched:
-                patched[target] = (src_dir / target).read_bytes().decode("utf-8")
+                if target not in files:
+                    raise PatchError(f"{name}: the sources have no {target!r}")
+                patched[target] = files[target].decode("utf-8")
             patched[target] = apply_patch(patched[target], hunks, f"{name} ({target})")
+    files.update((target, text.encode("utf-8")) for target, text in patched.items())
     out_dir.mkdir(parents=True, exist_ok=True)
-    for target, text in patched.items():
+    for target, data in files.items():
         path = out_dir / target
-        data = text.encode("utf-8")
         if not path.exists() or path.read_bytes() != data:
             path.write_bytes(data)
     return out_dir
@@ -356,10 +372,7 @@ def compile_guest(src_dir: Path, out: Path) -> None:
     generate_includes(gen_dir)
     patched_dir = patch_sources(src_dir, out.parent / "patched")
     # a guest file's object cannot overwrite a QuickJS one, whatever its name
-    sources = [
-        (patched_dir if (patched_dir / name).exists() else src_dir) / name
-        for name in QUICKJS_SOURCES
-    ]
+    sources = [patched_dir / name for name in QUICKJS_SOURCES]
     units = [(src, obj_dir / f"{src.stem}.o") for src in sources]
     units += [(c, obj_dir / f"guest-{c.stem}.o") for c in sorted(GUEST_DIR.glob("*.c"))]
     _log(f"compiling {len(units)} C files with zig cc for wasm32-wasi (about 15 s of CPU)")
@@ -372,7 +385,6 @@ def compile_guest(src_dir: Path, out: Path) -> None:
             "cc",
             *CFLAGS,
             f"-I{patched_dir}",
-            f"-I{src_dir}",
             f"-I{GUEST_DIR}",
             f"-I{gen_dir}",
             "-c",

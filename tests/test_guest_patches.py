@@ -61,3 +61,28 @@ def test_a_changed_or_unpinned_patch_is_refused(
     (patches / "9999-extra.patch").write_text(PATCH)
     with pytest.raises(_build.PatchError, match="pins"):
         _build.patch_sources(src, tmp_path / "out")
+
+
+def test_every_source_is_compiled_from_one_folder_where_a_patched_header_is_the_only_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # with the pristine folder on the include path too, a compile cache kept objects built
+    # against the pristine header (the patched copy was not among their dependencies)
+    patches = tmp_path / "_patches"
+    patches.mkdir()
+    header_patch = PATCH.replace("x.c", "x.h")
+    (patches / "0001-x.patch").write_text(header_patch)
+    monkeypatch.setattr(_build, "PATCHES_DIR", patches)
+    monkeypatch.setattr(
+        _build, "PATCHES", {"0001-x.patch": hashlib.sha256(header_patch.encode()).hexdigest()}
+    )
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "x.h").write_text("one\ntwo\nthree\nfour\nfive\n")
+    (src / "x.c").write_text('#include "x.h"\n')
+    (src / ".verified").write_text("")
+    out = _build.patch_sources(src, tmp_path / "out")
+    assert sorted(p.name for p in out.iterdir()) == ["x.c", "x.h"]
+    assert (out / "x.h").read_text() == "one\ntwo\nTHREE\nfour\nfive\n"
+    assert (out / "x.c").read_text() == '#include "x.h"\n'
+    assert (src / "x.h").read_text() == "one\ntwo\nthree\nfour\nfive\n"  # pristine
