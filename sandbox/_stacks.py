@@ -35,7 +35,16 @@ from typing import Any, Final
 from quickjail.sandbox import _hostlib
 from quickjail.sandbox._threads import WORKER_STACK
 
-__all__ = ["KEEP_RESIDENT", "STACK_SIZE", "TICK", "GuestStack", "MainTicker", "enter", "leave"]
+__all__ = [
+    "KEEP_RESIDENT",
+    "STACK_SIZE",
+    "TICK",
+    "GuestStack",
+    "MainTicker",
+    "current",
+    "enter",
+    "leave",
+]
 
 STACK_SIZE: Final = WORKER_STACK
 """A guest stack's size: the worker threads' stack size."""
@@ -105,6 +114,7 @@ class GuestStack:
         return bool(self._address) and self._trim(self._address, STACK_SIZE, KEEP_RESIDENT) == 1
 
     def close(self) -> None:
+        """Unmap the stack (idempotent); only when no call is on it."""
         address, self._address = self._address, 0
         if address:
             self._free(address, STACK_SIZE)
@@ -154,7 +164,7 @@ class MainTicker:
 
     def __init__(
         self, advance: Callable[[], None], later: Callable[[float, Callable[[], None]], Any]
-    ):
+    ) -> None:
         self._advance = advance
         self._later = later
         self._lock = threading.Lock()
@@ -162,6 +172,7 @@ class MainTicker:
         self._armed = False
 
     def enter(self) -> None:
+        """A guest starts running on the main thread: arm the ticker if it is not."""
         with self._lock:
             self._running += 1
             if self._armed:
@@ -170,6 +181,7 @@ class MainTicker:
         self._later(TICK, self._tick)
 
     def leave(self) -> None:
+        """That guest stopped running there (the next tick disarms when none is left)."""
         with self._lock:
             self._running -= 1
 
