@@ -194,12 +194,11 @@ class Run:
         return self.stop_reason is not None
 
     def interrupted(self, exc: BaseException) -> None:
-        """A signal handler raised ``exc`` while the guest ran on the main thread (asked by the
-        epoch callback): stop the run, and keep ``exc`` for the caller, as a
-        ``KeyboardInterrupt`` from a host function is kept."""
+        """``exc`` (a SystemExit or KeyboardInterrupt from a host function, or any exception a
+        signal handler raised while the epoch callback asked, on the main thread) stops the
+        run; it is kept in ``host_errors`` and in ``fatal``, for the caller to re-raise."""
         self.keep_error(exc)
-        if self.fatal is None:
-            self.fatal = exc
+        self.fatal = exc
         self.terminate("interrupted")
 
     def terminate(self, reason: str) -> bool:
@@ -282,12 +281,11 @@ class Run:
             if op == OP_RESULT:
                 self._sent = (OUT_ERROR, {"name": "TypeError", "message": str(exc)})
             return E_REFUSED
-        except BaseException as exc:  # never let a host bug trap the guest or vanish
+        except Exception as exc:  # never let a host bug trap the guest or vanish
             self.keep_error(exc)
-            if not isinstance(exc, Exception):
-                # SystemExit, KeyboardInterrupt: stop the run; the caller re-raises it
-                self.fatal = exc
-                self.terminate("interrupted")
+            return E_HOST
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt
+            self.interrupted(exc)
             return E_HOST
 
     def _on_sleep(self, ms: int, in_flight: int) -> int:
