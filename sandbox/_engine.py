@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import json
+import mmap
 import os
 import threading
 import time
@@ -26,6 +27,7 @@ from quickjail.sandbox import _capi, _hostlib, _native, _router, _stacks
 from quickjail.sandbox._abi import SCRATCH_SIZE
 from quickjail.sandbox._bytecode import BytecodeCache
 from quickjail.sandbox._capi import lib
+from quickjail.sandbox._prefault import HotPages
 from quickjail.sandbox._threads import Deadlines, Workers
 from quickjail.sandbox.errors import GuestBuildError
 
@@ -144,6 +146,7 @@ class EngineState:
             deadlines=self.deadlines,
         )
         self.bytecode = BytecodeCache()
+        self.hot_pages = HotPages(_hostlib.prefault(), mmap.PAGESIZE)
         self.scratch_addr = self._probe()
         self.scratch_size = SCRATCH_SIZE
         # guest memory that holds nothing while the guest waits: the shadow stack (every call
@@ -237,6 +240,7 @@ class EngineState:
                 key,
                 fuel=fuel,
                 data=router.store_data,
+                hot=self.hot_pages,
             )
         except BaseException:
             _router.stores.remove(key)

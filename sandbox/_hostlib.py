@@ -48,6 +48,7 @@ __all__ = [
     "host_call",
     "library",
     "play",
+    "prefault",
 ]
 
 MODE_REAL: Final = 0
@@ -139,6 +140,14 @@ def library() -> ctypes.CDLL:
     _load()
     assert _lib is not None
     return _lib
+
+
+def prefault() -> Any:
+    """The library's ``qj_prefault(base, size, pages, n)`` (``_host/prefault.c``), typed."""
+    fn = library().qj_prefault
+    fn.restype = ctypes.c_int
+    fn.argtypes = (ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint32)
+    return fn
 
 
 def epoch_callback(decide: Any, interrupted: Any) -> int:

@@ -23,6 +23,7 @@ from typing import Any
 from quickjail.sandbox import _capi, _hostlib, _stacks
 from quickjail.sandbox._capi import lib
 from quickjail.sandbox._hostlib import StoreData
+from quickjail.sandbox._prefault import HotPages
 
 __all__ = [
     "BadPointer",
@@ -89,10 +90,12 @@ class NativeInstance:
         "_base",
         "_ctx",
         "_data",
+        "_hot",
         "_inst",
         "_mem",
         "_resume",
         "_run",
+        "_sampled",
         "_size",
         "_store",
     )
@@ -107,6 +110,7 @@ class NativeInstance:
         fuel: int | None = None,
         deadline: int = 1,
         data: StoreData | None = None,
+        hot: HotPages | None = None,
     ) -> None:
         """Create the store (with its limits and epoch callback) and instantiate ``pre``.
 
@@ -114,9 +118,11 @@ class NativeInstance:
         ``wasmtime_instance_pre_t`` made from it; ``deadline`` is in epochs from now.
         ``data`` becomes the store's data (the host library's imports read it; the instance
         keeps it alive as long as the store); without it the guest's clock answers EBADF and
-        ``qj.host`` E_HOST.
+        ``qj.host`` E_HOST. ``hot``: the engine's hot pages, populated (or this run sampled).
         """
         self._data = data
+        self._hot = hot
+        self._sampled = False
         store = _store_new(engine, ctypes.addressof(data) if data is not None else None, None)
         if not store:
             raise MemoryError("wasmtime could not create a store")
@@ -149,6 +155,8 @@ class NativeInstance:
             data.memory = self._mem  # the imports may now answer
         self._base = 0
         self._size = 0
+        if hot is not None:
+            self._sampled = hot.start(*self.memory())
 
     def _export(self, inst: Any, name: bytes) -> Any:
         ext = _capi.Extern()
@@ -285,6 +293,7 @@ class NativeInstance:
         """
         if _madvise is None or not self._store:
             return
+        self._sampled = False  # what the run wrote is no longer all resident
         base, size = self.memory()
         for ptr, length in spans:
             lo = -(-ptr // _PAGE) * _PAGE
@@ -306,6 +315,9 @@ class NativeInstance:
         forgotten first, so the host library holds no pointer to it past the store."""
         if self._data is not None:
             self._data.owner = None
+        if self._sampled and self._store and self._hot is not None:
+            self._sampled = False
+            self._hot.learn(*self.memory())
         store, self._store = self._store, None
         if store:
             _store_delete(store)
