@@ -14,6 +14,8 @@ from quickjail import sandbox
 from quickjail.bridge import run_code, run_code_sync
 from quickjail.sandbox import UNDEFINED
 
+pytestmark = pytest.mark.usefixtures("sync_path")
+
 
 def ok(src: str, **kw: object) -> object:
     r = run_code_sync(src, **kw)
@@ -464,6 +466,7 @@ def test_fifty_concurrent_runs_all_get_their_own_answer() -> None:
 def test_bad_arguments_raise_before_anything_runs(
     kwargs: dict[str, object], exc: type[Exception]
 ) -> None:
+    kwargs = dict(kwargs)  # the parameter is shared by every run of this test
     source = kwargs.pop("source")
     with pytest.raises(exc):
         run_code(source, **kwargs)  # type: ignore[arg-type]
@@ -483,3 +486,22 @@ def test_error_columns_count_characters_not_bytes() -> None:
     # QuickJS reports UTF-8 byte offsets; the same number of ASCII characters gives the
     # character column directly
     assert r.error.column == ascii.error.column
+
+
+def test_a_sync_run_executes_its_guest_where_its_path_says(sync_path: str) -> None:
+    import sys
+    import threading
+
+    from quickjail.bridge import synchronous
+    from quickjail.sandbox import _stacks
+
+    seen: list[int] = []
+
+    def where() -> int:
+        seen.append(threading.get_ident())
+        return 1
+
+    r = run_code_sync("export default where()", globals={"where": synchronous(where)})
+    assert (r.status, r.result) == ("success", 1), r.error
+    here = sync_path == "caller" and _stacks._SUPPORTED and "greenlet" not in sys.modules
+    assert (seen == [threading.get_ident()]) is here

@@ -7,7 +7,7 @@ import pytest
 
 from quickjail.bridge import run_code_sync
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("sync_path")]
 
 MiB = 2**20
 HOG = "try { new Uint8Array(2 ** 28) } catch {}\n"  # one caught allocation failure

@@ -11,7 +11,7 @@ from quickjail import sandbox
 from quickjail.bridge import run_code, run_code_sync
 from quickjail.sandbox import OutputLimits
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("sync_path")]
 
 
 def test_deterministic_runs_give_the_same_clock_random_and_reports() -> None:
