@@ -3,7 +3,8 @@
 wasmtime-py's high-level objects cost tens of microseconds per call (argument type checks,
 wrapper objects for every export). A run needs only a handful of operations, so this module
 does them with one ctypes crossing each: create a store with its limits and epoch callback,
-instantiate from the pre-linked module, look up four exports, call an export with raw i32
+instantiate from the pre-linked module (then populate the engine's hot pages,
+:mod:`._prefault`), look up four exports, call an export with raw i32
 arguments, read the memory's base address, and delete the store.
 
 Host imports are defined once per process on the shared linker as *unchecked* functions (raw
