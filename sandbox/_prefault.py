@@ -61,10 +61,7 @@ class HotPages:
         self._hot: tuple[Any, int] | None = None  # the set: a ctypes uint32 array, ascending
         self._span = 0  # bytes of memory an instance starts with: where hot pages can be
         if prefault is not None and sys.platform.startswith("linux"):
-            try:
-                self._pagemap = os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC)
-            except OSError:
-                self._prefault = None
+            self._open_pagemap()
 
     @property
     def pages(self) -> frozenset[int]:
@@ -118,6 +115,13 @@ class HotPages:
             hot = sorted(frozenset.intersection(*self._samples))
             self._hot = ((ctypes.c_uint32 * len(hot))(*hot), len(hot)) if hot else None
 
+    def _open_pagemap(self) -> None:
+        """Open this process's page map; without one, nothing is prefaulted."""
+        try:
+            self._pagemap = os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self._prefault = None
+
     def _reopen(self) -> int | None:
         """This process's own pagemap, after a fork (the inherited one is the parent's)."""
         with self._lock:
@@ -125,10 +129,7 @@ class HotPages:
                 old, self._pagemap = self._pagemap, None
                 if old is not None:
                     os.close(old)
-                try:
-                    self._pagemap = os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC)
-                except OSError:
-                    self._prefault = None
+                self._open_pagemap()
                 self._pid = os.getpid()
                 self._samples.clear()
                 self._hot = None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import sys
+import threading
 import time
 
 import anyio
@@ -11,8 +13,8 @@ import anyio.lowlevel
 import pytest
 
 from quickjail import sandbox
-from quickjail.bridge import run_code, run_code_sync
-from quickjail.sandbox import UNDEFINED
+from quickjail.bridge import run_code, run_code_sync, synchronous
+from quickjail.sandbox import UNDEFINED, _stacks
 
 pytestmark = pytest.mark.usefixtures("sync_path")
 
@@ -489,12 +491,6 @@ def test_error_columns_count_characters_not_bytes() -> None:
 
 
 def test_a_sync_run_executes_its_guest_where_its_path_says(sync_path: str) -> None:
-    import sys
-    import threading
-
-    from quickjail.bridge import synchronous
-    from quickjail.sandbox import _stacks
-
     seen: list[int] = []
 
     def where() -> int:

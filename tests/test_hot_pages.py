@@ -4,6 +4,7 @@ map, bounded whatever a guest writes, and populating changes no result."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import mmap
 import os
@@ -28,8 +29,6 @@ GENEROUS = 120.0  # seconds: a bound no loaded machine reaches
 
 
 def _address(m: mmap.mmap) -> int:
-    import ctypes
-
     return ctypes.addressof(ctypes.c_char.from_buffer(m))
 
 
