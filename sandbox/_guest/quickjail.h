@@ -112,8 +112,11 @@ enum {
     QJ_OP_OOM = 4,        /* a=bytes requested; the allocator failed */
     QJ_OP_MODULE = 5,     /* (b,c)=module name, a=QJ_MODULE_WANT_*; reply: a QJ_MODULE_*
                            * byte then the module, or <0 when the host has no such module */
-    QJ_OP_CALL = 6,       /* a=function id, (b,c)=args message, d=call id (0 = sync);
-                           * reply: see QJ_CALL_OK */
+    QJ_OP_CALL = 6,       /* a=function id, (b,c)=args message, d=call id (0 for a
+                           * QJ_FN_VALUE call); reply: see QJ_CALL_OK. A QJ_FN_PROMISE call
+                           * names the id its promise takes if the host answers QJ_E_PENDING
+                           * (the call was paused): qj_resume settles it later, as an async
+                           * call's */
     QJ_OP_FETCH = 7,      /* copy the pending reply into (b, c) */
     QJ_OP_REJECTION = 8,  /* (b,c)=value message of an unhandled rejection's reason */
     QJ_OP_BYTECODE = 9,   /* a=index in the compile batch, (b,c)=the module's bytecode */

@@ -23,7 +23,7 @@
 #define WASI_EBADF 8
 
 /* qj_store_t.mode */
-#define MODE_REAL 0          /* id 0: CLOCK_REALTIME, any other id: CLOCK_MONOTONIC */
+#define MODE_REAL 0          /* id 0: CLOCK_REALTIME, any other: CLOCK_MONOTONIC + virtual_ns */
 #define MODE_DETERMINISTIC 1 /* base_ns + reads * 1 ms + virtual_ns, any id */
 #define MODE_ZERO 2          /* always 0 (compile-only instances) */
 
@@ -65,7 +65,11 @@ static uint64_t clock_value(qj_store_t *clock, int32_t id)
     }
     if (clock->mode == MODE_ZERO)
         return 0;
-    return read_clock(id == 0 ? CLOCK_REALTIME : CLOCK_MONOTONIC);
+    /* virtual_ns shifts the monotonic clock (wrapping): a resumed run's clock goes on from
+     * where it paused, in any process on any machine */
+    if (id == 0)
+        return read_clock(CLOCK_REALTIME);
+    return read_clock(CLOCK_MONOTONIC) + clock->virtual_ns;
 }
 
 /* Write `value` little-endian at `out`, byte by byte (wasm memory is little-endian whatever
