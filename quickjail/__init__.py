@@ -39,7 +39,7 @@ logging.getLogger("quickjail").addHandler(logging.NullHandler())
 if TYPE_CHECKING:
     from quickjail import bridge, runtime, sandbox
     from quickjail._stress import StressReport, Violation, run_stress
-    from quickjail.bridge import run_code, run_code_sync
+    from quickjail.bridge import resume, resume_sync, run_code, run_code_sync
     from quickjail.sandbox import UNDEFINED, CodeExecution, CodeResult, to_json_safe
 
 __all__ = [
@@ -49,6 +49,8 @@ __all__ = [
     "StressReport",
     "Violation",
     "bridge",
+    "resume",
+    "resume_sync",
     "run_code",
     "run_code_sync",
     "run_stress",
@@ -64,6 +66,8 @@ _WHERE = {
     "UNDEFINED": "quickjail.sandbox",
     "CodeExecution": "quickjail.sandbox",
     "CodeResult": "quickjail.sandbox",
+    "resume": "quickjail.bridge",
+    "resume_sync": "quickjail.bridge",
     "run_code": "quickjail.bridge",
     "run_code_sync": "quickjail.bridge",
     "to_json_safe": "quickjail.sandbox",

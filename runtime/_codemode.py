@@ -195,6 +195,10 @@ def _code_result(result: Any) -> ToolResult:
         message = str(error)
     elif result.status == "terminated":
         message = f"terminated: {result.reason or 'stopped'}"
+    elif result.status == "paused":
+        # a host function raised Pause: code mode does not keep continuations (approvals do)
+        names = ", ".join(p.function for p in result.paused)
+        message = f"paused: the program waits for {names}, which code mode cannot resume"
     else:
         message = f"{result.status}: {error}" if error is not None else result.status
     stack = error.stack if error is not None and error.stack else None

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Generator
@@ -24,13 +23,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 from quickjail.sandbox import _engine, _stacks
 from quickjail.sandbox._abi import QJ_FAIL, QJ_PENDING
+from quickjail.sandbox._continuation import Continuation
+from quickjail.sandbox._durable import Answer
 from quickjail.sandbox._hostcall import PendingCall
 from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._program import Program, content_id
 from quickjail.sandbox._result import CodeResult, ErrorInfo
 from quickjail.sandbox._run import Run
 from quickjail.sandbox._values import Reply
-from quickjail.sandbox.host import is_async_callable
+from quickjail.sandbox._wake import Later, Wake
+from quickjail.sandbox.host import Pause, is_async_callable
 
 if TYPE_CHECKING:
     import anyio
@@ -44,6 +46,9 @@ else:  # a sync run without async callables never needs anyio: import it on firs
 __all__ = ["CodeExecution"]
 
 _MAIN: Final = threading.main_thread().ident
+PAUSED: Final = (0, False, b"")
+"""What awaiting an async host call gives when its function paused it (see ``Pause``)."""
+Settled = tuple[int, bool, Reply]
 
 
 class CodeExecution:
@@ -64,9 +69,14 @@ class CodeExecution:
     """
 
     def __init__(
-        self, engine: _engine.EngineState, opts: RunOptions, program: Program | ErrorInfo
+        self,
+        engine: _engine.EngineState,
+        opts: RunOptions,
+        program: Program | ErrorInfo,
+        resumed: tuple[Continuation, list[Answer]] | None = None,
     ) -> None:
         self._engine = engine
+        self._resumed = resumed  # a paused run's continuation and its answers (resume())
         self._opts = opts
         self._program = program
         self._has_async = isinstance(program, Program) and any(
@@ -179,7 +189,7 @@ class CodeExecution:
         stack = _stacks.enter()
         if stack is not None:
             return self._run_here(stack, box)
-        wake = _Wake()
+        wake = Wake()
         try:
             self._engine.workers.submit(self._whole_run_job(box, wake.set, self._sync_report))
         except BaseException:
@@ -194,7 +204,7 @@ class CodeExecution:
     ) -> CodeResult:
         """The run's first slice on this thread, on its guest stack ``stack`` (entered); on the
         main thread the epoch ticks meanwhile, so a signal handler's exception stops it."""
-        later = _Later()
+        later = Later()
         ticker = self._engine.main_ticker if threading.get_ident() == _MAIN else None
         try:
             if ticker is not None:
@@ -232,7 +242,7 @@ class CodeExecution:
                 self._result = CodeResult(status="error", error=self._program)
                 return None
             try:
-                self._run = Run(self._engine, self._opts, self._program)
+                self._run = Run(self._engine, self._opts, self._program, self._resumed)
             except MemoryError as exc:
                 # wasmtime refused a store or instance: the process already holds
                 # MAX_LIVE_SANDBOXES, or the machine is out of memory. An outcome, not a raise.
@@ -348,7 +358,7 @@ class CodeExecution:
                 signal()
                 return
             run.on_report_threadsafe = on_report
-            self._slice_job(run, run.slice_start, box, signal)
+            self._slice_job(run, run.slice_first, box, signal)
 
         return job
 
@@ -365,7 +375,7 @@ class CodeExecution:
         ended = True
         try:
             status = run.run_slice(work)
-            if status == QJ_PENDING and run.stop_reason is None:
+            if status == QJ_PENDING and run.stop_reason is None and not run.dispatch.paused:
                 if run.wake_in is not None:
                     self._wake_later(run, run.wake_in, box, signal)
                     ended = False
@@ -377,7 +387,7 @@ class CodeExecution:
         finally:
             if ended:
                 try:
-                    signal()  # the sync waiter's wake-up releases the GIL (see _Wake)
+                    signal()  # the sync waiter's wake-up releases the GIL (see Wake)
                 finally:
                     run.release()  # freeing the instance is off the waiter's path
 
@@ -479,19 +489,23 @@ class CodeExecution:
         """Run the guest's slices, starting its async host calls between them, until it is
         done or stopped; returns the last slice's status."""
         assert self._wake is not None
-        settled: list[tuple[int, bool, Reply]] = []
-        in_flight = 0  # async host calls started and not yet handed to the guest
-        status = await self._in_worker(run, run.slice_start)
+        settled: list[Settled] = []
+        in_flight = 0  # async host calls started and not yet handed to the guest (or paused)
+        status = await self._in_worker(run, run.slice_first)
         async with anyio.create_task_group() as calls:
             while status == QJ_PENDING and run.stop_reason is None:
                 new = run.take_new_calls()
                 wake_in = run.wake_in  # the guest's next timer, if it waits for one
+                if run.dispatch.paused and in_flight == 0 and not new:
+                    break  # parked with paused calls, nothing else in flight: the run pauses
                 if len(new) == 1 and in_flight == 0 and wake_in is None:
                     # the guest waits for this one call and nothing else: await it here,
                     # with no task and no wake-up between the call and the next slice
                     run.pause_deadline()
                     outcome = await self._await_alone(run, new[0])
                     run.resume_deadline()
+                    if outcome is PAUSED:
+                        continue
                     if outcome is None or run.stop_reason is not None:
                         break
                     status = await self._in_worker(
@@ -517,10 +531,11 @@ class CodeExecution:
                 if not settled:
                     status = await self._in_worker(run, run.slice_wake)
                     continue
-                batch = list(settled)
+                batch = [o for o in settled if o is not PAUSED]
+                in_flight -= len(settled)
                 settled.clear()
-                in_flight -= len(batch)
-                status = await self._in_worker(run, functools.partial(run.slice_resume, batch))
+                if batch:
+                    status = await self._in_worker(run, functools.partial(run.slice_resume, batch))
             calls.cancel_scope.cancel()
         return status
 
@@ -570,9 +585,7 @@ class CodeExecution:
         self._delivering = False
         self._poke()
 
-    async def _host_call(
-        self, run: Run, call: PendingCall, settled: list[tuple[int, bool, Reply]]
-    ) -> None:
+    async def _host_call(self, run: Run, call: PendingCall, settled: list[Settled]) -> None:
         """Await one async host call as a task and hand its outcome to the driver."""
         outcome = await self._call_outcome(run, call)
         if outcome is not None:
@@ -580,7 +593,7 @@ class CodeExecution:
         assert self._wake is not None
         self._wake.set()
 
-    async def _await_alone(self, run: Run, call: PendingCall) -> tuple[int, bool, Reply] | None:
+    async def _await_alone(self, run: Run, call: PendingCall) -> Settled | None:
         """Await the one call the guest waits for in the driver itself; a stop of the run
         (``_stopped``, any thread) cancels it. None when the run stopped."""
         with anyio.CancelScope() as scope:
@@ -593,9 +606,9 @@ class CodeExecution:
                 self._alone = None
         return None
 
-    async def _call_outcome(self, run: Run, call: PendingCall) -> tuple[int, bool, Reply] | None:
-        """Await one async host call: ``(call id, ok, value message)`` for the guest, or None
-        when it stopped the run.
+    async def _call_outcome(self, run: Run, call: PendingCall) -> Settled | None:
+        """Await one async host call: ``(call id, ok, value message)`` for the guest,
+        ``PAUSED`` when the function paused the call, or None when it stopped the run.
 
         The backend's cancellation exception only propagates when this task is being
         cancelled (the run stops, the awaiting task is cancelled); raised by a host function
@@ -609,6 +622,11 @@ class CodeExecution:
             if anyio.current_effective_deadline() == -math.inf:
                 raise
             ok, data = run.dispatch.settle(call.fn, exc, ok=False)
+        except Pause as exc:
+            refused = run.dispatch.pause(call.fn, call.call_id, call.raw, exc)
+            if refused is None:
+                return PAUSED
+            ok, data = run.dispatch.settle(call.fn, refused, ok=False)
         except Exception as exc:
             ok, data = run.dispatch.settle(call.fn, exc, ok=False)
         except BaseException as exc:
@@ -621,89 +639,6 @@ class CodeExecution:
         else:
             ok, data = run.dispatch.settle(call.fn, value, ok=True)
         return call.call_id, ok, data
-
-
-class _Later:
-    """How a run begun on the caller's thread wakes it when it ends on a worker (after waiting
-    for timers): a :class:`_Wake` made only when the caller has to wait."""
-
-    __slots__ = ("_done", "_lock", "_wake")
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._done = False
-        self._wake: _Wake | None = None
-
-    def set(self) -> None:
-        with self._lock:
-            self._done = True
-            wake = self._wake
-        if wake is not None:
-            wake.set()
-
-    def wait(self) -> None:
-        with self._lock:
-            if self._done:
-                return
-            wake = self._wake = _Wake()
-        wake.wait()
-
-
-class _Wake:
-    """How a worker wakes the thread waiting for a sync run: a pipe of its own.
-
-    The worker writes one byte and closes its end; the waiter reads it and closes the other.
-    ``os.write`` releases the GIL before it wakes the waiter, which (often scheduled at once on
-    the worker's own CPU) then finds the GIL free. Waking it with a lock, with the GIL held,
-    made it wait for the GIL and then for the GIL's mutex: two more context switches per run.
-
-    A waiter interrupted (``KeyboardInterrupt``) leaves its end open until the object goes, so
-    the worker's late write never meets a closed pipe (no ``EPIPE``, no ``SIGPIPE`` in a
-    program that restored its default action). A process out of file descriptors waits on a
-    lock instead: the pipe is an optimization, never a new way for a run to fail.
-    """
-
-    __slots__ = ("_lock", "_r", "_w")
-
-    def __init__(self) -> None:
-        self._lock: threading.Lock | None = None
-        try:
-            self._r, self._w = os.pipe()
-        except OSError:  # EMFILE, ENFILE: many runs waiting at once in a small fd budget
-            self._r = self._w = -1
-            self._lock = threading.Lock()
-            self._lock.acquire()
-
-    def set(self) -> None:
-        """Wake the waiter (once; later calls do nothing)."""
-        if self._lock is not None:
-            if self._lock.locked():
-                self._lock.release()
-            return
-        w, self._w = self._w, -1
-        if w < 0:
-            return
-        try:
-            os.write(w, b"\0")
-        finally:
-            os.close(w)
-
-    def wait(self) -> None:
-        """Block until :meth:`set` (without the GIL), then close the read end."""
-        if self._lock is not None:
-            self._lock.acquire()
-            return
-        os.read(self._r, 1)  # b"" also ends the wait: the write end closed unwritten
-        r, self._r = self._r, -1
-        os.close(r)
-
-    def __del__(self) -> None:
-        for fd in (self._r, self._w):
-            if fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
 
 
 def _soon(token: anyio.lowlevel.EventLoopToken | None, fn: Callable[..., None], *args: Any) -> None:

@@ -18,7 +18,7 @@ import logging
 import os
 from typing import Final
 
-__all__ = ["LOGGER", "RECORDS_PER_RUN", "RunLog", "new_run_id"]
+__all__ = ["LOGGER", "MAX_HOST_ERRORS", "RECORDS_PER_RUN", "RunLog", "keep_error", "new_run_id"]
 
 LOGGER: Final = logging.getLogger("quickjail")
 RECORDS_PER_RUN: Final = 8
@@ -86,3 +86,22 @@ class RunLog:
         """A pool worker died under this run."""
         if self._admit(logging.WARNING):
             LOGGER.warning("run %s: its worker was lost (%s)", self.run_id, how)
+
+
+MAX_HOST_ERRORS = 100
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def keep_error(errors: list[BaseException], exc: BaseException) -> None:
+    """Keep a host-side exception in ``errors`` (at most ``MAX_HOST_ERRORS``), without our own
+    frames (they hold the decoded arguments) and with the other frames' locals cleared."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        tb = tb.tb_next
+    exc.__traceback__ = tb
+    if tb is not None:
+        import traceback  # with textwrap, milliseconds of a first run that keeps no error
+
+        traceback.clear_frames(tb)
+    if len(errors) < MAX_HOST_ERRORS:
+        errors.append(exc)
