@@ -278,18 +278,15 @@ def diff_pages(
         first = -(-ptr // PAGE_SIZE)
         skipped.update(range(first, (ptr + length) // PAGE_SIZE))
     out: list[tuple[int, bytes]] = []
-    mem, img = memoryview(memory), memoryview(image)
+    within = len(image) // PAGE_SIZE
+    # bytes slices compare with memcmp (a memoryview compares item by item)
     for index in range(len(memory) // PAGE_SIZE):
         if index in skipped:
             continue
         at = index * PAGE_SIZE
-        page = mem[at : at + PAGE_SIZE]
-        base = img[at : at + PAGE_SIZE] if at + PAGE_SIZE <= len(image) else None
-        if base is not None:
-            if page != base:
-                out.append((index, page.tobytes()))
-        elif page != _ZERO_PAGE:
-            out.append((index, page.tobytes()))
+        page = memory[at : at + PAGE_SIZE]
+        if page != (image[at : at + PAGE_SIZE] if index < within else _ZERO_PAGE):
+            out.append((index, page))
     return out
 
 

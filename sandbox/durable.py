@@ -172,7 +172,7 @@ def resume(
         memory_limit_bytes=opened.memory_limit_bytes,
         timeout=checked.timeout,
         timeout_includes_host_calls=saved["timeout_includes_host_calls"],
-        fuel=saved["fuel"] or None,
+        fuel=None if saved["fuel"] is None else max(1, saved["fuel"]),  # never unmetered
         dynamic_code=saved["dynamic_code"],
         deterministic=saved["deterministic"],
         seed=saved["seed"],

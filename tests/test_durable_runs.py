@@ -466,3 +466,59 @@ def test_the_mac_covers_the_context_and_every_byte() -> None:
     assert _continuation._mac(KEY, b"a", body) != _continuation._mac(KEY, b"b", body)
     assert _continuation._mac(KEY, b"", body) != _continuation._mac(KEY, b"", body + b"y")
     assert len(_continuation._mac(KEY, b"", body)) == hmac.new(KEY, b"", "sha256").digest_size
+
+
+# a resumed guest is as hostile as a compromised one: the host's controls hold
+
+
+@pytest.mark.parametrize("fill", [b"\x00", b"\xff", b"random"], ids=["zeros", "ones", "random"])
+def test_memory_forged_by_a_key_holder_fails_the_run_and_nothing_else(fill: bytes) -> None:
+    import os
+
+    r = pay()
+    assert r.continuation is not None
+    cont = r.continuation
+    junk = [(i, os.urandom(4096) if fill == b"random" else fill * 4096) for i, _ in cont.pages]
+    forged = _continuation.Continuation(cont.build_id, cont.memory_size, junk, cont.state)
+    out = resume(forged.seal(KEY), {r.paused[0].call_id: 1}, memory_limit_bytes=16 * 2**20)
+    assert out.status in ("error", "memory", "terminated"), out
+    assert quickjail.run_code_sync("export default 6 * 7").result == 42
+
+
+def test_the_paused_memory_must_fit_the_resumed_runs_memory_limit() -> None:
+    src = """
+    const keep = new Uint8Array(24 * 1024 * 1024).fill(1);
+    export default async function () { return [keep.length, await approve(1)]; }
+    """
+    r = quickjail.run_code_sync(
+        src, globals={"approve": approve}, memory_limit_bytes=64 * 2**20, timeout=60
+    )
+    assert r.status == "paused" and r.continuation is not None
+    sealed = r.continuation.seal(KEY)
+    with pytest.raises(ContinuationError) as info:
+        resume(sealed, {r.paused[0].call_id: 1}, memory_limit_bytes=16 * 2**20)
+    assert info.value.reason == "too_large"
+    ok = resume(sealed, {r.paused[0].call_id: 1})
+    assert ok.result == [24 * 1024 * 1024, 1], ok
+
+
+def test_a_resumed_run_keeps_its_quotas_and_its_fuel() -> None:
+    src = """
+    export default async function () {
+      await approve(1);
+      const out = [];
+      for (let i = 0; i < 3; i++) {
+        try { out.push(await count()); } catch (e) { out.push(e.name); }
+      }
+      return out;
+    }
+    """
+    calls = {"approve": approve, "count": lambda: 1}
+    r = quickjail.run_code_sync(
+        src, globals=calls, quotas=bridge.Quotas(max_host_calls=3), fuel=10**9, timeout=60
+    )
+    assert r.status == "paused" and r.continuation is not None
+    out = resume(r.continuation.seal(KEY), {r.paused[0].call_id: 1}, globals=calls)
+    # three calls per run: the paused one counted, so the third count() is refused
+    assert out.result == [1, 1, "RangeError"], out
+    assert out.metrics.fuel_used is not None and out.metrics.fuel_used > 0
