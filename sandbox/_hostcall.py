@@ -78,16 +78,17 @@ class Dispatch:
         if not isinstance(begun, tuple):
             return begun if fn.is_async else _headed(CALL_ERROR, begun)
         args, charged = begun
+        raw, self.decoded = self.decoded, []  # held by the call alone
         if fn.is_async:
             self.held[call_id] = charged
-            self.pending.append(PendingCall(call_id, fn, args, self.decoded))
+            self.pending.append(PendingCall(call_id, fn, args, raw))
             return None
         try:
             ok, outcome = invoke(fn, args)
         finally:
             self.budget.used -= charged  # the arguments are the function's now, or gone
         if not ok and isinstance(outcome, Pause):
-            refused = self.pause(fn, call_id, self.decoded, outcome)
+            refused = self.pause(fn, call_id, raw, outcome)
             if refused is None:
                 return None  # parked: the guest's promise waits for resume's answer
             ok, outcome = False, refused

@@ -522,3 +522,10 @@ def test_a_resumed_run_keeps_its_quotas_and_its_fuel() -> None:
     # three calls per run: the paused one counted, so the third count() is refused
     assert out.result == [1, 1, "RangeError"], out
     assert out.metrics.fuel_used is not None and out.metrics.fuel_used > 0
+
+
+def test_a_run_that_never_waits_for_its_paused_call_simply_finishes() -> None:
+    src = "export default function () { approve(1).catch(() => {}); return 'done'; }"
+    r = quickjail.run_code_sync(src, globals={"approve": approve})
+    assert r.status == "success" and r.result == "done", r
+    assert r.paused == [] and r.continuation is None
