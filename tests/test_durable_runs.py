@@ -206,7 +206,8 @@ def test_a_run_that_pauses_in_a_loop_resumes_each_time() -> None:
     assert r.metrics.host_calls == 4
 
 
-def test_timers_pending_across_a_pause_fire_after_resume() -> None:
+@pytest.mark.parametrize("fn", [approve, approve_later], ids=["sync", "async"])
+def test_timers_pending_across_a_pause_fire_after_resume(fn: Any) -> None:
     src = """
     export default async function () {
       const fired = [];
@@ -217,11 +218,12 @@ def test_timers_pending_across_a_pause_fire_after_resume() -> None:
       return { v, fired, clockWentOn: performance.now() >= t0 };
     }
     """
-    r = quickjail.run_code_sync(src, globals={"approve": approve}, timeout=60)
+    r = quickjail.run_code_sync(src, globals={"approve": fn}, timeout=60)
     assert r.status == "paused" and r.continuation is not None
-    again = resume(r.continuation.seal(KEY), {r.paused[0].call_id: 1})
+    again = resume(r.continuation.seal(KEY), {r.paused[0].call_id: 1}, globals={"approve": fn})
     assert again.status == "success", again
     assert again.result == {"v": 1, "fired": ["short"], "clockWentOn": True}
+    assert again.metrics.timers_fired == 2
 
 
 DETERMINISTIC = """
@@ -529,3 +531,16 @@ def test_a_run_that_never_waits_for_its_paused_call_simply_finishes() -> None:
     r = quickjail.run_code_sync(src, globals={"approve": approve})
     assert r.status == "success" and r.result == "done", r
     assert r.paused == [] and r.continuation is None
+
+
+def test_a_pause_whose_info_cannot_travel_fails_the_call_instead() -> None:
+    def odd(x: Any) -> Any:
+        raise bridge.Pause({"callback": print})
+
+    src = """
+    export default async function () {
+      try { return await odd(1); } catch (e) { return e.name; }
+    }
+    """
+    r = quickjail.run_code_sync(src, globals={"odd": odd})
+    assert r.status == "success" and r.result == "TypeError", r
