@@ -225,7 +225,9 @@ class CodeResult:
     """Everything a run produced. Awaiting a run returns this and never raises for its outcome.
 
     Its ``repr`` never raises either: an int past the int-digit limit shows as
-    ``<N-bit int>``.
+    ``<N-bit int>``. With ``status == "paused"`` (a host function raised ``Pause``),
+    ``paused`` lists the paused calls and ``continuation.seal(key, context)`` gives the bytes
+    ``quickjail.resume`` continues; ``paused`` shows in the ``repr`` only when not empty.
     """
 
     status: Status
