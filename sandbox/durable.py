@@ -36,6 +36,7 @@ class Opened:
         continuation: the loaded continuation.
         functions: the names of the paused run's host functions, in its dispatch order.
         paused: the paused calls waiting for an answer.
+        memory_limit_bytes: the resumed run's memory limit (the memory was checked to fit).
     """
 
     __slots__ = ("_indices", "continuation", "functions", "memory_limit_bytes", "paused")
