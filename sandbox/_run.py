@@ -37,6 +37,7 @@ from quickjail.sandbox._abi import (
     KIND_SCRIPT,
     LOG_CLOSED,
     LOG_LEVELS,
+    MODULE_BARE,
     MODULE_BYTECODE,
     MODULE_HOST,
     MODULE_SOURCE,
@@ -419,12 +420,15 @@ class Run:
         return E_UNTRANSFERABLE
 
     def _on_module(self, want: int, view: memoryview) -> int | bytes:
+        """Answer a module load: a bare specifier (``MODULE_BARE`` in ``want``) from the host
+        modules only, a relative one from the module graph only, so neither stands for the
+        other when their names are equal (``./lib`` is never the import ``lib``)."""
         if len(view) > self._longest_module_name():
             return E_REFUSED  # no module has so long a name: nothing to read
         name = bytes(view).decode("utf-8", "replace")
-        host = self.program.host_modules.get(name)
-        if host is not None:
-            return self._reply_with(MODULE_HOST + host)
+        if want & MODULE_BARE:
+            host = self.program.host_modules.get(name)
+            return E_REFUSED if host is None else self._reply_with(MODULE_HOST + host)
         src = self.program.modules.get(name)
         if src is None:
             return E_REFUSED
