@@ -236,8 +236,13 @@ class StoragePool:
                 (os.fspath(self.path(thread_id)), query, params, limits),
                 protocol=pickle.HIGHEST_PROTOCOL,
             )
+            # published before the cancelled flag is read again, as cancel() sets the flag
+            # before it reads this: one of the two sees the other, so a cancelled call is
+            # either never sent or killed
             self._running = call
             try:
+                if call.cancelled:
+                    raise StorageError("statement cancelled before it ran")
                 reply = worker.ask(request, limits["seconds"] + KILL_GRACE)
             finally:
                 self._running = None
