@@ -131,8 +131,14 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return [self.value(v) for v in value]
         if isinstance(value, (frozenset, set)):
-            return frozenset(self.value(v) for v in value)
+            return frozenset(self._member(v) for v in value)
         return value
+
+    def _member(self, value: Any) -> Any:
+        """Redact a set member, keeping it hashable (a tuple stays a tuple)."""
+        if isinstance(value, tuple):
+            return tuple(self._member(v) for v in value)
+        return self.value(value)
 
 
 _Text = TypeVar("_Text", str, bytes)
