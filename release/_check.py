@@ -16,10 +16,17 @@ from typing import Any
 
 from quickjail.sandbox import _platforms
 from release._binary import ALLOWED_IMPORTS, inspect
-from release._build import clean_env
+from release._build import ROOT, clean_env
 from release._readme import expected, python_snippets
 
-__all__ = ["check_install", "check_wheel", "floor_files_of_sdist", "platform_of", "pythons"]
+__all__ = [
+    "check_install",
+    "check_wheel",
+    "floor_files_of_sdist",
+    "platform_of",
+    "pythons",
+    "wasmtime_wheel",
+]
 
 
 _NEEDED = {
@@ -135,6 +142,36 @@ def _auditwheel(wheel: Path, platform: _platforms.Platform) -> str:
     wanted = platform.tag.split(".")[0]
     assert f'consistent with the following platform tag: "{wanted}"' in text, text
     return f"consistent with {wanted}"
+
+
+def wasmtime_wheel(platform: _platforms.Platform) -> str:
+    """The file name of the pinned wasmtime's wheel for ``platform`` on the package index (a
+    platform whose dependency has no wheel cannot be installed, whatever our wheel holds).
+
+    Raises:
+        AssertionError: the index has no wheel of the pinned wasmtime for the platform.
+    """
+    pinned = next(d for d in _dependencies() if d.startswith("wasmtime=="))
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:"]
+            + ["--python-version", "3.11", "-d", tmp, pinned]
+            + [arg for tag in platform.tag.split(".") for arg in ("--platform", tag)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        got = sorted(p.name for p in Path(tmp).glob("*.whl"))
+    assert proc.returncode == 0 and got, f"{pinned} for {platform.name}: {proc.stderr[-1500:]}"
+    return got[0]
+
+
+def _dependencies() -> list[str]:
+    """The project's runtime dependencies, as pyproject.toml pins them."""
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return list(data["project"]["dependencies"])
 
 
 def pythons() -> dict[str, Path]:
