@@ -17,7 +17,7 @@ from typing import Any
 from quickjail.sandbox import _platforms
 from release._binary import ALLOWED_IMPORTS, inspect
 from release._build import ROOT, clean_env
-from release._readme import expected, python_snippets
+from release._readme import python_snippets, run_snippet
 
 __all__ = [
     "check_install",
@@ -232,18 +232,7 @@ def check_install(wheel: Path, python: Path, work: Path | None = None) -> dict[s
         for line, code in python_snippets():
             run = home / f"snippet-{line}"
             run.mkdir()
-            proc = subprocess.run(
-                [vpy, "-c", code],
-                cwd=run,
-                env=clean_env(),
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            assert proc.returncode == 0, f"README.md:{line} on {python}:\n{proc.stderr[-3000:]}"
-            printed = [ln.strip() for ln in proc.stdout.splitlines()]
-            for want in expected(code):
-                assert want in printed, f"README.md:{line}: {want!r} not in {printed}"
+            run_snippet(vpy, line, code, run, timeout=300)
             passed += 1
         (home / "user.py").write_text(_USER_FILE, encoding="utf-8")
         typed = subprocess.run(
