@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from quickjail.sandbox import _values
 from quickjail.sandbox._abi import CALL_ERROR, CALL_OK
+from quickjail.sandbox._log import RunLog
 from quickjail.sandbox._values import Message, Reply
 from quickjail.sandbox.errors import HostCallRefused, TransferError
 from quickjail.sandbox.host import HostCalls, HostFunction
@@ -47,6 +48,7 @@ class Dispatch:
     held: dict[int, int] = field(default_factory=dict)  # async call id -> bytes charged
     refusals: int = 0
     pending: list[PendingCall] = field(default_factory=list)
+    log: RunLog = field(default_factory=RunLog)  # the run's records (sandbox/_log.py)
 
     def function(self, fid: int, call_id: int) -> HostFunction | None:
         """The function a well-formed call names, or None (an unknown id, a bad call id)."""
@@ -93,6 +95,7 @@ class Dispatch:
             self.calls.admit(fn, len(data))
         except HostCallRefused as exc:
             self.refusals += 1
+            self.log.refused(fn.name, str(exc))
             return _values.encode({"name": exc.js_name, "message": str(exc)})
         self.count += 1
         mark = self.budget.used
@@ -103,6 +106,7 @@ class Dispatch:
             prepared = fn.prepare(args) if fn.prepare is not None else tuple(args)
         except Exception as exc:  # the program's arguments were refused: not a host error
             self.budget.used = mark
+            self.log.refused(fn.name, str(exc), arguments=True)
             return self.settle(fn, exc, ok=False, record=False)[1]
         return prepared, self.budget.used - mark
 
@@ -129,11 +133,13 @@ class Dispatch:
         if data is None:
             if record:
                 self.on_error(outcome)
+                self.log.host_error(fn.name, outcome)
             data = _values.encode(self.error_view(outcome, fn))
         try:
             self.calls.reply(fn, len(data))
         except HostCallRefused as exc:
             self.refusals += 1
+            self.log.refused(fn.name, str(exc))
             return False, _values.encode({"name": exc.js_name, "message": str(exc)})
         return ok, data
 

@@ -209,6 +209,8 @@ class CodeResult:
     metrics: RunMetrics = field(default_factory=RunMetrics)
     reason: str | None = None
     host_errors: list[BaseException] = field(default_factory=list, repr=False)
+    # the id the run's log records name (README "Logging"); None for a run that never started
+    run_id: str | None = field(default=None, repr=False, compare=False)
 
     __repr__ = _dataclass_repr
 

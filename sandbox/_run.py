@@ -594,6 +594,7 @@ class Run:
             return QJ_FAIL
         except Exception as exc:
             self.keep_error(exc)
+            self.dispatch.log.host_failed(exc)
             message = (
                 f"the host failed while running the code ({type(exc).__name__}); "
                 "the exception is in CodeResult.host_errors"
@@ -680,6 +681,7 @@ class Run:
             metrics=metrics,
             reason=outcome.reason,
             host_errors=list(self.host_errors),
+            run_id=self.dispatch.log.run_id,
         )
         return result
 
