@@ -17,6 +17,7 @@ from release._check import (
     floor_files_of_sdist,
     platform_of,
     pythons,
+    wasmtime_wheel,
 )
 
 
@@ -45,7 +46,9 @@ def _check(out: Path) -> None:
         raise SystemExit(f"dist/ has no wheel for {missing}: run make dist")
     package_files = floor_files_of_sdist(sdist)
     for wheel in wheels:
-        print(json.dumps(check_wheel(wheel, package_files)), flush=True)
+        facts = check_wheel(wheel, package_files)
+        facts["wasmtime"] = wasmtime_wheel(platform_of(wheel))
+        print(json.dumps(facts), flush=True)
     native = _platforms.native()
     found = pythons()
     absent = sorted({"3.11", "3.12", "3.13"} - set(found))

@@ -16,10 +16,17 @@ from typing import Any
 
 from quickjail.sandbox import _platforms
 from release._binary import ALLOWED_IMPORTS, inspect
-from release._build import clean_env
-from release._readme import expected, python_snippets
+from release._build import ROOT, clean_env
+from release._readme import python_snippets, run_snippet
 
-__all__ = ["check_install", "check_wheel", "floor_files_of_sdist", "platform_of", "pythons"]
+__all__ = [
+    "check_install",
+    "check_wheel",
+    "floor_files_of_sdist",
+    "platform_of",
+    "pythons",
+    "wasmtime_wheel",
+]
 
 
 _NEEDED = {
@@ -137,6 +144,36 @@ def _auditwheel(wheel: Path, platform: _platforms.Platform) -> str:
     return f"consistent with {wanted}"
 
 
+def wasmtime_wheel(platform: _platforms.Platform) -> str:
+    """The file name of the pinned wasmtime's wheel for ``platform`` on the package index (a
+    platform whose dependency has no wheel cannot be installed, whatever our wheel holds).
+
+    Raises:
+        AssertionError: the index has no wheel of the pinned wasmtime for the platform.
+    """
+    pinned = next(d for d in _dependencies() if d.startswith("wasmtime=="))
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:"]
+            + ["--python-version", "3.11", "-d", tmp, pinned]
+            + [arg for tag in platform.tag.split(".") for arg in ("--platform", tag)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        got = sorted(p.name for p in Path(tmp).glob("*.whl"))
+    assert proc.returncode == 0 and got, f"{pinned} for {platform.name}: {proc.stderr[-1500:]}"
+    return got[0]
+
+
+def _dependencies() -> list[str]:
+    """The project's runtime dependencies, as pyproject.toml pins them."""
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return list(data["project"]["dependencies"])
+
+
 def pythons() -> dict[str, Path]:
     """The supported Pythons this machine has (pyenv's versions), by ``major.minor``."""
     found: dict[str, Path] = {}
@@ -195,18 +232,7 @@ def check_install(wheel: Path, python: Path, work: Path | None = None) -> dict[s
         for line, code in python_snippets():
             run = home / f"snippet-{line}"
             run.mkdir()
-            proc = subprocess.run(
-                [vpy, "-c", code],
-                cwd=run,
-                env=clean_env(),
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            assert proc.returncode == 0, f"README.md:{line} on {python}:\n{proc.stderr[-3000:]}"
-            printed = [ln.strip() for ln in proc.stdout.splitlines()]
-            for want in expected(code):
-                assert want in printed, f"README.md:{line}: {want!r} not in {printed}"
+            run_snippet(vpy, line, code, run, timeout=300)
             passed += 1
         (home / "user.py").write_text(_USER_FILE, encoding="utf-8")
         typed = subprocess.run(

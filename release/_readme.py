@@ -3,10 +3,12 @@ installed-wheel checks run the same ones)."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
-__all__ = ["FRAGMENT", "Block", "blocks", "expected", "python_snippets"]
+__all__ = ["FRAGMENT", "Block", "blocks", "expected", "python_snippets", "run_snippet"]
 
 FRAGMENT = "<!-- fragment"
 _BLOCK = re.compile(r"(?P<before>[^\n]*)\n```(?P<lang>\w*)\n(?P<code>.*?)\n```", re.S)
@@ -44,3 +46,21 @@ def expected(code: str) -> list[str]:
         elif i + 1 < len(lines) and lines[i + 1].lstrip().startswith("#"):
             out.append(lines[i + 1].lstrip()[1:].strip())
     return out
+
+
+def run_snippet(python: str, line: int, code: str, cwd: Path, *, timeout: float) -> None:
+    """Run one snippet with ``python`` in ``cwd`` (no ``PYTHONPATH``: it must import what is
+    installed) and check it printed every line it promises.
+
+    Raises:
+        AssertionError: it failed, or a promised line is missing (the message names the line).
+    """
+    drop = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    proc = subprocess.run(
+        [python, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert proc.returncode == 0, f"README.md:{line} ({python})\n{proc.stderr[-3000:]}"
+    printed = [ln.strip() for ln in proc.stdout.splitlines()]
+    for want in expected(code):
+        assert want in printed, f"README.md:{line}: {want!r} not in {printed}"

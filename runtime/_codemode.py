@@ -31,7 +31,7 @@ from ._state import ThreadState
 from ._thread import run_call
 from ._tool import Tool, define_tool, unique_tools
 from ._typescript_decl import is_export_name, ts_module_declaration
-from .errors import ToolDefinitionError
+from .errors import ThreadQuotaError, ToolDefinitionError
 
 __all__ = ["code_mode_tool"]
 
@@ -161,7 +161,12 @@ def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:
         else:
             error = f"arguments for tool {tool.name!r} must be an object"
             call = ParsedCall(call_id, tool.name, None, None, error)
-        result = await run_call(core, call, tool=tool, parent_call_id=parent)
+        try:
+            result = await run_call(core, call, tool=tool, parent_call_id=parent)
+        except ThreadQuotaError as exc:
+            # the thread cannot store the call (or its result): the program learns it from an
+            # error result, as from any failed call, and the thread stays within its quota
+            return {"status": "error", "result": None, "error": f"ThreadQuotaError: {exc}"}
         assert result is not None  # local tools always produce a result
         out: dict[str, Any] = {
             "status": result.status,

@@ -26,6 +26,7 @@ from quickjail.sandbox._abi import (
     E_UNTRANSFERABLE,
     LOG_CLOSED,
     LOG_LEVELS,
+    MODULE_BARE,
     MODULE_BYTECODE,
     MODULE_HOST,
     MODULE_SOURCE,
@@ -124,8 +125,8 @@ class Run:
         self._slices = 0
         self._cpu = 0.0
         # the store's data: the guest's clock, answered by the host library without calling
-        # Python (the run only moves deterministic time for timers: virtual_ns, mirrored mod
-        # 2**64 there), and the owner qj.host calls, this run, once the instance exists
+        # Python (the run only moves deterministic time for timers: virtual_ns, saturating at
+        # 2**64 - 1 there), and the owner qj.host calls, this run, once the instance exists
         self._data = StoreData(
             mode=MODE_DETERMINISTIC if opts.deterministic else MODE_REAL,
             base_ns=DETERMINISTIC_EPOCH_NS,
@@ -332,15 +333,18 @@ class Run:
         """The guest has nothing to run until its next timer, ``ms`` from now.
 
         With ``deterministic=True`` time is virtual: when no async host call is in flight (they
-        take no virtual time), the guest clock jumps by ``ms`` and the guest goes on at once.
+        take no virtual time), the guest clock jumps by ``ms`` and the guest goes on at once;
+        the clock saturates at 2**64 - 1 ns, where every pending timer is due.
         Otherwise the guest returns QJ_PENDING and the driver resumes it after ``ms`` real
         milliseconds (or earlier, when a host call settles), holding no thread meanwhile.
         """
         ms = max(ms, 0)
         if self.opts.deterministic:
             if in_flight <= 0:
-                self._virtual_ns += ms * 1_000_000
-                self._data.virtual_ns = self._virtual_ns & _U64_MAX
+                # saturating, as the clock it feeds: past its end the clock stands still and
+                # every timer is due (README "Timers"), never wraps to the past
+                self._virtual_ns = min(self._virtual_ns + ms * 1_000_000, _U64_MAX)
+                self._data.virtual_ns = self._virtual_ns
                 return 0
             self.wake_in = None
             return E_PENDING
@@ -456,12 +460,15 @@ class Run:
         return E_UNTRANSFERABLE
 
     def _on_module(self, want: int, view: memoryview) -> int | bytes:
+        """Answer a module load: a bare specifier (``MODULE_BARE`` in ``want``) from the host
+        modules only, a relative one from the module graph only, so neither stands for the
+        other when their names are equal (``./lib`` is never the import ``lib``)."""
         if len(view) > self._longest_module_name():
             return E_REFUSED  # no module has so long a name: nothing to read
         name = bytes(view).decode("utf-8", "replace")
-        host = self.program.host_modules.get(name)
-        if host is not None:
-            return self._reply_with(MODULE_HOST + host)
+        if want & MODULE_BARE:
+            host = self.program.host_modules.get(name)
+            return E_REFUSED if host is None else self._reply_with(MODULE_HOST + host)
         src = self.program.modules.get(name)
         if src is None:
             return E_REFUSED

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from release._readme import blocks, expected, python_snippets
+from release._readme import blocks, python_snippets, run_snippet
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = python_snippets()
@@ -27,16 +25,4 @@ def test_every_block_that_does_not_run_is_marked_a_fragment() -> None:
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize(("line", "code"), PYTHON, ids=[f"line-{n}" for n, _ in PYTHON])
 def test_readme_snippet_runs_as_written(line: int, code: str, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=170,
-    )
-    assert proc.returncode == 0, f"README.md:{line}\n{proc.stderr[-3000:]}"
-    printed = [ln.strip() for ln in proc.stdout.splitlines()]
-    for want in expected(code):
-        assert want in printed, f"README.md:{line}: {want!r} not in {printed}"
+    run_snippet(sys.executable, line, code, tmp_path, timeout=170)

@@ -202,12 +202,18 @@ enum {
     QJ_MODULE_HOST = 'H',     /* then a value message: an object whose keys are the exports */
 };
 /* QJ_OP_MODULE's a: what the import asks for. A JSON module (`with { type: "json" }`) wants
- * the module's text as written: the reply is QJ_MODULE_SOURCE, never bytecode. */
-enum { QJ_MODULE_WANT_CODE = 0, QJ_MODULE_WANT_TEXT = 1 };
+ * the module's text as written: the reply is QJ_MODULE_SOURCE, never bytecode. The bit
+ * QJ_MODULE_BARE says the specifier was bare: the host answers it from the host modules
+ * only, and a relative one (no bit) from the module graph only. */
+enum { QJ_MODULE_WANT_CODE = 0, QJ_MODULE_WANT_TEXT = 1, QJ_MODULE_BARE = 2 };
 /* A relative specifier that climbs above the graph's root is normalized to this byte followed
  * by the specifier: no module has such a name, so the host refuses it, and the guest reports
  * the module as outside the graph. */
 #define QJ_OUTSIDE_GRAPH '\x01'
+/* A specifier of one namespace whose name is already a module of the other (a relative "./lib"
+ * after the host module "lib", or the reverse) is normalized to this byte followed by the
+ * specifier: the guest reports the module as not found. */
+#define QJ_NOT_FOUND '\x02'
 
 /* the first byte of a sync QJ_OP_CALL reply, then a value message (the result) or an error
  * message (thrown in the program). An async call's reply, if any, is an error message: the
