@@ -20,10 +20,11 @@ from typing import Any
 from quickjail.sandbox import _durable, _engine, _values
 from quickjail.sandbox._continuation import Continuation, load
 from quickjail.sandbox._execution import CodeExecution
+from quickjail.sandbox._log import LOGGER
 from quickjail.sandbox._options import RunOptions, check_options
 from quickjail.sandbox._program import prepare
 from quickjail.sandbox._result import ErrorInfo
-from quickjail.sandbox.errors import ResumeError
+from quickjail.sandbox.errors import ContinuationError, ResumeError
 from quickjail.sandbox.host import DEFAULT_MEMORY_LIMIT, HostTable, Rejection, blocking
 
 __all__ = ["Opened", "open_continuation", "resume", "resume_sync"]
@@ -95,14 +96,19 @@ def open_continuation(
         raise TypeError("max_age must be a non-negative number of seconds or None")
     check_options("", **_NO_OPTIONS, memory_limit_bytes=memory_limit_bytes)
     engine = _engine.get_engine()
-    cont = load(
-        sealed,
-        key=key,
-        context=context,
-        build_id=engine.guest.build_id,
-        memory_limit_bytes=memory_limit_bytes,
-        max_age=max_age,
-    )
+    try:
+        cont = load(
+            sealed,
+            key=key,
+            context=context,
+            build_id=engine.guest.build_id,
+            memory_limit_bytes=memory_limit_bytes,
+            max_age=max_age,
+        )
+    except ContinuationError as exc:
+        # an operator wants to know: a forged or stale continuation, or a key rotated too soon
+        LOGGER.warning("continuation refused (%s): %s", exc.reason, exc)
+        raise
     return Opened(cont, memory_limit_bytes)
 
 

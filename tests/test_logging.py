@@ -150,3 +150,25 @@ def test_version_is_the_installed_distributions() -> None:
 
     assert quickjail.__version__ == version("quickjail")
     assert "__version__" not in quickjail.__all__
+
+
+def test_a_refused_continuation_is_logged_with_its_reason(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from quickjail.sandbox.errors import ContinuationError
+
+    def approve(n: int) -> int:
+        raise bridge.Pause({"n": n})
+
+    paused = bridge.run_code_sync("export default await approve(1)", globals={"approve": approve})
+    assert paused.status == "paused" and paused.continuation is not None
+    sealed = bytearray(paused.continuation.seal(b"k" * 32))
+    sealed[-1] ^= 1
+    caplog.set_level(logging.DEBUG, logger="quickjail")
+    with pytest.raises(ContinuationError) as info:
+        quickjail.resume_sync(
+            bytes(sealed), key=b"k" * 32, answers={}, globals={"approve": approve}
+        )
+    [record] = _records(caplog)
+    assert record.levelno == logging.WARNING
+    assert record.getMessage().startswith(f"continuation refused ({info.value.reason}): ")
