@@ -11,6 +11,7 @@ from pathlib import Path
 
 from benchmarks import (
     _compute,
+    _durable,
     _executors,
     _hostcalls,
     _limits,
@@ -35,6 +36,7 @@ AREAS: dict[str, Callable[[Config, list[str]], list[Row]]] = {
     "modules": _modules.rows,
     "limits": _limits.rows,
     "executors": _executors.rows,
+    "durable": _durable.rows,
 }
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 
