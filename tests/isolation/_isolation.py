@@ -52,8 +52,10 @@ __all__ = [
     "Attack",
     "Case",
     "Ctx",
+    "Drive",
     "Expect",
     "MiB",
+    "Outcome",
     "assert_no_host_text",
     "case_id",
     "run_any",
@@ -272,14 +274,17 @@ def _drive(case: Case, options: dict[str, Any]) -> Outcome:
     return Outcome(res, time.perf_counter() - t0)
 
 
-def _run_with_watchdog(case: Case, options: dict[str, Any]) -> Outcome:
+Drive = Callable[[Case, dict[str, Any]], Outcome]
+
+
+def _run_with_watchdog(case: Case, options: dict[str, Any], drive: Drive = _drive) -> Outcome:
     """Run on a helper thread so a hang in the library fails the case instead of the suite."""
     box: list[Outcome] = []
 
     def work() -> None:
         t0 = time.perf_counter()
         try:
-            box.append(_drive(case, options))
+            box.append(drive(case, options))
         except BaseException as exc:  # reported by the caller with the case's context
             box.append(Outcome(None, time.perf_counter() - t0, exc))
 
@@ -345,14 +350,17 @@ def _result_matches(expected: Any, got: Any) -> bool:
     return bool(got == expected) and type(got) is type(expected)
 
 
-def run_case(case: Case, ctx: Ctx) -> CodeResult:
-    """Run ``case`` and assert its outcome class and the invariants every case shares."""
+def run_case(case: Case, ctx: Ctx, drive: Drive | None = None) -> CodeResult:
+    """Run ``case`` and assert its outcome class and the invariants every case shares.
+
+    ``drive`` runs it another way (by default: ``run_code_sync``, or the async handle when
+    the case terminates it itself), e.g. after a pause and a resume."""
     options = case.options(ctx)
     if case.prior is not None:
         prior = run_code_sync(case.prior, **{**options, "timeout": 2.0 * SLOW_MACHINE})
         assert prior.status == "success", f"case {case.id!r}: the prior run failed: {prior.error}"
     with _HostMonitor() as host:
-        out = _run_with_watchdog(case, options)
+        out = _run_with_watchdog(case, options, drive or _drive)
     info = describe(case, out, host)
     assert out.raised is None, info
     assert case.expect != "refused", f"{info}: use run_any for a case that must be refused"
