@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import anyio
 import pytest
 import test_compromised_guest as compromised
 import test_cpu
@@ -156,7 +157,7 @@ _NOT_REPLAYED = ("execute", "kind")
 
 
 def _fits(case: Case) -> bool:
-    if case.bug is not None or case.prior is not None or case.terminate_after is not None:
+    if case.bug is not None or case.prior is not None:
         return False
     if case.expect not in ("completes", "js_error", "terminated", "memory"):
         return False
@@ -207,16 +208,34 @@ def _drive_resumed(case: Case, options: dict[str, Any]) -> Outcome:
     assert first.status == "paused", (case.id, first.status, first.error)
     assert first.continuation is not None
     sealed = first.continuation.seal(KEY)
-    res = resume_sync(
-        sealed,
-        key=KEY,
-        answers={first.paused[0].call_id: None},
-        imports=imports,
-        globals=globals_,
-        report=report,
-        timeout=options.get("timeout"),
-        memory_limit_bytes=options["memory_limit_bytes"],
-    )
+    again: dict[str, Any] = {
+        "key": KEY,
+        "answers": {first.paused[0].call_id: None},
+        "imports": imports,
+        "globals": globals_,
+        "report": report,
+        "timeout": options.get("timeout"),
+        "memory_limit_bytes": options["memory_limit_bytes"],
+    }
+    if case.terminate_after is None:
+        res = resume_sync(sealed, **again)
+        return Outcome(res, time.perf_counter() - t0)
+    delay, reason = case.terminate_after, case.reason
+
+    async def main() -> CodeResult:
+        run = resume(sealed, **again)
+        async with anyio.create_task_group() as tg:
+
+            async def stopper() -> None:
+                await anyio.sleep(delay)
+                run.terminate(reason)
+
+            tg.start_soon(stopper)
+            res = await run
+            tg.cancel_scope.cancel()
+        return res
+
+    res = anyio.run(main)
     return Outcome(res, time.perf_counter() - t0)
 
 
