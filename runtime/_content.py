@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Final, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Self, TypeAlias
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._calls import result_text
 from ._result import AttachmentRef, ToolAttachment, ToolResult
@@ -31,6 +31,7 @@ __all__ = [
     "ContentFormat",
     "ImageContent",
     "TextContent",
+    "ToolContent",
     "render_content",
     "result_content",
 ]
@@ -70,10 +71,14 @@ class ImageContent(BaseModel):
         return f"data:{self.mime_type};base64,{self.data}"
 
 
-Content = TextContent | ImageContent
+Content: TypeAlias = TextContent | ImageContent
+
+ToolContent: TypeAlias = Annotated[TextContent | ImageContent, Field(discriminator="type")]
+"""One item of content a model reads: :class:`TextContent` or :class:`ImageContent`, told
+apart by ``type`` (``pydantic.TypeAdapter(list[ToolContent])`` validates a list of dicts)."""
 
 
-async def result_content(result: ToolResult, state: ThreadState | None = None) -> list[Content]:
+async def result_content(result: ToolResult, state: ThreadState | None = None) -> list[ToolContent]:
     """The result as content: its text first, then one :class:`ImageContent` per image.
 
     Args:
@@ -81,7 +86,7 @@ async def result_content(result: ToolResult, state: ThreadState | None = None) -
         state: The thread whose files hold the result's :class:`AttachmentRef` s; without it
             only inline :class:`ToolAttachment` images can be sent.
     """
-    content: list[Content] = [TextContent(text=result_text(result))]
+    content: list[ToolContent] = [TextContent(text=result_text(result))]
     for item in result.attachments:
         if item.mime_type not in IMAGE_MIME_TYPES:
             continue

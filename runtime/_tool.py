@@ -71,12 +71,15 @@ class Variable:
             raise ToolDefinitionError(f"variable {self.name!r}: type must be 'text' or 'secret'")
 
 
-Formatter = Callable[[Exception], Any]
+Formatter = Callable[[ToolResult], Any]
+"""Turns every outcome of a formatted tool into the data it returns: called with the
+:class:`ToolResult` of each run (a success with its validated value, or a failure with its
+message), it returns that data, or an awaitable of it (an ``async def`` formatter works)."""
 
 
-def default_format(exc: Exception) -> dict[str, Any]:
-    """The default failure data of a formatted tool: ``{"error": message}``."""
-    return {"error": str(exc)}
+def default_format(result: ToolResult) -> Any:
+    """The default formatter: a success's value as is, a failure as ``{"error": message}``."""
+    return result.result if result.ok else {"error": result.error}
 
 
 class Tool:
@@ -90,7 +93,7 @@ class Tool:
     * ``await tool.execute(input, meta)`` (the StandardTool form) returns the validated output
       value and raises :class:`~quickjail.runtime.errors.ToolValidationError` (``target``
       ``"input"`` or ``"output"``) or :class:`~quickjail.runtime.errors.ToolExecutionError`;
-      ``tool.formatted()`` is the same tool with its failures returned as data.
+      ``tool.formatted(fmt)`` is the same tool returning ``fmt(result)`` for every outcome.
 
     A thread is optional for both: ``state``/``meta`` may be ``None`` for a tool that does not
     use one (its ``execute`` then receives ``None`` as the state).
@@ -108,6 +111,7 @@ class Tool:
         "_name",
         "_output_schema",
         "_returns",
+        "_takes_meta",
         "_tenvs",
         "_title",
         "_variables",
@@ -142,6 +146,7 @@ class Tool:
         self._output_schema = build_schema(returns, "serialization") if returns else None
         self._base: Tool = self
         self._format: Formatter | None = None
+        self._takes_meta = execute is not None and _declares_meta(execute)
 
     @property
     def name(self) -> str:
@@ -228,16 +233,7 @@ class Tool:
             thing (including an :class:`AttachmentRef` to no file of the thread).
             Cancellation propagates.
         """
-        bound = state._bind(self) if state is not None else None
-        try:
-            result = await self._validated(args, bound)
-        except (ToolValidationError, ToolExecutionError) as exc:
-            result = ToolResult.failure(str(exc))
-        except Exception as exc:
-            result = ToolResult.failure(
-                f"{type(exc).__name__}: {exc}", stack=traceback.format_exc()
-            )
-        return bound._redact_result(result) if bound is not None else result
+        return await self._outcome(args, _thread_meta(state))
 
     async def execute(
         self, input: Mapping[str, Any] | BaseModel | None = None, meta: Any = None
@@ -246,14 +242,16 @@ class Tool:
 
         Args:
             input: The arguments (a mapping of JSON data, a model instance, or ``None``).
-            meta: ``None``, a :class:`ThreadState`, or a mapping with an optional ``"state"``
-                (a :class:`ThreadState`) and ``"call_id"``.
+            meta: Anything the caller wants the tool to see; an ``execute`` that declares a
+                ``meta`` parameter receives it unchanged. The runtime reads a thread from it:
+                a :class:`ThreadState` (or :class:`Thread`) given as ``meta`` or as
+                ``meta["state"]``, with an optional ``meta["call_id"]`` string; any other value
+                (a foreign framework's context) just runs the tool without a thread.
 
         Returns:
             The successful result's value (JSON data matching ``output_schema``, secrets
             redacted when a thread is given); attachments are available through :meth:`call`.
-            A :meth:`formatted` tool returns its formatter's data for any failure instead of
-            raising.
+            A :meth:`formatted` tool returns its formatter's data for every outcome instead.
 
         Raises:
             ToolValidationError: The input (``target="input"``) or the tool's output
@@ -262,23 +260,32 @@ class Tool:
                 misses a required variable.
             Exception: Whatever the tool's own code raised.
         """
-        try:
-            return await self._base._execute_plain(input, meta)
-        except Exception as exc:
-            if self._format is None:
-                raise
-            return self._format(exc)
+        if self._format is None:
+            result = await self._base._run(input, meta)
+            if not result.ok:
+                raise ToolExecutionError(result, result.error or "the tool failed")
+            return result.result
+        result = await self._base._outcome(input, meta)
+        data = self._format(result)
+        if inspect.isawaitable(data):
+            data = await data
+        return data
 
     def formatted(self, fmt: Formatter | None = None) -> Tool:
-        """The same tool whose :meth:`execute` returns failures as data instead of raising.
+        """The same tool whose :meth:`execute` returns ``fmt(result)`` for every outcome.
 
         Args:
-            fmt: Turns the exception into the data returned; by default ``{"error": message}``.
+            fmt: Called with the :class:`ToolResult` of each run, success or failure (sync or
+                async); by default a success's value as is and a failure as
+                ``{"error": message}``. ``helpers.result_content`` formats a result as
+                :data:`~quickjail.runtime.helpers.ToolContent` (text, then images).
 
         Returns:
             A new tool re-derived from this tool's validated execute each time: formatting a
             formatted tool replaces its formatter, it never stacks.
         """
+        if fmt is not None and not callable(fmt):
+            raise TypeError(f"fmt must be callable, got {type(fmt).__name__}")
         base = self._base
         tool = copy.copy(base)
         tool._base = base
@@ -330,18 +337,30 @@ class Tool:
 
         return export_tools([self], "mcp")[0]
 
-    async def _execute_plain(self, input: Any, meta: Any) -> Any:
-        state, call_id = _meta_state(meta)
-        bound = state._bind(self, call_id) if state is not None else None
-        result = await self._validated(input, bound)
-        if bound is not None:
-            result = bound._redact_result(result)
-        if not result.ok:
-            raise ToolExecutionError(result, result.error or "the tool failed")
-        return result.result
+    async def _run(self, input: Any, meta: Any) -> ToolResult:
+        """Validate, run and check against the thread ``meta`` names: a failure the tool
+        reports is an error result, a validation or execution problem is raised."""
+        bound = _bound_state(self, meta)
+        result = await self._validated(input, bound, meta)
+        return bound._redact_result(result) if bound is not None else result
+
+    async def _outcome(self, input: Any, meta: Any) -> ToolResult:
+        """Every outcome as a result: the tool's own, or an error result for a validation
+        problem, an execution problem or an exception of the tool (secrets redacted).
+        Cancellation propagates."""
+        bound = _bound_state(self, meta)
+        try:
+            result = await self._validated(input, bound, meta)
+        except (ToolValidationError, ToolExecutionError) as exc:
+            result = ToolResult.failure(str(exc))
+        except Exception as exc:
+            result = ToolResult.failure(
+                f"{type(exc).__name__}: {exc}", stack=traceback.format_exc()
+            )
+        return bound._redact_result(result) if bound is not None else result
 
     async def _validated(
-        self, args: Mapping[str, Any] | BaseModel | None, state: ThreadState | None
+        self, args: Mapping[str, Any] | BaseModel | None, state: ThreadState | None, meta: Any
     ) -> ToolResult:
         """Validate, run and check; a failure the tool returns comes back as an error result."""
         if self._execution_mode == "provider" or self._execute is None:
@@ -367,10 +386,11 @@ class Tool:
                 )
         if problem is not None:
             raise ToolExecutionError(ToolResult.failure(problem), problem)
+        extra = {"meta": meta} if self._takes_meta else {}
         if self._args is None:
-            raw = await self._execute(state)
+            raw = await self._execute(state, **extra)
         else:
-            raw = await self._execute(state, parsed)
+            raw = await self._execute(state, parsed, **extra)
         result = self._check_result(raw)
         refs = [a for a in result.attachments if isinstance(a, AttachmentRef)]
         if refs:
@@ -423,21 +443,35 @@ class Tool:
         return raw.model_copy(update={"result": value})
 
 
-def _meta_state(meta: Any) -> tuple[ThreadState | None, str | None]:
-    from ._state import ThreadState
+def _thread_meta(state: ThreadState | None) -> dict[str, Any] | None:
+    """The ``meta`` a thread's own call gives a tool: its state and its call id."""
+    return None if state is None else {"state": state, "call_id": state.call_id}
 
-    if meta is None:
-        return None, None
-    if isinstance(meta, ThreadState):
-        return meta, None
+
+def _bound_state(tool: Tool, meta: Any) -> ThreadState | None:
+    """The thread ``meta`` names, bound to ``tool``; ``None`` for any other ``meta``.
+
+    A :class:`ThreadState` or a :class:`Thread`, as ``meta`` itself or as ``meta["state"]``
+    (with ``meta["call_id"]`` when it is a string), names a thread; the StandardTool ``meta``
+    of another framework is any other value, and the tool then runs without a thread.
+    """
+    from ._state import ThreadState
+    from ._thread import Thread
+
+    call_id = None
     if isinstance(meta, Mapping):
-        state, call_id = meta.get("state"), meta.get("call_id")
-        if state is not None and not isinstance(state, ThreadState):
-            raise TypeError(f"meta['state'] must be a ThreadState, got {type(state).__name__}")
-        if call_id is not None and not isinstance(call_id, str):
-            raise TypeError("meta['call_id'] must be a str")
-        return state, call_id
-    raise TypeError(f"meta must be None, a ThreadState or a mapping, got {type(meta).__name__}")
+        found = meta.get("state")
+        given = meta.get("call_id")
+        call_id = given if isinstance(given, str) else None
+        meta = found
+    if isinstance(meta, Thread):
+        meta = meta.state
+    if not isinstance(meta, ThreadState):
+        return None
+    wanted = call_id if call_id is not None else meta.call_id
+    if meta._tool is tool and wanted == meta.call_id:
+        return meta
+    return meta._bind(tool, wanted)
 
 
 def define_tool(
@@ -539,11 +573,26 @@ def _check_execute(name: str, execute: object, *, with_args: bool) -> None:
         signature = inspect.signature(execute)
     except (TypeError, ValueError):
         return
+    meta = {"meta": None} if "meta" in signature.parameters else {}
     try:
-        signature.bind(None, None) if with_args else signature.bind(None)
+        signature.bind(None, None, **meta) if with_args else signature.bind(None, **meta)
     except TypeError:
         shape = "async fn(state, args)" if with_args else "async fn(state)"
-        raise ToolDefinitionError(f"tool {name!r}: execute must look like {shape}") from None
+        raise ToolDefinitionError(
+            f"tool {name!r}: execute must look like {shape} (optionally with a meta parameter)"
+        ) from None
+
+
+def _declares_meta(execute: Callable[..., Any]) -> bool:
+    """Whether ``execute`` takes the StandardTool ``meta`` (a parameter named ``meta``)."""
+    try:
+        parameter = inspect.signature(execute).parameters.get("meta")
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
 
 
 def unique_tools(tools: Iterable[Tool], where: str) -> dict[str, Tool]:

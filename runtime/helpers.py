@@ -2,7 +2,9 @@
 
 Functions over a :class:`~quickjail.runtime.ThreadState`: queue a call, inject or read
 messages, emit thread events; :func:`render_results` for provider messages (text) and
-:func:`render_content` (images as images, with :class:`TextContent`/:class:`ImageContent`); and
+:func:`render_content` (images as images, with :class:`TextContent`/:class:`ImageContent`,
+the two kinds of :data:`ToolContent`), :func:`result_content` (one result as content, also a
+formatter for ``tool.formatted``); and
 the types of ``state.execution`` (:class:`ExecutionState`, :class:`AbortSignal`) and
 ``state.storage`` (:class:`ThreadStorage`, :class:`SqlResult`).
 """
@@ -15,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._calls import ParsedCall, render_results
-from ._content import ImageContent, TextContent, render_content
+from ._content import ImageContent, TextContent, ToolContent, render_content, result_content
 from ._message import Message, Role
 from ._state import AbortSignal, ExecutionState, ThreadState
 from ._storage import SqlResult, ThreadStorage
@@ -27,12 +29,14 @@ __all__ = [
     "SqlResult",
     "TextContent",
     "ThreadStorage",
+    "ToolContent",
     "emit_thread_event",
     "get_messages",
     "inject_message",
     "queue_tool",
     "render_content",
     "render_results",
+    "result_content",
 ]
 
 _ROLES = ("system", "user", "assistant", "tool")

@@ -32,12 +32,14 @@ HELPERS = [
     "SqlResult",
     "TextContent",
     "ThreadStorage",
+    "ToolContent",
     "emit_thread_event",
     "get_messages",
     "inject_message",
     "queue_tool",
     "render_content",
     "render_results",
+    "result_content",
 ]
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any
 
+import anyio.lowlevel
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from quickjail import runtime
 from quickjail.runtime import (
@@ -16,6 +18,7 @@ from quickjail.runtime import (
     Variable,
     define_tool,
     export_tools,
+    helpers,
 )
 from quickjail.runtime.errors import ToolExecutionError, ToolValidationError
 
@@ -128,12 +131,13 @@ async def test_formatted_returns_failures_as_data_and_never_stacks() -> None:
     bad_input = await plain.execute({"a": "x", "b": 1})
     assert bad_input["error"].startswith("invalid arguments for tool 'divide': a:")
 
-    def kind(exc: Exception) -> Any:
-        return {"failed": type(exc).__name__}
+    def kind(result: ToolResult) -> Any:
+        return {"ok": result.result} if result.ok else {"failed": result.error}
 
     custom = plain.formatted(kind)
-    assert await custom.execute({"a": 1, "b": 0}) == {"failed": "ToolExecutionError"}
-    assert await custom.execute({"a": 1, "b": 2, "z": 0}) == {"failed": "ToolValidationError"}
+    assert await custom.execute({"a": 1, "b": 0}) == {"failed": "division by zero"}
+    failed = await custom.execute({"a": 1, "b": 2, "z": 0})
+    assert failed["failed"].startswith("invalid arguments for tool 'divide': z:")
     again = custom.formatted()  # back to the default: re-derived from the validated execute
     assert await again.execute({"a": 1, "b": 0}) == {"error": "division by zero"}
     # the formatted tool is still the same tool for a thread and for exports
@@ -160,8 +164,8 @@ async def test_execute_with_a_thread_in_meta_redacts_secrets(
         assert await tool.execute({}, thread.state) == "the key is [REDACTED]"
         shown = await tool.execute(None, {"state": thread.state, "call_id": "c1"})
         assert shown == "the key is [REDACTED]"
-    with pytest.raises(TypeError, match="meta"):
-        await tool.execute({}, 42)
+        # a Thread is as good as its state
+        assert await tool.execute({}, {"state": thread}) == "the key is [REDACTED]"
 
 
 async def test_tool_from_function_and_back() -> None:
@@ -244,3 +248,80 @@ def test_to_mcp_is_a_valid_mcp_tool_descriptor() -> None:
     }
     parsed = mcp_types.Tool.model_validate(descriptor)
     assert parsed.title == "Divide" and parsed.input_schema == DIVIDE.input_schema
+
+
+async def test_formatted_applies_the_formatter_to_every_result_success_included() -> None:
+    def tagged(result: ToolResult) -> Any:
+        return ["ok", result.result] if result.ok else ["failed", result.error]
+
+    tool = DIVIDE.formatted(tagged)
+    assert await tool.execute({"a": 1, "b": 4}) == ["ok", {"value": 0.25}]
+    assert await tool.execute({"a": 1, "b": 0}) == ["failed", "division by zero"]
+    # the default formatter keeps a success's value and turns a failure into data
+    assert await DIVIDE.formatted().execute({"a": 1, "b": 4}) == {"value": 0.25}
+    with pytest.raises(TypeError, match="fmt must be callable"):
+        DIVIDE.formatted("json")  # type: ignore[arg-type]
+
+
+async def test_formatted_awaits_an_async_formatter() -> None:
+    async def as_text(result: ToolResult) -> str:
+        await anyio.lowlevel.checkpoint()
+        return f"{result.status}: {result.result if result.ok else result.error}"
+
+    tool = DIVIDE.formatted(as_text)
+    assert await tool.execute({"a": 1, "b": 4}) == "success: {'value': 0.25}"
+    assert await tool.execute({"a": 1, "b": 0}) == "error: division by zero"
+    content = await DIVIDE.formatted(helpers.result_content).execute({"a": 1, "b": 4})
+    assert content == [helpers.TextContent(text='{"value": 0.25}')]
+
+
+async def test_execute_hands_any_meta_to_a_handler_that_declares_it() -> None:
+    seen: list[Any] = []
+
+    async def remember(state: ThreadState | None, args: DivideArgs, meta: Any) -> ToolResult:
+        seen.append((state, meta))
+        return ToolResult.success(args.a / args.b)
+
+    tool = define_tool(description="Divide.", args=DivideArgs, execute=remember, name="remember")
+    caller = object()
+    for meta in (None, 42, "trace-7", {"user": "ada"}, [1, 2], caller):
+        assert await tool.execute({"a": 1, "b": 2}, meta) == 0.5
+    assert seen == [
+        (None, None),
+        (None, 42),
+        (None, "trace-7"),
+        (None, {"user": "ada"}),
+        (None, [1, 2]),
+        (None, caller),
+    ]
+    # a handler without a meta parameter runs with any meta too
+    for meta in (42, "x", {"state": "not a thread"}):
+        assert await DIVIDE.execute({"a": 1, "b": 2}, meta) == {"value": 0.5}
+
+
+async def test_a_thread_call_gives_the_handler_its_state_and_call_id_as_meta(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    async def who(state: ThreadState | None, meta: Any) -> ToolResult:
+        assert state is not None and meta["state"] is state
+        return ToolResult.success(meta["call_id"])
+
+    tool = define_tool(description="Who calls.", execute=who, name="who")
+    async with open_runtime(tools=[tool]) as rt:
+        thread = await rt.thread()
+        (result,) = await thread.execute_tool_calls([{"id": "c9", "name": "who", "arguments": {}}])
+    assert result.result == "c9"
+
+
+def test_tool_content_is_a_public_union_that_tells_text_from_images() -> None:
+    adapter = TypeAdapter(list[helpers.ToolContent])
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+    items = adapter.validate_python(
+        [{"type": "text", "text": "hi"}, {"type": "image", "data": png, "mime_type": "image/png"}]
+    )
+    assert items == [
+        helpers.TextContent(text="hi"),
+        helpers.ImageContent(data=png, mime_type="image/png"),
+    ]
+    with pytest.raises(ValidationError, match="does not match any of the expected tags"):
+        adapter.validate_python([{"type": "audio", "data": ""}])
