@@ -19,7 +19,8 @@ from quickjail.bridge import FsError
 
 from ._paths import normalize_dir, normalize_path
 from ._result import AttachmentRef
-from .errors import ThreadFileNotFoundError, ThreadPathError
+from ._validation import issue
+from .errors import ThreadFileNotFoundError, ThreadPathError, ValidationIssue
 
 if TYPE_CHECKING:
     from ._state import ThreadState
@@ -32,7 +33,7 @@ _TEXT_ENCODINGS: Final = frozenset({"utf8", "utf-8"})
 
 async def check_attachment_refs(
     state: ThreadState | None, refs: Sequence[AttachmentRef]
-) -> tuple[list[AttachmentRef], list[dict[str, str]]]:
+) -> tuple[list[AttachmentRef], list[ValidationIssue]]:
     """Check references against the thread's files; return them canonical, or the issues.
 
     Args:
@@ -42,33 +43,33 @@ async def check_attachment_refs(
 
     Returns:
         ``(refs with canonical paths, [])`` when all are valid, else ``([], issues)`` with
-        one ``{"path": "attachments[i]", "message": ...}`` per bad reference.
+        one ``{"path": ["attachments", i], "message": ...}`` per bad reference.
     """
-    issues: list[dict[str, str]] = []
+    issues: list[ValidationIssue] = []
     out: list[AttachmentRef] = []
     if len(refs) > MAX_ATTACHMENTS:
         message = f"{len(refs)} attachments; at most MAX_ATTACHMENTS={MAX_ATTACHMENTS}"
-        return [], [{"path": "attachments", "message": message}]
+        return [], [issue(["attachments"], message)]
     for index, ref in enumerate(refs):
-        where = f"attachments[{index}]"
+        where = ("attachments", index)
         if state is None:
-            issues.append({"path": where, "message": "an AttachmentRef needs a thread"})
+            issues.append(issue(where, "an AttachmentRef needs a thread"))
             continue
         try:
             canonical = normalize_path(ref.path)
         except ThreadPathError as exc:
-            issues.append({"path": where, "message": f"not a thread file path: {exc}"})
+            issues.append(issue(where, f"not a thread file path: {exc}"))
             continue
         core = state._core
         info = await core.store.stat(core.thread_id, canonical)
         if info is None or info.is_dir:
-            issues.append({"path": where, "message": f"no such thread file: {canonical!r}"})
+            issues.append(issue(where, f"no such thread file: {canonical!r}"))
         elif info.size != ref.size:
             message = f"{canonical!r} has {info.size} bytes, the reference says {ref.size}"
-            issues.append({"path": where, "message": message})
+            issues.append(issue(where, message))
         elif info.mime_type is not None and info.mime_type != ref.mime_type:
             message = f"{canonical!r} is {info.mime_type}, the reference says {ref.mime_type}"
-            issues.append({"path": where, "message": message})
+            issues.append(issue(where, message))
         else:
             out.append(ref if canonical == ref.path else ref.model_copy(update={"path": canonical}))
     return ([], issues) if issues else (out, [])

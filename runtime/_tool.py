@@ -6,7 +6,6 @@ import copy
 import hashlib
 import importlib.util
 import inspect
-import json
 import re
 import sys
 import traceback
@@ -16,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn
 
-from pydantic import BaseModel, ValidationError
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+from pydantic import BaseModel
 
 from ._argtypes import check_model
 from ._fs import check_attachment_refs
@@ -25,12 +23,13 @@ from ._result import AttachmentRef, ToolResult
 from ._schema import JsonSchema, build_schema
 from ._tenvs import tenv_variables
 from ._typescript_decl import ts_declaration
-from ._validation import issues_of, summarize, validate_input
+from ._validation import issue, summarize, validate_input, validate_output
 from .errors import (
     ToolDefinitionError,
     ToolExecutionError,
     ToolNameWarning,
     ToolValidationError,
+    ValidationIssue,
 )
 
 if TYPE_CHECKING:
@@ -407,39 +406,29 @@ class Tool:
         return result
 
     def _output_error(
-        self, issues: list[dict[str, str]], what: str, total: int | None = None
+        self, issues: list[ValidationIssue], what: str, total: int | None = None
     ) -> NoReturn:
         raise ToolValidationError(
             "output", issues, f"tool {self._name!r} {what}: {summarize(issues, total)}"
         )
 
     def _check_result(self, raw: object) -> ToolResult:
+        """The tool's :class:`ToolResult`, its value held to the published output schema
+        (a failure's detail only to JSON)."""
         if not isinstance(raw, ToolResult):
             shown = type(raw).__name__
             self._output_error(
-                [{"path": "", "message": f"expected a ToolResult, got {shown}"}],
+                [issue((), f"expected a ToolResult, got {shown}")],
                 f"returned {shown}, not a ToolResult; return ToolResult.success(value) or "
                 "ToolResult.failure(message)",
             )
-        value = raw.result
-        if raw.status == "success" and self._returns is not None:
-            try:
-                if isinstance(value, BaseModel):
-                    value = value.model_dump()
-                value = self._returns.model_validate(value).model_dump(mode="json")
-            except ValidationError as exc:
-                self._output_error(
-                    issues_of(exc),
-                    f"returned a result that does not match {self._returns.__name__}",
-                    exc.error_count(),
-                )
-        try:
-            value = to_jsonable_python(value, bytes_mode="base64")
-            json.dumps(value, allow_nan=False)
-        except (PydanticSerializationError, TypeError, ValueError, RecursionError) as exc:
-            self._output_error(
-                [{"path": "", "message": str(exc)}], "returned a result that is not JSON-compatible"
-            )
+        success = raw.status == "success"
+        value = validate_output(
+            self._returns if success else None,
+            self._output_schema if success else None,
+            raw.result,
+            f"tool {self._name!r} returned a result that",
+        )
         return raw.model_copy(update={"result": value})
 
 

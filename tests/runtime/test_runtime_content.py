@@ -111,7 +111,7 @@ async def test_execute_reports_a_bad_ref_as_an_output_validation_error(
             await tool.execute({}, thread.state)
     assert caught.value.target == "output"
     assert caught.value.issues == [
-        {"path": "attachments[0]", "message": "'/notes/a.txt' has 5 bytes, the reference says 99"}
+        {"path": ["attachments", 0], "message": "'/notes/a.txt' has 5 bytes, the reference says 99"}
     ]
 
 

@@ -88,20 +88,109 @@ async def test_execute_raises_an_input_validation_error_with_the_issues() -> Non
         await DIVIDE.execute({"a": "1", "b": 2, "c": 3})
     assert caught.value.target == "input"
     assert caught.value.issues == [
-        {"path": "a", "message": 'expected a number (got a string "1")'},
-        {"path": "c", "message": "unexpected key (allowed keys: a, b)"},
+        {"path": ["a"], "message": 'expected a number (got a string "1")'},
+        {"path": ["c"], "message": "unexpected key (allowed keys: a, b)"},
     ]
     with pytest.raises(ToolValidationError) as caught:
         await DIVIDE.execute({"a": 1, "b": 2, "c": 3})
-    assert caught.value.issues == [{"path": "c", "message": "unexpected key (allowed keys: a, b)"}]
+    assert caught.value.issues == [
+        {"path": ["c"], "message": "unexpected key (allowed keys: a, b)"}
+    ]
 
 
 async def test_execute_raises_an_output_validation_error_for_a_result_off_its_schema() -> None:
     with pytest.raises(ToolValidationError) as caught:
         await LIAR.execute({"a": 1, "b": 2})
     assert caught.value.target == "output"
-    assert caught.value.issues[0]["path"] == "value"
-    assert "valid number" in caught.value.issues[0]["message"]
+    assert caught.value.issues == [
+        {"path": ["value"], "message": 'expected a number (got a string "not a number")'}
+    ]
+
+
+class Reading(BaseModel):
+    label: str
+    values: list[float]
+
+
+@pytest.mark.parametrize(
+    ("returned", "issues"),
+    [
+        (
+            {"label": "t", "values": ["21"]},
+            [{"path": ["values", 0], "message": 'expected a number (got a string "21")'}],
+        ),
+        (
+            {"label": "t", "values": [], "unit": "C"},
+            [{"path": ["unit"], "message": "unexpected key (allowed keys: label, values)"}],
+        ),
+        (
+            {"label": 7, "values": [True]},
+            [
+                {"path": ["label"], "message": "expected a string (got a number 7)"},
+                {"path": ["values", 0], "message": "expected a number (got a boolean true)"},
+            ],
+        ),
+        ({"values": []}, [{"path": ["label"], "message": "Field required"}]),
+        ("21", [{"path": [], "message": 'expected an object (got a string "21")'}]),
+    ],
+    ids=["string-for-number", "unlisted-key", "wrong-types", "missing", "not-an-object"],
+)
+async def test_output_is_validated_exactly_as_its_published_schema(
+    returned: Any, issues: list[dict[str, Any]]
+) -> None:
+    async def measure(state: ThreadState | None) -> ToolResult:
+        return ToolResult.success(returned)
+
+    tool = define_tool(description="Measure.", returns=Reading, execute=measure, name="measure")
+    assert tool.output_schema is not None
+    assert tool.output_schema["additionalProperties"] is False
+    with pytest.raises(ToolValidationError) as caught:
+        await tool.execute({})
+    assert caught.value.target == "output"
+    assert caught.value.issues == issues
+    result = await tool.call({})
+    assert not result.ok and (result.error or "").startswith(
+        "tool 'measure' returned a result that does not match Reading: "
+    )
+
+
+async def test_output_that_matches_its_schema_comes_back_as_json() -> None:
+    async def measure(state: ThreadState | None) -> ToolResult:
+        return ToolResult.success({"label": "t", "values": [1, 2.5]})
+
+    async def as_model(state: ThreadState | None) -> ToolResult:
+        return ToolResult.success(Reading(label="m", values=[3]))
+
+    tool = define_tool(description="Measure.", returns=Reading, execute=measure, name="measure")
+    assert await tool.execute({}) == {"label": "t", "values": [1.0, 2.5]}
+    model = define_tool(description="Model.", returns=Reading, execute=as_model, name="model")
+    assert await model.execute({}) == {"label": "m", "values": [3.0]}
+
+
+async def test_validation_issues_carry_the_path_as_a_list_of_keys() -> None:
+    class Inner(BaseModel):
+        n: int
+
+    class Outer(BaseModel):
+        rows: list[dict[str, Inner]]
+
+    async def run(state: ThreadState | None, args: Outer) -> ToolResult:
+        return ToolResult.success(None)
+
+    tool = define_tool(description="Rows.", args=Outer, execute=run, name="rows")
+    with pytest.raises(ToolValidationError) as caught:
+        await tool.execute({"rows": [{"a.b": {"n": 1}}, {"0": {"n": "1"}}]})
+    # keys stay keys (a dotted key is one key; an index is an int, a key "0" a str)
+    assert caught.value.issues == [
+        {"path": ["rows", 1, "0", "n"], "message": 'expected an integer (got a string "1")'}
+    ]
+    assert str(caught.value).endswith('rows.1.0.n: expected an integer (got a string "1")')
+    with pytest.raises(ToolValidationError) as caught:
+        await tool.execute({"rows": [{"a.b": {"m": 1}}]})
+    assert [i["path"] for i in caught.value.issues] == [
+        ["rows", 0, "a.b", "m"],
+        ["rows", 0, "a.b", "n"],
+    ]
 
 
 async def test_execute_raises_the_tools_own_failure() -> None:
