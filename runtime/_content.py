@@ -15,9 +15,10 @@ import base64
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Self, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._calls import result_text
+from ._mime import check_mime_type
 from ._result import AttachmentRef, ToolAttachment, ToolResult
 from .errors import ProviderFormatError, ThreadFileNotFoundError
 
@@ -52,13 +53,15 @@ class TextContent(BaseModel):
 
 
 class ImageContent(BaseModel):
-    """An image for the model: base64 ``data`` of ``mime_type``."""
+    """An image for the model: base64 ``data`` of ``mime_type`` (a checked MIME type)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     type: Literal["image"] = "image"
     data: str
     mime_type: str
+
+    _check_mime = field_validator("mime_type")(check_mime_type)
 
     @classmethod
     def from_bytes(cls, content: bytes, mime_type: str) -> Self:

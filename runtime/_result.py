@@ -8,6 +8,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ._mime import check_mime_type
+
 __all__ = ["AttachmentRef", "ToolAttachment", "ToolResult"]
 
 
@@ -16,7 +18,7 @@ class ToolAttachment(BaseModel):
 
     Attributes:
         name: File name suggested by the tool; sanitized before it is stored.
-        mime_type: MIME type, e.g. ``"image/png"``.
+        mime_type: MIME type, e.g. ``"image/png"`` (checked, type and subtype lower-cased).
         data: The content, base64-encoded (validated on construction).
         width: Pixel width for images, if known.
         height: Pixel height for images, if known.
@@ -29,6 +31,8 @@ class ToolAttachment(BaseModel):
     data: str
     width: int | None = None
     height: int | None = None
+
+    _check_mime = field_validator("mime_type")(check_mime_type)
 
     @field_validator("data")
     @classmethod
@@ -66,7 +70,7 @@ class AttachmentRef(BaseModel):
         type: Always ``"file"``.
         path: Virtual path in the thread's files (under ``/attachments/``).
         name: The sanitized file name.
-        mime_type: MIME type.
+        mime_type: MIME type (checked, type and subtype lower-cased).
         size: Size in bytes.
         width: Pixel width, if known.
         height: Pixel height, if known.
@@ -84,6 +88,8 @@ class AttachmentRef(BaseModel):
     width: int | None = None
     height: int | None = None
     description: str | None = None
+
+    _check_mime = field_validator("mime_type")(check_mime_type)
 
 
 class ToolResult(BaseModel):

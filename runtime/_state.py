@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from quickjail.sandbox.host import is_async_callable
 
+from ._mime import check_mime_type
 from ._paths import normalize_dir, normalize_path
 from ._result import AttachmentRef, ToolAttachment, ToolResult
 from ._secrets import Redactor, SecretBox
@@ -435,7 +436,10 @@ class ThreadState:
 
         Raises:
             ThreadPathError: Malformed path.
+            ValueError: ``mime_type`` is not a MIME type (``type/subtype``).
         """
+        if mime_type is not None:
+            mime_type = check_mime_type(mime_type)
         canonical = normalize_path(path)
         content = data.encode() if isinstance(data, str) else bytes(data)
         content = self._core.redactor.data(content)
