@@ -2,7 +2,8 @@
 
 :func:`check_attachment_refs` accepts an :class:`AttachmentRef` a tool returns only when its
 path resolves inside the thread's files to an existing file of the stated size (and MIME type,
-when the file has one recorded): a reference to ``../../etc/passwd`` or to nothing is refused.
+when the file has one recorded), id and name: a reference to ``../../etc/passwd``, to nothing,
+or with a made-up id is refused.
 
 The capability has the same shape as ``bridge.ReadOnlyDir``: ``readFile(path, encoding?)``,
 ``readdir(path?)`` and ``stat(path)``, over the files stored in the database instead of a host
@@ -70,9 +71,21 @@ async def check_attachment_refs(
         elif info.mime_type is not None and info.mime_type != ref.mime_type:
             message = f"{canonical!r} is {info.mime_type}, the reference says {ref.mime_type}"
             issues.append(issue(where, message))
+        elif info.id != ref.id:
+            message = f"{canonical!r} has id {info.id!r}, the reference says {_shown(ref.id)}"
+            issues.append(issue(where, message))
+        elif ref.name != canonical.rsplit("/", 1)[-1]:
+            name = canonical.rsplit("/", 1)[-1]
+            message = f"{canonical!r} is named {name!r}, the reference says {_shown(ref.name)}"
+            issues.append(issue(where, message))
         else:
             out.append(ref if canonical == ref.path else ref.model_copy(update={"path": canonical}))
     return ([], issues) if issues else (out, [])
+
+
+def _shown(text: str) -> str:
+    """A value a tool made up, quoted and cut short for a message."""
+    return repr(text[:80] + ("..." if len(text) > 80 else ""))
 
 
 def _refusal(code: str, exc: Exception) -> FsError:

@@ -429,10 +429,15 @@ class ThreadState:
 
     async def write_file(
         self, path: str, data: bytes | str, *, mime_type: str | None = None
-    ) -> None:
+    ) -> AttachmentRef:
         """Create or replace a thread file (text is stored as UTF-8).
 
         Like everything stored, the content has known secret values redacted.
+
+        Returns:
+            The file as an :class:`AttachmentRef` (its stable id, kept when the file is
+            rewritten; ``mime_type`` ``application/octet-stream`` when none is given), ready
+            to return from a tool.
 
         Raises:
             ThreadPathError: Malformed path.
@@ -443,7 +448,16 @@ class ThreadState:
         canonical = normalize_path(path)
         content = data.encode() if isinstance(data, str) else bytes(data)
         content = self._core.redactor.data(content)
-        await self._core.store.write_file(self._core.thread_id, canonical, content, mime_type)
+        info = await self._core.store.write_file(
+            self._core.thread_id, canonical, content, mime_type
+        )
+        return AttachmentRef(
+            id=info.id or "",
+            path=canonical,
+            name=canonical.rsplit("/", 1)[-1],
+            mime_type=mime_type or "application/octet-stream",
+            size=info.size,
+        )
 
     async def list_files(self, directory: str = "/") -> list[str]:
         """List every file under ``directory`` (recursively), as canonical paths."""

@@ -31,13 +31,14 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class FileInfo:
-    """Metadata of a stored file."""
+    """Metadata of a stored file (``id`` is ``None`` for a directory)."""
 
     path: str
     size: int
     mime_type: str | None
     updated_at: float
     is_dir: bool = False
+    id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,10 @@ def upsert_file(
         "updated_at = excluded.updated_at",
         (thread_id, path, f"file_{uuid.uuid4().hex}", data, mime_type, len(data), now, now),
     )
-    return FileInfo(path=path, size=len(data), mime_type=mime_type, updated_at=now)
+    (file_id,) = conn.execute(  # a rewritten file keeps its id
+        "SELECT id FROM files WHERE thread_id = ? AND path = ?", (thread_id, path)
+    ).fetchone()
+    return FileInfo(path=path, size=len(data), mime_type=mime_type, updated_at=now, id=file_id)
 
 
 def select_file(thread_id: str, path: str, conn: sqlite3.Connection) -> bytes | None:
@@ -99,11 +103,11 @@ def _under(directory: str) -> tuple[str, str]:
 
 def stat_file(thread_id: str, path: str, conn: sqlite3.Connection) -> FileInfo | None:
     row = conn.execute(
-        "SELECT size, mime_type, updated_at FROM files WHERE thread_id = ? AND path = ?",
+        "SELECT size, mime_type, updated_at, id FROM files WHERE thread_id = ? AND path = ?",
         (thread_id, path),
     ).fetchone()
     if row is not None:
-        return FileInfo(path=path, size=row[0], mime_type=row[1], updated_at=row[2])
+        return FileInfo(path=path, size=row[0], mime_type=row[1], updated_at=row[2], id=row[3])
     row = conn.execute(
         "SELECT MAX(updated_at) FROM files WHERE thread_id = ? AND path >= ? AND path < ?",
         (thread_id, *_under(path)),
@@ -116,11 +120,11 @@ def stat_file(thread_id: str, path: str, conn: sqlite3.Connection) -> FileInfo |
 
 def select_files(thread_id: str, directory: str, conn: sqlite3.Connection) -> list[FileInfo]:
     rows = conn.execute(
-        "SELECT path, size, mime_type, updated_at FROM files WHERE thread_id = ? "
+        "SELECT path, size, mime_type, updated_at, id FROM files WHERE thread_id = ? "
         "AND path >= ? AND path < ? ORDER BY path",
         (thread_id, *_under(directory)),
     ).fetchall()
-    return [FileInfo(path=r[0], size=r[1], mime_type=r[2], updated_at=r[3]) for r in rows]
+    return [FileInfo(path=r[0], size=r[1], mime_type=r[2], updated_at=r[3], id=r[4]) for r in rows]
 
 
 def copy_attachments(
