@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._calls import result_text
 from ._mime import check_mime_type
-from ._result import AttachmentRef, ToolAttachment, ToolResult
+from ._result import AttachmentRef, ToolAttachment, ToolResult, check_base64
 from .errors import ProviderFormatError, ThreadFileNotFoundError
 
 if TYPE_CHECKING:
@@ -53,7 +53,8 @@ class TextContent(BaseModel):
 
 
 class ImageContent(BaseModel):
-    """An image for the model: base64 ``data`` of ``mime_type`` (a checked MIME type)."""
+    """An image for the model: ``data`` (checked to be base64) of ``mime_type`` (checked to be
+    a MIME type)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -62,6 +63,7 @@ class ImageContent(BaseModel):
     mime_type: str
 
     _check_mime = field_validator("mime_type")(check_mime_type)
+    _check_data = field_validator("data")(check_base64)
 
     @classmethod
     def from_bytes(cls, content: bytes, mime_type: str) -> Self:

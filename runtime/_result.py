@@ -10,7 +10,20 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ._mime import check_mime_type
 
-__all__ = ["AttachmentRef", "ToolAttachment", "ToolResult"]
+__all__ = ["AttachmentRef", "ToolAttachment", "ToolResult", "check_base64"]
+
+
+def check_base64(value: str) -> str:
+    """Return ``value`` if it is standard base64 (padded, no other characters).
+
+    Raises:
+        ValueError: Naming why it is not.
+    """
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError(f"data must be base64: {exc}") from None
+    return value
 
 
 class ToolAttachment(BaseModel):
@@ -33,15 +46,7 @@ class ToolAttachment(BaseModel):
     height: int | None = None
 
     _check_mime = field_validator("mime_type")(check_mime_type)
-
-    @field_validator("data")
-    @classmethod
-    def _check_base64(cls, value: str) -> str:
-        try:
-            base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise ValueError(f"data must be base64: {exc}") from None
-        return value
+    _check_data = field_validator("data")(check_base64)
 
     @classmethod
     def from_bytes(

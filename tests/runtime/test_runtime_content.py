@@ -359,3 +359,18 @@ async def test_an_attachment_ref_must_carry_the_id_and_name_of_its_file(
         thread = await rt.thread()
         (result,) = await thread.execute_tool_calls([{"id": "c", "name": "refer", "arguments": {}}])
         assert result.ok, result.error
+
+
+@pytest.mark.parametrize(
+    "data",
+    ["not base64!", "iVBORw0KGgo", "iVBOR w0KGgo=", "data:image/png;base64,iVBORw0KGgo=", "\u00e9"],
+    ids=["punctuation", "unpadded", "space", "data-url", "non-ascii"],
+)
+def test_image_content_data_must_be_base64(data: str) -> None:
+    with pytest.raises(ValidationError, match="data must be base64"):
+        ImageContent(data=data, mime_type="image/png")
+    with pytest.raises(ValidationError, match="data must be base64"):
+        TypeAdapter(helpers.ToolContent).validate_python(
+            {"type": "image", "data": data, "mime_type": "image/png"}
+        )
+    assert ImageContent(data=PNG_B64, mime_type="image/png").data == PNG_B64
