@@ -26,10 +26,11 @@ from quickjail import bridge, sandbox
 
 from ._arguments import ArgumentsError, plain_arguments
 from ._calls import ParsedCall
+from ._define import define_tool, unique_tools
 from ._result import ToolResult
 from ._state import ThreadState
 from ._thread import run_call
-from ._tool import Tool, define_tool, unique_tools
+from ._tool import Tool
 from ._typescript_decl import is_export_name, ts_module_declaration
 from .errors import ToolDefinitionError
 
