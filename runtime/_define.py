@@ -5,23 +5,21 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
-import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Final, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
 from ._argtypes import check_model
+from ._standard import as_tool
 from ._tenvs import tenv_variables
-from ._tool import Execute, Tool, Variable
+from ._tool import SNAKE_RE, Execute, Tool, Variable
 from .errors import ToolDefinitionError, ToolNameWarning
 
 __all__ = ["define_tool", "discover_tools", "unique_tools"]
-
-_SNAKE_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
 def define_tool(
@@ -73,7 +71,7 @@ def define_tool(
         name = Path(source).stem
     if not isinstance(name, str) or not name:
         raise ToolDefinitionError("a tool name must be a non-empty string")
-    if not _SNAKE_RE.match(name):
+    if not SNAKE_RE.match(name):
         warnings.warn(
             f"tool name {name!r} is not snake_case of 1-64 characters", ToolNameWarning, 2
         )
@@ -140,9 +138,8 @@ def unique_tools(tools: Iterable[Tool], where: str) -> dict[str, Tool]:
         ToolDefinitionError: Naming the duplicate.
     """
     index: dict[str, Tool] = {}
-    for tool in tools:
-        if not isinstance(tool, Tool):
-            raise ToolDefinitionError(f"{where}: expected Tool objects, got {type(tool).__name__}")
+    for item in tools:
+        tool = as_tool(item, where)
         if tool.name in index:
             raise ToolDefinitionError(f"{where}: two tools are named {tool.name!r}")
         index[tool.name] = tool

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 import inspect
+import re
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn
 
 from pydantic import BaseModel
 
@@ -15,7 +16,13 @@ from ._fs import check_attachment_refs
 from ._result import AttachmentRef, ToolResult
 from ._schema import JsonSchema, build_schema
 from ._typescript_decl import ts_declaration
-from ._validation import issue, summarize, validate_input, validate_output
+from ._validation import (
+    issue,
+    summarize,
+    validate_input,
+    validate_json_input,
+    validate_output,
+)
 from .errors import (
     ToolDefinitionError,
     ToolExecutionError,
@@ -26,7 +33,9 @@ from .errors import (
 if TYPE_CHECKING:
     from ._state import ThreadState
 
-__all__ = ["Execute", "Formatter", "Tool", "Variable", "default_format"]
+__all__ = ["SNAKE_RE", "Execute", "Formatter", "Tool", "Variable", "default_format"]
+
+SNAKE_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 Execute = Callable[..., Awaitable[Any]]
 
@@ -99,6 +108,7 @@ class Tool:
         "_name",
         "_output_schema",
         "_returns",
+        "_schema_only",
         "_takes_meta",
         "_tenvs",
         "_title",
@@ -118,8 +128,14 @@ class Tool:
         execution_provider: str | None,
         tenvs: type[BaseModel] | None = None,
         title: str | None = None,
+        schemas: tuple[JsonSchema, JsonSchema | None] | None = None,
     ) -> None:
-        """Store an already validated definition; use :func:`define_tool` instead."""
+        """Store an already validated definition; use :func:`define_tool` instead.
+
+        ``schemas`` (input, output) are the published JSON Schemas of a tool no pydantic
+        model backs (``args`` and ``returns`` are then ``None``): its input is held to them
+        and passed to ``execute`` as a dict.
+        """
         self._tenvs = tenvs
         self._name = name
         self._title = title
@@ -130,8 +146,12 @@ class Tool:
         self._returns = returns
         self._execution_mode = execution_mode
         self._execution_provider = execution_provider
-        self._input_schema = build_schema(args, "validation")
-        self._output_schema = build_schema(returns, "serialization") if returns else None
+        self._schema_only = schemas is not None
+        if schemas is not None:
+            self._input_schema, self._output_schema = schemas
+        else:
+            self._input_schema = build_schema(args, "validation")
+            self._output_schema = build_schema(returns, "serialization") if returns else None
         self._base: Tool = self
         self._format: Formatter | None = None
         self._takes_meta = execute is not None and _declares_meta(execute)
@@ -303,6 +323,23 @@ class Tool:
 
         return tool_from_function(fn, name=name, title=title, description=description)
 
+    @classmethod
+    def from_standard(cls, obj: Any) -> Tool:
+        """A tool of another library's StandardTool object; see :mod:`._standard`.
+
+        ``obj`` has ``name``, ``description``, ``input_schema``, optionally ``title`` and
+        ``output_schema``, and ``execute(input, meta)`` (sync or async). Its schemas are
+        published as they are and what crosses is held to them. ``Runtime(tools=...)``,
+        ``thread(tools=...)`` and ``code_mode_tool`` adapt such objects themselves.
+
+        Raises:
+            ToolDefinitionError: A missing or empty name or description, a schema that is not
+                a JSON object schema, or no callable ``execute``.
+        """
+        from ._standard import tool_from_standard
+
+        return tool_from_standard(obj)
+
     def as_function(self) -> Callable[..., Awaitable[Any]]:
         """An async plain callable: ``await fn(**kwargs)`` is ``await tool.execute(kwargs)``."""
         tool = self
@@ -357,9 +394,12 @@ class Tool:
                 " not locally"
             )
             raise ToolExecutionError(ToolResult.failure(message), message)
-        parsed = validate_input(
-            self._args, self._input_schema, args, f"invalid arguments for tool {self._name!r}"
-        )
+        what = f"invalid arguments for tool {self._name!r}"
+        parsed: BaseModel | dict[str, Any] | None
+        if self._schema_only:
+            parsed = validate_json_input(self._input_schema, args, what)
+        else:
+            parsed = validate_input(self._args, self._input_schema, args, what)
         if state is not None:
             problem = await state._load_tenvs(self)
         else:
@@ -375,7 +415,7 @@ class Tool:
         if problem is not None:
             raise ToolExecutionError(ToolResult.failure(problem), problem)
         extra = {"meta": meta} if self._takes_meta else {}
-        if self._args is None:
+        if parsed is None:
             raw = await self._execute(state, **extra)
         else:
             raw = await self._execute(state, parsed, **extra)

@@ -36,6 +36,7 @@ __all__ = [
     "issues_of",
     "summarize",
     "validate_input",
+    "validate_json_input",
     "validate_output",
 ]
 
@@ -89,6 +90,32 @@ def validate_input(
     return parsed
 
 
+def validate_json_input(schema: JsonSchema, args: object, what: str) -> dict[str, Any]:
+    """Return the arguments of a tool no pydantic model backs (a foreign StandardTool), held
+    to its published input schema: JSON types, enums and consts, closed keys, required keys.
+
+    Constraints (``minimum``, ``pattern``, ...) are left to the tool, which validates its
+    own input as a StandardTool does.
+
+    Raises:
+        ToolValidationError: ``target="input"``, with the issues.
+    """
+    if isinstance(args, BaseModel):
+        args = args.model_dump(mode="json")
+    if args is None:
+        args = {}
+    if not isinstance(args, Mapping):
+        _fail("input", what, [issue((), f"expected an object, got {_json_type(args)}")])
+    try:
+        data: dict[str, Any] = plain_arguments(dict(args))
+    except ArgumentsError as exc:
+        _fail("input", what, [issue((), str(exc))])
+    refused = _walk(data, schema, (), {}, required=True)
+    if refused:
+        _fail("input", what, refused[:MAX_ISSUES], len(refused))
+    return data
+
+
 def validate_output(
     model: type[BaseModel] | None, schema: JsonSchema | None, value: object, what: str
 ) -> Any:
@@ -117,7 +144,7 @@ def validate_output(
     if schema is None:
         return data
     if model is None:
-        refused = _walk(data, schema, (), {})
+        refused = _walk(data, schema, (), {}, required=True)
         if refused:
             _fail("output", f"{what} does not match its output schema", refused[:MAX_ISSUES])
         return data
@@ -183,8 +210,14 @@ def _unexpected(key: str, path: Path, expected: Any = ()) -> Issue:
 
 
 def _walk(
-    value: Any, schema: Any, path: Path, seen: dict[tuple[int, int, Path], list[Issue]]
+    value: Any,
+    schema: Any,
+    path: Path,
+    seen: dict[tuple[int, int, Path], list[Issue]],
+    required: bool = False,
 ) -> list[Issue]:
+    """The issues of ``value`` against ``schema``: types, enums, closed keys, and with
+    ``required`` (a schema no pydantic model backs) the ``required`` keys too."""
     if not isinstance(schema, dict):
         return []
     key = (id(value), id(schema), path)  # the path too: equal scalars share one object
@@ -199,7 +232,7 @@ def _walk(
     branches = schema.get("anyOf", schema.get("oneOf"))
     if isinstance(branches, list):
         fitting = [b for b in branches if _fits(value, b)]
-        found = [_walk(value, b, path, seen) for b in fitting]
+        found = [_walk(value, b, path, seen, required) for b in fitting]
         if found and all(found):
             issues = found[0]
     elif isinstance(value, dict):
@@ -209,17 +242,21 @@ def _walk(
         for name, item in value.items():
             where = (*path, name)
             if name in props:
-                issues.extend(_walk(item, props[name], where, seen))
+                issues.extend(_walk(item, props[name], where, seen, required))
             elif extra is False:
                 issues.append(_unexpected(name, path, props))
             else:
-                issues.extend(_walk(item, extra, where, seen))
+                issues.extend(_walk(item, extra, where, seen, required))
             if len(issues) > MAX_ISSUES:
                 break
+        names = schema.get("required") if required else None
+        if isinstance(names, list):
+            missing = [n for n in names if isinstance(n, str) and n not in value]
+            issues.extend(issue((*path, n), "Field required") for n in missing[:MAX_ISSUES])
     elif isinstance(value, list):
         items = schema.get("items")
         for index, item in enumerate(value):
-            issues.extend(_walk(item, items, (*path, index), seen))
+            issues.extend(_walk(item, items, (*path, index), seen, required))
             if len(issues) > MAX_ISSUES:
                 break
     seen[key] = issues
@@ -253,7 +290,7 @@ def _fits(value: Any, schema: Any) -> bool:
         return True
     names = kinds if isinstance(kinds, list) else [kinds]
     for name in names:
-        allowed = _TYPES.get(name, ())
+        allowed = _TYPES.get(name, ()) if isinstance(name, str) else ()
         if isinstance(value, allowed) and not (isinstance(value, bool) and name != "boolean"):
             return True
     return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio.lowlevel
 import pytest
@@ -414,3 +414,141 @@ def test_tool_content_is_a_public_union_that_tells_text_from_images() -> None:
     ]
     with pytest.raises(ValidationError, match="does not match any of the expected tags"):
         adapter.validate_python([{"type": "audio", "data": ""}])
+
+
+class ForeignAdd:
+    """A StandardTool as another library defines one: plain attributes and execute."""
+
+    name = "add"
+    title = "Add"
+    description = "Add two integers."
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    }
+    output_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"sum": {"type": "integer"}},
+        "required": ["sum"],
+    }
+
+    def __init__(self, *, lie: bool = False) -> None:
+        self.metas: list[Any] = []
+        self.lie = lie
+
+    async def execute(self, input: dict[str, Any], meta: Any = None) -> dict[str, Any]:
+        self.metas.append(meta)
+        total = input["a"] + input["b"]
+        return {"sum": str(total)} if self.lie else {"sum": total}
+
+
+class ForeignShout:
+    name = "shout"
+    description = "Upper-case a text."
+    input_schema: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+    }
+
+    def execute(self, input: dict[str, Any], meta: Any) -> str:
+        return str(input["text"]).upper()
+
+
+async def test_a_foreign_standard_tool_runs_in_a_thread_held_to_its_schemas(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    add, liar = ForeignAdd(), ForeignAdd(lie=True)
+    liar.name = "add_badly"
+    async with open_runtime(tools=[add, liar, ForeignShout()]) as rt:
+        assert [t.name for t in rt.tools] == ["add", "add_badly", "shout"]
+        thread = await rt.thread()
+        results = await thread.execute_tool_calls(
+            [
+                {"id": "c1", "name": "add", "arguments": {"a": 1, "b": 2}},
+                {"id": "c2", "name": "add", "arguments": {"a": "1", "b": 2, "c": 0}},
+                {"id": "c3", "name": "add", "arguments": {"a": 1}},
+                {"id": "c4", "name": "add_badly", "arguments": {"a": 1, "b": 2}},
+                {"id": "c5", "name": "shout", "arguments": {"text": "hi"}},
+            ]
+        )
+        child = await thread.child(tools=[ForeignShout()])
+        (shouted,) = await child.execute_tool_calls(
+            [{"id": "c6", "name": "shout", "arguments": {"text": "yo"}}]
+        )
+    assert [r.status for r in results] == ["success", "error", "error", "error", "success"]
+    assert results[0].result == {"sum": 3} and results[4].result == "HI"
+    assert results[1].error == (
+        "invalid arguments for tool 'add': a: expected an integer (got a string \"1\"); "
+        "c: unexpected key (allowed keys: a, b)"
+    )
+    assert results[2].error == "invalid arguments for tool 'add': b: Field required"
+    assert results[3].error == (
+        "tool 'add_badly' returned a result that does not match its output schema: "
+        'sum: expected an integer (got a string "3")'
+    )
+    assert add.metas == [{"state": add.metas[0]["state"], "call_id": "c1"}]
+    assert isinstance(add.metas[0]["state"], ThreadState)
+    assert shouted.result == "YO"
+    assert export_tools([Tool.from_standard(add)], "mcp") == export_tools([add], "mcp")
+
+
+async def test_code_mode_calls_a_foreign_standard_tool(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    code = runtime.code_mode_tool([ForeignAdd()], timeout=30)
+    assert "export function add(" in code.description
+    async with open_runtime(tools=[code]) as rt:
+        thread = await rt.thread()
+        program = "const r = await tools.add({a: 20, b: 22}); return r.result.sum;"
+        (result,) = await thread.execute_tool_calls(
+            [{"id": "c", "name": "run_code", "arguments": {"code": program}}]
+        )
+    assert result.ok, result.error
+    assert result.result["result"] == 42
+
+
+async def test_a_foreign_standard_tool_runs_without_a_thread() -> None:
+    tool = Tool.from_standard(ForeignAdd())
+    assert tool.title == "Add" and tool.input_schema == ForeignAdd.input_schema
+    assert await tool.execute({"a": 2, "b": 3}, "ctx") == {"sum": 5}
+    with pytest.raises(ToolValidationError) as caught:
+        await tool.execute({"a": 2})
+    assert caught.value.issues == [{"path": ["b"], "message": "Field required"}]
+
+
+@pytest.mark.parametrize(
+    ("thing", "message"),
+    [
+        (object(), "expected Tool objects or StandardTool objects"),
+        (lambda x: x, "expected Tool objects or StandardTool objects"),
+        (
+            type("T", (), {"name": "t", "description": "", "input_schema": {}, "execute": print}),
+            "needs a non-empty description",
+        ),
+        (
+            type("T", (), {"name": "t", "description": "d", "input_schema": 3, "execute": print}),
+            "input_schema must be a JSON Schema object, got int",
+        ),
+        (
+            type(
+                "T",
+                (),
+                {
+                    "name": "t",
+                    "description": "d",
+                    "input_schema": {"type": "string"},
+                    "execute": print,
+                },
+            ),
+            "input_schema must describe an object",
+        ),
+    ],
+    ids=["object", "function", "empty-description", "schema-not-a-mapping", "schema-not-an-object"],
+)
+def test_what_is_no_tool_is_refused_with_a_clear_message(thing: Any, message: str) -> None:
+    with pytest.raises(runtime.errors.ToolDefinitionError, match=message):
+        runtime.Runtime(":memory:", tools=[thing])
+    with pytest.raises(runtime.errors.ToolDefinitionError, match=message):
+        runtime.code_mode_tool([thing])
