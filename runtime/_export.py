@@ -37,7 +37,12 @@ def export_tools(tools: Iterable[Tool], format: ExportFormat) -> list[dict[str, 
 
     Raises:
         ProviderFormatError: Unknown format, a name outside ``^[a-zA-Z0-9_]{1,64}$``, a
-            description over 4096 characters, or a duplicate name; the message names the tool.
+            description (the tool's or a parameter's) over 4096 characters, or a duplicate
+            name; the message names the tool (and the parameter).
+
+    The ``"standard"`` format writes ``integer`` as ``number`` with ``multipleOf: 1``: the
+    schema document's list of parameter types has no ``integer``, and ``multipleOf: 1``
+    keeps exactly the same values allowed.
     """
     if format not in EXPORT_FORMATS:
         raise ProviderFormatError(f"unknown format {format!r}; expected one of {EXPORT_FORMATS}")
@@ -56,7 +61,66 @@ def export_tools(tools: Iterable[Tool], format: ExportFormat) -> list[dict[str, 
         if tool.name in seen:
             raise ProviderFormatError(f"tool {tool.name!r}: duplicate name")
         seen.add(tool.name)
+        long = _long_description(tool.input_schema, ())
+        if long is not None:
+            where, size = long
+            raise ProviderFormatError(
+                f"tool {tool.name!r}: the description of parameter {where} is {size} "
+                f"characters; {format} accepts at most {_MAX_DESCRIPTION}"
+            )
     return [_export_one(tool, format) for tool in tools]
+
+
+def _long_description(schema: Any, path: tuple[str, ...]) -> tuple[str, int] | None:
+    """The first parameter (dotted path) whose description is over the limit, and its size."""
+    if not isinstance(schema, dict):
+        return None
+    text = schema.get("description")
+    if path and isinstance(text, str) and len(text) > _MAX_DESCRIPTION:
+        return ".".join(path), len(text)
+    props = schema.get("properties")
+    children: list[tuple[Any, tuple[str, ...]]] = []
+    if isinstance(props, dict):
+        children += [(sub, (*path, str(name))) for name, sub in props.items()]
+    for key in ("items", "additionalProperties"):
+        children.append((schema.get(key), (*path, "[]" if key == "items" else "{}")))
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        branches = schema.get(key)
+        if isinstance(branches, list):
+            children += [(sub, path) for sub in branches]
+    for sub, where in children:
+        found = _long_description(sub, where)
+        if found is not None:
+            return found
+    return None
+
+
+def _standard_parameters(schema: Any) -> Any:
+    """The parameters in the schema document's types: ``integer`` becomes ``number`` with
+    ``multipleOf: 1`` (the same set of values), the rest is unchanged."""
+    if isinstance(schema, list):
+        return [_standard_parameters(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+            out[key] = {name: _standard_parameters(sub) for name, sub in value.items()}
+        elif key in ("const", "enum", "default", "examples", "required"):
+            out[key] = value
+        else:
+            out[key] = _standard_parameters(value)
+    kind = out.get("type")
+    if kind == "integer":
+        out["type"] = "number"
+        out.setdefault("multipleOf", 1)
+    elif isinstance(kind, list) and "integer" in kind:
+        kinds = [k for k in kind if k != "integer"]
+        if "number" not in kinds:
+            kinds.append("number")
+            out.setdefault("multipleOf", 1)
+        out["type"] = kinds
+    return out
 
 
 def _export_one(tool: Tool, format: str) -> dict[str, Any]:
@@ -97,7 +161,7 @@ def _export_one(tool: Tool, format: str) -> dict[str, Any]:
     schema = {
         "name": tool.name,
         "description": tool.description,
-        "parameters": params,
+        "parameters": _standard_parameters(params),
         "strict": strict,
     }
     return {"type": "function", "definition": {"schema": schema}}
