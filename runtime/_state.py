@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -65,18 +66,30 @@ class AbortSignal:
 
 @dataclasses.dataclass(slots=True)
 class ExecutionState:
-    """Progress of the thread's current batch of tool calls.
+    """Progress of the thread's current batch of tool calls, named as in the tools spec
+    (``stepCount``, ``currentSide``, ``abortSignal`` in snake_case).
 
     Attributes:
         step_count: Tool calls started in the current batch (nested code-mode calls included).
-        side: Which side of the conversation is acting (``"a"``, or ``"b"`` in dual-agent
-            threads).
+        current_side: Which side of the conversation is acting: ``"a"``, or ``"b"`` when a
+            host running a dual-agent thread sets it (the runtime itself runs one side).
         abort_signal: The batch's :class:`AbortSignal`; a fresh one per batch.
     """
 
     step_count: int = 0
-    side: Literal["a", "b"] = "a"
+    current_side: Literal["a", "b"] = "a"
     abort_signal: AbortSignal = dataclasses.field(default_factory=AbortSignal)
+
+    @property
+    def side(self) -> Literal["a", "b"]:
+        """Deprecated alias of :attr:`current_side` (the spec's ``currentSide``)."""
+        warnings.warn("ExecutionState.side is deprecated; use current_side", DeprecationWarning, 2)
+        return self.current_side
+
+    @side.setter
+    def side(self, value: Literal["a", "b"]) -> None:
+        warnings.warn("ExecutionState.side is deprecated; use current_side", DeprecationWarning, 2)
+        self.current_side = value
 
 
 class ThreadCore:
