@@ -4,18 +4,21 @@ The model writes TypeScript in any of the shapes ``kind="auto"`` runs (a module,
 statements with top-level await or return, an expression; fenced or not). The tools are the
 global ``tools`` (and, if asked, a second global name such as ``codemode``) and the module
 ``"tools"`` (``import { tools } from "tools"``, or a tool by name): one async function per tool,
-each returning ``{status, result, error}`` rather than throwing, so the model's code decides
-what a failure means. A name that is no tool (``tools.nope()``) rejects with an error naming it
-and listing the tools. Arguments must be JSON data (``undefined`` is
-dropped as ``JSON.stringify`` drops it; ``NaN``, a ``Uint8Array``, ``Set`` or ``Date`` resolve
-to an error result), are validated by the tool's own model, and every nested call is persisted
-on the thread like a top-level one (with ``parent_call_id``). A call still in flight when the
-program ends is cancelled and recorded as such; the rest of the model's batch goes on.
+each returning ``{status, result, error}`` (with ``stack`` for a failure and
+``attachments``, in the spec's JavaScript names: ``mimeType``, not ``mime_type``) rather than
+throwing, so the model's code decides what a failure means. A name that is no tool
+(``tools.nope()``) rejects with an error naming it and listing the tools. Arguments must be
+JSON data (``undefined`` is dropped as ``JSON.stringify`` drops it; ``NaN``, a
+``Uint8Array``, ``Set`` or ``Date`` resolve to an error result), are validated by the tool's
+own model, and every nested call is persisted on the thread like a top-level one (with
+``parent_call_id``). A call still in flight when the program ends is cancelled and recorded
+as such; the rest of the model's batch goes on.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Final
@@ -37,10 +40,14 @@ from .errors import ToolDefinitionError
 __all__ = ["code_mode_tool"]
 
 _MODULE: Final = "tools"
+_JS_NAMES: Final = {"mime_type": "mimeType"}
+_FILE_RE: Final = re.compile(r'File "([^"\n]*)"')
+_SEPARATOR_RE: Final = re.compile(r"[/\\]")
 _DEFAULT_DESCRIPTION: Final = (
     "Run TypeScript in a fresh, isolated sandbox (ECMAScript only: no network, files or "
     'require). The global `tools` (declared below, also importable from "tools") has one '
-    "async function per tool; each resolves to {status, result, error} and never throws. Run "
+    "async function per tool; each resolves to {status, result, error} (plus stack for a "
+    "failure, attachments when there are any) and never throws. Run "
     "independent calls concurrently with Promise.all. Write statements ending in `return "
     "value` (top-level await works), an async arrow function, or a module that does `export "
     "default` the value; console output is returned with it."
@@ -164,17 +171,37 @@ def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:
             call = ParsedCall(call_id, tool.name, None, None, error)
         result = await run_call(core, call, tool=tool, parent_call_id=parent)
         assert result is not None  # local tools always produce a result
-        out: dict[str, Any] = {
-            "status": result.status,
-            "result": result.result,
-            "error": result.error,
-        }
-        if result.attachments:
-            out["attachments"] = [a.model_dump(mode="json") for a in result.attachments]
-        return out
+        return js_result(result)
 
     call_tool.__name__ = call_tool.__qualname__ = tool.name
     return call_tool
+
+
+def js_result(result: ToolResult) -> dict[str, Any]:
+    """A tool's result as the program sees it, in the spec's JavaScript names.
+
+    ``{status, result, error}``, plus ``stack`` for a failure that has one (host paths cut to
+    file names) and ``attachments`` as ``{id, type, path, name, mimeType, size, width?,
+    height?, description?}`` (fields that are not set are left out, as JavaScript does).
+    """
+    out: dict[str, Any] = {"status": result.status, "result": result.result, "error": result.error}
+    if result.status == "error" and result.stack:
+        out["stack"] = _FILE_RE.sub(_file_name, result.stack)
+    if result.attachments:
+        out["attachments"] = [
+            {
+                _JS_NAMES.get(k, k): v
+                for k, v in a.model_dump(mode="json", exclude_none=True).items()
+            }
+            for a in result.attachments
+        ]
+    return out
+
+
+def _file_name(found: re.Match[str]) -> str:
+    """``File "/a/b/tool.py"`` as ``File "tool.py"``: no host path reaches the program."""
+    name = _SEPARATOR_RE.split(found[1])[-1]
+    return f'File "{name}"'
 
 
 def _log_line(entry: Any) -> str:

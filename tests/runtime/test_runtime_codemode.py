@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -10,7 +12,13 @@ import pytest
 from pydantic import BaseModel, Field
 
 from quickjail import runtime
-from quickjail.runtime import ThreadState, ToolResult, code_mode_tool, define_tool
+from quickjail.runtime import (
+    ThreadState,
+    ToolAttachment,
+    ToolResult,
+    code_mode_tool,
+    define_tool,
+)
 from quickjail.runtime.errors import ToolDefinitionError
 
 pytestmark = pytest.mark.anyio
@@ -232,9 +240,15 @@ def test_code_mode_description_declares_the_tools_module() -> None:
     declaration = tool.description.split("```ts\n", 1)[1].rsplit("\n```", 1)[0]
     assert declaration == (
         'declare module "tools" {\n'
+        "  export type AttachmentRef = {\n"
+        '    id: string; type: "file"; path: string; name: string; mimeType: string; '
+        "size: number;\n"
+        "    width?: number; height?: number; description?: string;\n"
+        "  };\n"
         "  export type ToolResult<T = unknown> =\n"
-        '    | { status: "success"; result: T; error: null; attachments?: unknown[] }\n'
-        '    | { status: "error"; result: unknown; error: string };\n'
+        '    | { status: "success"; result: T; error: null; attachments?: AttachmentRef[] }\n'
+        '    | { status: "error"; result: unknown; error: string; stack?: string;\n'
+        "        attachments?: AttachmentRef[] };\n"
         "  /** Current weather. */\n"
         "  export function get_weather(args: {\n"
         "    /** City name */\n"
@@ -368,3 +382,54 @@ async def test_code_mode_keeps_a_callers_kind_and_globals(
     async with open_runtime(tools=[tool]) as rt:
         (result,) = await (await rt.thread()).execute_tool_calls([_call("return 1")])
     assert result.status == "error"  # kind="module": a top-level return is a syntax error
+
+
+async def test_code_mode_results_use_the_specs_javascript_names(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    async def draw(state: ThreadState) -> ToolResult:
+        image = ToolAttachment.from_bytes("dot.png", "image/png", b"\x89PNG\r\n\x1a\n")
+        return ToolResult.success("drawn", attachments=[image])
+
+    async def explode(state: ThreadState) -> ToolResult:
+        raise ValueError("kaboom")
+
+    tools = [
+        define_tool(description="Draw.", execute=draw, name="draw"),
+        define_tool(description="Explode.", execute=explode, name="explode"),
+    ]
+    code = code_mode_tool(tools, timeout=30)
+    declaration = code.description.split("```ts\n", 1)[1]
+    assert "mimeType: string" in declaration and "stack?: string" in declaration
+    assert "unknown[]" not in declaration
+    program = """
+        const drawn = await tools.draw({});
+        const failed = await tools.explode({});
+        const [a] = drawn.attachments;
+        return {
+          keys: Object.keys(a).sort(),
+          mimeType: a.mimeType,
+          path: a.path,
+          hasStack: typeof failed.stack === "string",
+          stackNamesTheTool: failed.stack.includes("in explode"),
+          stackHasNoHostPath: !failed.stack.includes(HOST_DIR),
+          successHasNoStack: !("stack" in drawn),
+          error: failed.error,
+        };
+    """.replace("HOST_DIR", json.dumps(str(Path(__file__).parent)))
+    async with open_runtime(tools=[code]) as rt:
+        thread = await rt.thread()
+        (result,) = await thread.execute_tool_calls(
+            [{"id": "c", "name": "run_code", "arguments": {"code": program}}]
+        )
+    assert result.ok, result.error
+    assert result.result["result"] == {
+        "keys": ["id", "mimeType", "name", "path", "size", "type"],
+        "mimeType": "image/png",
+        "path": "/attachments/dot.png",
+        "hasStack": True,
+        "stackNamesTheTool": True,
+        "stackHasNoHostPath": True,
+        "successHasNoStack": True,
+        "error": "ValueError: kaboom",
+    }
