@@ -72,6 +72,8 @@ def tool_from_standard(obj: Any) -> Tool:
     Warns:
         ToolNameWarning: If the name is not snake_case of 1–64 characters.
     """
+    if isinstance(obj, Tool):
+        return obj
     try:
         name, description = obj.name, obj.description
         input_schema, execute = obj.input_schema, obj.execute

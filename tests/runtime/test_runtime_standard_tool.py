@@ -512,6 +512,7 @@ async def test_code_mode_calls_a_foreign_standard_tool(
 async def test_a_foreign_standard_tool_runs_without_a_thread() -> None:
     tool = Tool.from_standard(ForeignAdd())
     assert tool.title == "Add" and tool.input_schema == ForeignAdd.input_schema
+    assert Tool.from_standard(tool) is tool and Tool.from_standard(DIVIDE) is DIVIDE
     assert await tool.execute({"a": 2, "b": 3}, "ctx") == {"sum": 5}
     with pytest.raises(ToolValidationError) as caught:
         await tool.execute({"a": 2})
