@@ -9,10 +9,24 @@ from typing import Any, Final, Literal, TypedDict
 
 from quickjail import bridge, sandbox
 from quickjail._cli._json import result_to_json
+from quickjail.sandbox.host import Kind
 
 __all__ = ["TOOL_NAME", "CodeRunner", "RunnerOptions"]
 
 TOOL_NAME: Final = "run_code"
+
+# what `code` may be, per kind: the text the model reads
+_SHAPES: Final[dict[str, str]] = {
+    "auto": "`code` may be statements ending in `return <value>` (top-level await works), "
+    "an async arrow function (called and awaited), a bare expression, or an ES module whose "
+    "default export is the result (`export default async function () { ... }` is called "
+    "and awaited); one surrounding Markdown code fence is ignored.",
+    "module": "`code` is an ES module: its default export is the result "
+    "(`export default 6 * 7`, or `export default async function () { ... }`, which is "
+    "called and awaited). Top-level await works.",
+    "script": "`code` is a classic script: the value of its last statement is the result. "
+    "Top-level await works.",
+}
 
 
 class RunnerOptions(TypedDict, total=False):
@@ -24,6 +38,7 @@ class RunnerOptions(TypedDict, total=False):
     max_timeout: float
     memory_limit_bytes: int
     language: Literal["typescript", "javascript"]
+    kind: Kind
     output_limits: sandbox.OutputLimits | None
     quotas: bridge.Quotas | None
     capabilities: str | None
@@ -40,6 +55,10 @@ class CodeRunner:
         max_timeout: Largest timeout a call may ask for; larger requests are lowered to it.
         memory_limit_bytes: Memory limit of every call.
         language: ``"typescript"`` (which also runs plain JavaScript) or ``"javascript"``.
+        kind: How ``code`` is read: ``"auto"`` (default) runs every shape models write
+            (statements ending in ``return``, one fenced block, an arrow function, a bare
+            expression, an ES module), as MCP, the CLI and code mode do; ``"module"`` only
+            an ES module; ``"script"`` only a classic script (its completion value).
         output_limits: Caps on logs, reports and the result (:class:`sandbox.OutputLimits`).
         quotas: Caps on host calls (:class:`bridge.Quotas`).
         capabilities: One sentence for the tool description saying what the bridge offers
@@ -52,6 +71,7 @@ class CodeRunner:
     max_timeout: float = 60.0
     memory_limit_bytes: int = 64 * 2**20
     language: Literal["typescript", "javascript"] = "typescript"
+    kind: Kind = "auto"
     output_limits: sandbox.OutputLimits | None = None
     quotas: bridge.Quotas | None = None
     capabilities: str | None = None
@@ -63,15 +83,19 @@ class CodeRunner:
                 raise ValueError(f"{name} must be a positive number of seconds")
         if self.max_timeout < self.timeout:
             raise ValueError("max_timeout must not be below timeout")
+        if self.kind not in _SHAPES:
+            raise ValueError(f"kind must be one of {', '.join(_SHAPES)}")
+
+    def code_description(self) -> str:
+        """The description of the ``code`` argument a model reads."""
+        return _SHAPES[self.kind]
 
     def description(self) -> str:
         """The tool description a model reads."""
         extra = self.capabilities or _bridged(self.imports, self.globals)
         return (
             "Run JavaScript or TypeScript in a fresh, isolated QuickJS sandbox and return its "
-            "result. `code` is an ES module: its default export is the result "
-            "(`export default 6 * 7`, or `export default async function () { ... }`, which "
-            "is called and awaited). Top-level await works. ECMAScript plus the web "
+            f"result. {_SHAPES[self.kind]} ECMAScript plus the web "
             "platform's standard library (TextEncoder/TextDecoder, URL, atob/btoa, "
             "structuredClone, setTimeout, AbortController, crypto, performance); no Node APIs, "
             f"no fetch or other I/O. {extra} `console.log(...)` output and "
@@ -92,6 +116,7 @@ class CodeRunner:
         ):
             raise ValueError("`timeout` must be a positive number of seconds")
         options: dict[str, Any] = {
+            "kind": self.kind,
             "language": self.language,
             "timeout": min(float(chosen), self.max_timeout),
             "memory_limit_bytes": self.memory_limit_bytes,
@@ -125,7 +150,7 @@ class CodeRunner:
         """Run ``code`` in a fresh sandbox.
 
         Args:
-            code: The ES module's source.
+            code: The program's source, read as :attr:`kind` says.
             timeout: Seconds the run may take (default :attr:`timeout`, at most
                 :attr:`max_timeout`).
 

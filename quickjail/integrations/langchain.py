@@ -6,7 +6,7 @@ built (without it, building one raises ``ModuleNotFoundError`` naming the extra)
     from quickjail.integrations.langchain import run_code_tool
 
     tool = run_code_tool(globals={"lookup": lookup})
-    tool.invoke({"code": "export default 6 * 7"})        # {"status": "success", "result": 42, ...}
+    tool.invoke({"code": "return 6 * 7"})        # {"status": "success", "result": 42, ...}
     llm.bind_tools([tool])
 
 Each call runs in a fresh sandbox; sync ``invoke`` and async ``ainvoke`` both work. The
@@ -34,7 +34,8 @@ def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) ->
         name: The tool's name.
         **options: How each call runs (:class:`~quickjail.integrations._runner.CodeRunner`:
             ``imports``, ``globals``, ``timeout``, ``max_timeout``, ``memory_limit_bytes``,
-            ``language``, ``output_limits``, ``quotas``, ``capabilities``).
+            ``language``, ``kind`` (default ``"auto"``: any shape models write),
+            ``output_limits``, ``quotas``, ``capabilities``).
 
     Returns:
         A :class:`langchain_core.tools.StructuredTool` taking ``code`` and an optional
@@ -51,7 +52,7 @@ def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) ->
     runner = CodeRunner(**options)
 
     class RunCodeArgs(BaseModel):
-        code: str = Field(description="Source of an ES module; its default export is the result.")
+        code: str = Field(description=runner.code_description())
         timeout: float | None = Field(
             default=None,
             gt=0,
