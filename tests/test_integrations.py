@@ -251,9 +251,9 @@ def _pydantic_ai_answers(codes: list[str], **options: Any) -> list[Any]:
     return seen
 
 
-def _langchain_agent_answers(codes: list[str], **options: Any) -> list[Any]:
-    """Each of ``codes`` as a tool call of a LangChain ``create_agent`` agent; the tool
-    messages it got back."""
+def _langchain_agent_messages(calls: list[dict[str, Any]], **options: Any) -> list[Any]:
+    """Each of ``calls`` (a tool call's arguments) made by the model of a LangChain
+    ``create_agent`` agent; the tool messages it got back."""
     from langchain.agents import create_agent
     from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
     from langchain_core.messages import AIMessage, ToolMessage
@@ -264,11 +264,16 @@ def _langchain_agent_answers(codes: list[str], **options: Any) -> list[Any]:
         def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
             return self
 
-    calls = [{"name": "run_code", "args": {"code": c}, "id": f"c{i}"} for i, c in enumerate(codes)]
-    model = ToolCallingFake(responses=[AIMessage("", tool_calls=calls), AIMessage("done")])
+    tool_calls = [{"name": "run_code", "args": a, "id": f"c{i}"} for i, a in enumerate(calls)]
+    model = ToolCallingFake(responses=[AIMessage("", tool_calls=tool_calls), AIMessage("done")])
     agent = create_agent(model, [run_code_tool(**options)])
     out = agent.invoke({"messages": [{"role": "user", "content": "compute"}]})
     return [m for m in out["messages"] if isinstance(m, ToolMessage)]
+
+
+def _langchain_agent_answers(codes: list[str], **options: Any) -> list[Any]:
+    """:func:`_langchain_agent_messages` of one call per code."""
+    return _langchain_agent_messages([{"code": code} for code in codes], **options)
 
 
 def test_pydantic_ai_agent_runs_every_code_shape_models_write() -> None:
@@ -294,3 +299,48 @@ def test_langchain_agent_runs_every_code_shape_models_write() -> None:
 def test_code_runner_refuses_an_unknown_kind() -> None:
     with pytest.raises(ValueError, match="kind must be one of auto, module, script"):
         CodeRunner(kind="repl")  # type: ignore[arg-type]
+
+
+# ------------------------------------------- LangChain: failures are errors (issue 29 item 15)
+
+
+def test_langchain_agent_sees_a_failed_program_as_an_error_tool_message() -> None:
+    pytest.importorskip("langchain")
+    codes = ["return 1", "throw new RangeError('no')", "for (;;) {}"]
+    messages = _langchain_agent_answers(codes, timeout=0.1, max_timeout=0.1)
+    assert [m.status for m in messages] == ["success", "error", "error"]
+    answers = [json.loads(str(m.content)) for m in messages]
+    assert [a["status"] for a in answers] == ["success", "error", "terminated"]
+    assert answers[1]["error"]["name"] == "RangeError"
+    assert answers[2]["reason"] == "timeout"
+
+
+def test_langchain_tool_answers_bad_and_unknown_arguments_without_raising() -> None:
+    pytest.importorskip("langchain_core")
+    from langchain_core.messages import ToolMessage
+
+    from quickjail.integrations.langchain import run_code_tool
+
+    tool = run_code_tool()
+    bad = tool.invoke({"code": "return 1", "timeout": -1})
+    assert bad["status"] == "invalid_arguments"
+    assert bad["error"]["message"] == "`timeout`: Input should be greater than 0"
+    unknown = tool.invoke({"code": "return 1", "language": "python"})
+    assert unknown["status"] == "invalid_arguments"
+    assert unknown["error"]["message"] == (
+        "unknown argument(s) language; the arguments are code, timeout"
+    )
+    call = {"name": "run_code", "args": {"source": "1"}, "id": "c1", "type": "tool_call"}
+    message = tool.invoke(call)
+    assert isinstance(message, ToolMessage)
+    assert message.status == "error"
+    assert json.loads(str(message.content))["error"]["message"] == (
+        "unknown argument(s) source; the arguments are code, timeout; `code`: Field required"
+    )
+
+
+def test_langchain_agent_answers_unknown_arguments_as_an_error() -> None:
+    pytest.importorskip("langchain")
+    (message,) = _langchain_agent_messages([{"code": "return 1", "lang": "js"}])
+    assert message.status == "error"
+    assert json.loads(str(message.content))["status"] == "invalid_arguments"

@@ -11,7 +11,7 @@ from quickjail import bridge, sandbox
 from quickjail._cli._json import result_to_json
 from quickjail.sandbox.host import Kind
 
-__all__ = ["TOOL_NAME", "CodeRunner", "RunnerOptions"]
+__all__ = ["TOOL_NAME", "CodeRunner", "RunnerOptions", "invalid_answer"]
 
 TOOL_NAME: Final = "run_code"
 
@@ -140,7 +140,7 @@ class CodeRunner:
                 raise TypeError("`code` must be a string of JS/TS source")
             return bridge.run_code(code, **self._options(timeout))
         except (TypeError, ValueError) as exc:  # includes sandbox.TransferError
-            return _invalid(exc)
+            return invalid_answer(type(exc).__name__.lstrip("_"), str(exc))
 
     async def run(
         self,
@@ -188,11 +188,17 @@ def _bridged(imports: Mapping[str, Any] | None, glob: Mapping[str, Any] | None) 
     return "Host capabilities: " + " and ".join(parts) + "."
 
 
-def _invalid(exc: Exception) -> dict[str, Any]:
+def invalid_answer(name: str, message: str) -> dict[str, Any]:
+    """The answer to a malformed call: ``status == "invalid_arguments"``.
+
+    Args:
+        name: The error's name, e.g. ``"ValueError"``.
+        message: What is wrong with the call and how to fix it.
+    """
     return {
         "status": "invalid_arguments",
         "result": None,
-        "error": {"name": type(exc).__name__.lstrip("_"), "message": str(exc)},
+        "error": {"name": name, "message": message},
         "reason": None,
         "reports": [],
         "logs": [],
