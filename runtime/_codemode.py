@@ -17,7 +17,6 @@ as such; the rest of the model's batch goes on.
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import Callable, Coroutine, Iterable
@@ -27,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from quickjail import bridge, sandbox
 
+from ._answer import answer_schema, run_code_answer
 from ._arguments import ArgumentsError, plain_arguments
 from ._calls import ParsedCall
 from ._define import define_tool, unique_tools
@@ -50,7 +50,8 @@ _DEFAULT_DESCRIPTION: Final = (
     "failure, attachments when there are any) and never throws. Run "
     "independent calls concurrently with Promise.all. Write statements ending in `return "
     "value` (top-level await works), an async arrow function, or a module that does `export "
-    "default` the value; console output is returned with it."
+    "default` the value. The answer is a JSON object {status, result, error, reason, reports, "
+    "logs}, as the plain run_code tool's."
 )
 
 
@@ -122,7 +123,7 @@ def code_mode_tool(
     text = f"{description or _DEFAULT_DESCRIPTION}\n\n```ts\n{declaration}\n```"
     missing = _missing_tool(sorted(index))
 
-    async def execute(state: ThreadState, args: RunCodeArgs) -> ToolResult:
+    async def execute(state: ThreadState, args: dict[str, Any]) -> ToolResult:
         functions = {tool_name: _tool_function(state, tool) for tool_name, tool in index.items()}
         module: dict[str, Any] = {"tools": functions}
         for tool_name, fn in functions.items():
@@ -135,9 +136,21 @@ def code_mode_tool(
             "imports": {**extra_imports, _MODULE: module},
             "globals": {**extra_globals, **spaces},
         }
-        return _code_result(await state.run_code(args.code, **options))
+        return _code_result(await state.run_code(args["code"], **options))
 
-    return define_tool(description=text, args=RunCodeArgs, execute=execute, name=name)
+    checked = define_tool(description=text, args=RunCodeArgs, execute=execute, name=name)
+    # its answer is any JSON value, which no argument model can declare: published as schemas
+    return Tool(
+        name=checked.name,
+        description=text,
+        args=None,
+        execute=execute,
+        variables=(),
+        returns=None,
+        execution_mode="local",
+        execution_provider=None,
+        schemas=(checked.input_schema, answer_schema()),
+    )
 
 
 def _missing_tool(available: list[str]) -> Callable[[Any], Coroutine[Any, Any, None]]:
@@ -204,26 +217,25 @@ def _file_name(found: re.Match[str]) -> str:
     return f'File "{name}"'
 
 
-def _log_line(entry: Any) -> str:
-    parts = [
-        a if isinstance(a, str) else json.dumps(sandbox.to_json_safe(a), ensure_ascii=False)
-        for a in entry.args
-    ]
-    return f"[{entry.level}] {' '.join(parts)}"
-
-
-def _code_result(result: Any) -> ToolResult:
-    """Turn a ``sandbox.CodeResult`` into the code-mode tool's result."""
-    logs = [_log_line(entry) for entry in result.logs]
+def _code_result(result: sandbox.CodeResult) -> ToolResult:
+    """A ``sandbox.CodeResult`` as the code-mode tool's result: its value is the run's answer
+    (:class:`RunCodeAnswer`, the plain ``run_code`` tool's shape) whatever the outcome."""
+    answer = run_code_answer(result)
     if result.status == "success":
-        # results are persisted as JSON: bytes, dates, undefined, NaN... get their JSON view
-        return ToolResult.success({"result": sandbox.to_json_safe(result.result), "logs": logs})
+        return ToolResult.success(answer)
     error = result.error
-    if result.status == "error" and error is not None:
-        message = str(error)
-    elif result.status == "terminated":
-        message = f"terminated: {result.reason or 'stopped'}"
-    else:
-        message = f"{result.status}: {error}" if error is not None else result.status
     stack = error.stack if error is not None and error.stack else None
-    return ToolResult.failure(message, result={"logs": logs}, stack=stack)
+    return ToolResult.failure(_failure(result), result=answer, stack=stack)
+
+
+def _failure(result: sandbox.CodeResult) -> str:
+    """What went wrong, in words that follow the ``Error: `` a model reads before a failure."""
+    error = result.error
+    if result.status == "terminated":
+        return f"the program was stopped ({result.reason or 'terminated'})"
+    if error is None:
+        return f"the run ended with status {result.status}"
+    where = f" at line {error.line}, column {error.column}" if error.line else ""
+    if result.status == "error":
+        return f"uncaught {error.name}: {error.message}{where}"
+    return f"{result.status.replace('_', ' ')}: {error.name}: {error.message}{where}"

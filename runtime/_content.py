@@ -187,7 +187,7 @@ async def render_content(
 
 def mcp_result(result: ToolResult, content: list[Content]) -> dict[str, Any]:
     """A ``CallToolResult`` dict: text and images, ``isError``, and ``structuredContent``
-    when the value is an object."""
+    when the value is an object (a failure's too: code mode's answer is one)."""
     items: list[dict[str, Any]] = []
     for c in content:
         if isinstance(c, TextContent):
@@ -195,6 +195,6 @@ def mcp_result(result: ToolResult, content: list[Content]) -> dict[str, Any]:
         else:
             items.append({"type": "image", "data": c.data, "mimeType": c.mime_type})
     out: dict[str, Any] = {"content": items, "isError": result.status == "error"}
-    if result.ok and isinstance(result.result, dict):
+    if isinstance(result.result, dict):
         out["structuredContent"] = result.result
     return out

@@ -4,7 +4,7 @@
 Every flag of ``quickjail run`` maps to one option of :func:`bridge.run_code`; the program
 gets no host capability unless a flag bridges it (``--allow-read DIR`` bridges a
 :class:`bridge.ReadOnlyDir` as the module ``"fs"``). Values leave the sandbox through
-:func:`result_to_json`, shared with the MCP server. ``quickjail stress`` runs the isolation
+:func:`result_to_json`. ``quickjail stress`` runs the isolation
 stress test of ``quickjail._stress`` against the bridge a factory returns. Exit codes are the
 ``EXIT_*`` constants.
 

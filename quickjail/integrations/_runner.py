@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypedDict
 
 from quickjail import bridge, sandbox
-from quickjail._cli._json import result_to_json
+from quickjail.runtime.helpers import RunCodeAnswer, invalid_answer, run_code_answer
 from quickjail.sandbox.host import Kind
 
-__all__ = ["TOOL_NAME", "CodeRunner", "RunnerOptions", "invalid_answer"]
+__all__ = ["TOOL_NAME", "CodeRunner", "RunnerOptions"]
 
 TOOL_NAME: Final = "run_code"
 
@@ -134,7 +134,7 @@ class CodeRunner:
 
     def _prepare(
         self, code: object, timeout: float | None
-    ) -> sandbox.CodeExecution | dict[str, Any]:
+    ) -> sandbox.CodeExecution | RunCodeAnswer:
         try:
             if not isinstance(code, str):
                 raise TypeError("`code` must be a string of JS/TS source")
@@ -146,7 +146,7 @@ class CodeRunner:
         self,
         code: str,
         timeout: float | None = None,  # noqa: ASYNC109
-    ) -> dict[str, Any]:
+    ) -> RunCodeAnswer:
         """Run ``code`` in a fresh sandbox.
 
         Args:
@@ -155,24 +155,24 @@ class CodeRunner:
                 :attr:`max_timeout`).
 
         Returns:
-            ``{"status", "result", "error", "reason", "reports", "logs"}``, JSON-able; a
+            The answer (:class:`quickjail.runtime.helpers.RunCodeAnswer`), JSON data; a
             malformed call is ``status == "invalid_arguments"`` with the reason in ``error``.
         """
         execution = self._prepare(code, timeout)
-        if isinstance(execution, dict):
+        if not isinstance(execution, sandbox.CodeExecution):
             return execution
-        return _answer(await execution)
+        return run_code_answer(await execution)
 
-    def run_sync(self, code: str, timeout: float | None = None) -> dict[str, Any]:
+    def run_sync(self, code: str, timeout: float | None = None) -> RunCodeAnswer:
         """:meth:`run` from synchronous code.
 
         With async host functions this starts its own event loop, so call it from a thread
         without one (or use :meth:`run`).
         """
         execution = self._prepare(code, timeout)
-        if isinstance(execution, dict):
+        if not isinstance(execution, sandbox.CodeExecution):
             return execution
-        return _answer(execution.run_sync())
+        return run_code_answer(execution.run_sync())
 
 
 def _bridged(imports: Mapping[str, Any] | None, glob: Mapping[str, Any] | None) -> str:
@@ -186,35 +186,3 @@ def _bridged(imports: Mapping[str, Any] | None, glob: Mapping[str, Any] | None) 
     if glob:
         parts.append("the globals " + ", ".join(sorted(glob)) + " are defined")
     return "Host capabilities: " + " and ".join(parts) + "."
-
-
-def invalid_answer(name: str, message: str) -> dict[str, Any]:
-    """The answer to a malformed call: ``status == "invalid_arguments"``.
-
-    Args:
-        name: The error's name, e.g. ``"ValueError"``.
-        message: What is wrong with the call and how to fix it.
-    """
-    return {
-        "status": "invalid_arguments",
-        "result": None,
-        "error": {"name": name, "message": message},
-        "reason": None,
-        "reports": [],
-        "logs": [],
-    }
-
-
-def _answer(result: sandbox.CodeResult) -> dict[str, Any]:
-    full = result_to_json(result)
-    error = full["error"]
-    return {
-        "status": full["status"],
-        "result": full["result"],
-        "error": None
-        if error is None
-        else {k: error[k] for k in ("name", "message", "line", "column", "stack")},
-        "reason": full["reason"],
-        "reports": full["reports"],
-        "logs": [{"level": e["level"], "args": e["args"]} for e in full["logs"]],
-    }

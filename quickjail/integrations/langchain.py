@@ -23,11 +23,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from quickjail.integrations._extras import needs_extra
-from quickjail.integrations._runner import TOOL_NAME, CodeRunner, RunnerOptions, invalid_answer
+from quickjail.integrations._runner import TOOL_NAME, CodeRunner, RunnerOptions
+from quickjail.runtime.helpers import invalid_answer
 
 if TYPE_CHECKING:
     from langchain_core.tools import StructuredTool
     from pydantic import ValidationError
+
+    from quickjail.runtime.helpers import RunCodeAnswer
 
 __all__ = ["run_code_tool"]
 
@@ -73,10 +76,10 @@ def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) ->
             super().__init__(answer["status"])
             self.answer = answer
 
-    def _checked(answer: dict[str, Any]) -> dict[str, Any]:
+    def _checked(answer: RunCodeAnswer) -> dict[str, Any]:
         if answer["status"] != "success":
-            raise _Failed(answer)
-        return answer
+            raise _Failed(dict(answer))
+        return dict(answer)
 
     def run_code(code: str, timeout: float | None = None) -> dict[str, Any]:
         return _checked(runner.run_sync(code, timeout))
@@ -89,7 +92,7 @@ def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) ->
         return _checked(await runner.run(code, timeout))
 
     def failed(exc: ToolException) -> dict[str, Any]:
-        return exc.answer if isinstance(exc, _Failed) else invalid_answer("Error", str(exc))
+        return exc.answer if isinstance(exc, _Failed) else dict(invalid_answer("Error", str(exc)))
 
     # LangChain types a handler's answer as message content; it formats whatever the handler
     # returns exactly as it formats what the tool returns, so both give the same dict
@@ -117,4 +120,4 @@ def _invalid_arguments(exc: ValidationError) -> dict[str, Any]:
             continue
         where = ".".join(str(part) for part in error["loc"]) or "arguments"
         problems.append(f"`{where}`: {error['msg']}")
-    return invalid_answer("ValidationError", "; ".join(problems))
+    return dict(invalid_answer("ValidationError", "; ".join(problems)))

@@ -54,7 +54,7 @@ def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) ->
         code: str,
         timeout: float | None = None,  # noqa: ASYNC109
     ) -> dict[str, Any]:
-        return await runner.run(code, timeout)
+        return dict(await runner.run(code, timeout))
 
     # pydantic-ai reads the parameters' descriptions from the docstring
     run_code.__doc__ = (

@@ -88,8 +88,12 @@ async def test_code_mode_runs_two_tools_with_promise_all_and_persists_both(
         messages = await runtime.helpers.get_messages(thread.state)
     assert result.status == "success", result.error
     assert result.result == {
+        "status": "success",
         "result": {"weather": {"city": "Paris", "temp_c": 21}, "sum": 5},
-        "logs": ["[log] both done"],
+        "error": None,
+        "reason": None,
+        "reports": [],
+        "logs": [{"level": "log", "args": ["both done"]}],
     }
     assert sorted(started) == ["add", "weather"]
     nested = [m for m in messages if m.parent_call_id == "outer"]
@@ -135,8 +139,10 @@ async def test_code_mode_reports_program_errors_with_position(
     async with open_runtime(tools=[code_mode_tool(_tools(), timeout=30)]) as rt:
         (result,) = await (await rt.thread()).execute_tool_calls([_call(code)])
     assert result.status == "error"
-    assert result.error is not None and result.error.startswith("TypeError: bad 1")
-    assert ":2:" in result.error
+    assert result.error == "uncaught TypeError: bad 1 at line 2, column 30"
+    assert result.result["status"] == "error"
+    error = result.result["error"]
+    assert (error["name"], error["message"], error["line"]) == ("TypeError", "bad 1", 2)
 
 
 @pytest.mark.parametrize(
@@ -160,7 +166,7 @@ async def test_code_mode_persists_any_transferable_result_as_json(
         (result,) = await thread.execute_tool_calls([_call(code)])
         messages = await runtime.helpers.get_messages(thread.state, 10)
     assert result.status == "success", result.error
-    assert result.result == {"result": expected, "logs": []}
+    assert {**result.result, "reports": []} == _answer(expected)
     assert any(m.kind == "tool_result" for m in messages)
 
 
@@ -330,7 +336,7 @@ async def test_code_mode_runs_model_shapes_through_the_tools_global(
     async with open_runtime(tools=[tool]) as rt:
         (result,) = await (await rt.thread()).execute_tool_calls([_call(code)])
     assert result.status == "success", result.error
-    assert result.result == {"result": 5, "logs": []}
+    assert result.result == _answer(5)
 
 
 async def test_calling_a_tool_that_does_not_exist_rejects_naming_it_and_the_tools(
@@ -378,7 +384,7 @@ async def test_code_mode_keeps_a_callers_kind_and_globals(
     code = "export default LIMIT + (await tools.add({ a: 1, b: 1 })).result"
     async with open_runtime(tools=[tool]) as rt:
         (result,) = await (await rt.thread()).execute_tool_calls([_call(code)])
-    assert result.result == {"result": 9, "logs": []}, result.error
+    assert result.result == _answer(9), result.error
     async with open_runtime(tools=[tool]) as rt:
         (result,) = await (await rt.thread()).execute_tool_calls([_call("return 1")])
     assert result.status == "error"  # kind="module": a top-level return is a syntax error
@@ -432,4 +438,16 @@ async def test_code_mode_results_use_the_specs_javascript_names(
         "stackHasNoHostPath": True,
         "successHasNoStack": True,
         "error": "ValueError: kaboom",
+    }
+
+
+def _answer(value: Any) -> dict[str, Any]:
+    """The code-mode tool's answer to a program that returned ``value`` and logged nothing."""
+    return {
+        "status": "success",
+        "result": value,
+        "error": None,
+        "reason": None,
+        "reports": [],
+        "logs": [],
     }
