@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Generator
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from quickjail.sandbox import _engine, _stacks
 from quickjail.sandbox._abi import QJ_FAIL, QJ_PENDING
+from quickjail.sandbox._blocking import Later, Wake, on_own_loop
 from quickjail.sandbox._hostcall import PendingCall
 from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._program import Program, content_id
@@ -171,7 +171,9 @@ class CodeExecution:
         if self._started:
             raise RuntimeError("this run is already being driven")
         if self._has_async or is_async_callable(self._opts.report):
-            anyio.run(self._wait_quietly)  # async callables need an event loop
+            # async callables need an event loop: a private one (on a thread of its own when
+            # this thread already runs one, as in a notebook)
+            on_own_loop(self._wait_quietly, self.terminate)
             assert self._result is not None
             return self._result
         self._started = True
@@ -179,7 +181,7 @@ class CodeExecution:
         stack = _stacks.enter()
         if stack is not None:
             return self._run_here(stack, box)
-        wake = _Wake()
+        wake = Wake()
         try:
             self._engine.workers.submit(self._whole_run_job(box, wake.set, self._sync_report))
         except BaseException:
@@ -194,7 +196,7 @@ class CodeExecution:
     ) -> CodeResult:
         """The run's first slice on this thread, on its guest stack ``stack`` (entered); on the
         main thread the epoch ticks meanwhile, so a signal handler's exception stops it."""
-        later = _Later()
+        later = Later()
         ticker = self._engine.main_ticker if threading.get_ident() == _MAIN else None
         try:
             if ticker is not None:
@@ -377,7 +379,7 @@ class CodeExecution:
         finally:
             if ended:
                 try:
-                    signal()  # the sync waiter's wake-up releases the GIL (see _Wake)
+                    signal()  # the sync waiter's wake-up releases the GIL (see Wake)
                 finally:
                     run.release()  # freeing the instance is off the waiter's path
 
@@ -621,89 +623,6 @@ class CodeExecution:
         else:
             ok, data = run.dispatch.settle(call.fn, value, ok=True)
         return call.call_id, ok, data
-
-
-class _Later:
-    """How a run begun on the caller's thread wakes it when it ends on a worker (after waiting
-    for timers): a :class:`_Wake` made only when the caller has to wait."""
-
-    __slots__ = ("_done", "_lock", "_wake")
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._done = False
-        self._wake: _Wake | None = None
-
-    def set(self) -> None:
-        with self._lock:
-            self._done = True
-            wake = self._wake
-        if wake is not None:
-            wake.set()
-
-    def wait(self) -> None:
-        with self._lock:
-            if self._done:
-                return
-            wake = self._wake = _Wake()
-        wake.wait()
-
-
-class _Wake:
-    """How a worker wakes the thread waiting for a sync run: a pipe of its own.
-
-    The worker writes one byte and closes its end; the waiter reads it and closes the other.
-    ``os.write`` releases the GIL before it wakes the waiter, which (often scheduled at once on
-    the worker's own CPU) then finds the GIL free. Waking it with a lock, with the GIL held,
-    made it wait for the GIL and then for the GIL's mutex: two more context switches per run.
-
-    A waiter interrupted (``KeyboardInterrupt``) leaves its end open until the object goes, so
-    the worker's late write never meets a closed pipe (no ``EPIPE``, no ``SIGPIPE`` in a
-    program that restored its default action). A process out of file descriptors waits on a
-    lock instead: the pipe is an optimization, never a new way for a run to fail.
-    """
-
-    __slots__ = ("_lock", "_r", "_w")
-
-    def __init__(self) -> None:
-        self._lock: threading.Lock | None = None
-        try:
-            self._r, self._w = os.pipe()
-        except OSError:  # EMFILE, ENFILE: many runs waiting at once in a small fd budget
-            self._r = self._w = -1
-            self._lock = threading.Lock()
-            self._lock.acquire()
-
-    def set(self) -> None:
-        """Wake the waiter (once; later calls do nothing)."""
-        if self._lock is not None:
-            if self._lock.locked():
-                self._lock.release()
-            return
-        w, self._w = self._w, -1
-        if w < 0:
-            return
-        try:
-            os.write(w, b"\0")
-        finally:
-            os.close(w)
-
-    def wait(self) -> None:
-        """Block until :meth:`set` (without the GIL), then close the read end."""
-        if self._lock is not None:
-            self._lock.acquire()
-            return
-        os.read(self._r, 1)  # b"" also ends the wait: the write end closed unwritten
-        r, self._r = self._r, -1
-        os.close(r)
-
-    def __del__(self) -> None:
-        for fd in (self._r, self._w):
-            if fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
 
 
 def _soon(token: anyio.lowlevel.EventLoopToken | None, fn: Callable[..., None], *args: Any) -> None:

@@ -166,8 +166,9 @@ class CodeRunner:
     def run_sync(self, code: str, timeout: float | None = None) -> RunCodeAnswer:
         """:meth:`run` from synchronous code.
 
-        With async host functions this starts its own event loop, so call it from a thread
-        without one (or use :meth:`run`).
+        With async host functions the run gets an event loop of its own: this thread's, or
+        when this thread already runs one (a notebook, an async framework calling a sync
+        tool) a new thread's, where those functions then run.
         """
         execution = self._prepare(code, timeout)
         if not isinstance(execution, sandbox.CodeExecution):
