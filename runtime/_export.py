@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ._gemini import to_gemini
 from ._schema import strict_compatible
+from ._strict import strict_schema
 from .errors import ProviderFormatError
 
 if TYPE_CHECKING:
@@ -20,7 +21,16 @@ __all__ = ["EXPORT_FORMATS", "ExportFormat", "export_tools"]
 ExportFormat = Literal["openai-responses", "openai-chat", "anthropic", "gemini", "mcp", "standard"]
 EXPORT_FORMATS: Final[tuple[str, ...]] = typing.get_args(ExportFormat)
 
-_PROVIDER_NAME_RE: Final = re.compile(r"^[a-zA-Z0-9_]{1,64}$")
+# each format's own rule for a tool name (the pattern as its documentation writes it)
+_NAME_RULES: Final[dict[str, str]] = {
+    "openai-responses": r"^[a-zA-Z0-9_-]{1,64}$",
+    "openai-chat": r"^[a-zA-Z0-9_-]{1,64}$",
+    "anthropic": r"^[a-zA-Z0-9_-]{1,64}$",
+    "gemini": r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$",
+    "mcp": r"^[a-zA-Z0-9_.-]{1,128}$",
+    "standard": r"^[a-zA-Z0-9_]{1,64}$",
+}
+_NAME_RES: Final = {fmt: re.compile(rule) for fmt, rule in _NAME_RULES.items()}
 _MAX_DESCRIPTION: Final = 4096
 
 
@@ -36,9 +46,17 @@ def export_tools(tools: Iterable[Tool], format: ExportFormat) -> list[dict[str, 
         One JSON-compatible dict per tool, in the order given.
 
     Raises:
-        ProviderFormatError: Unknown format, a name outside ``^[a-zA-Z0-9_]{1,64}$``, a
+        ProviderFormatError: Unknown format, a name outside the format's own rule (OpenAI
+            and Anthropic ``^[a-zA-Z0-9_-]{1,64}$``, Gemini ``^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$``,
+            MCP ``^[a-zA-Z0-9_.-]{1,128}$``, standard ``^[a-zA-Z0-9_]{1,64}$``), a
             description (the tool's or a parameter's) over 4096 characters, or a duplicate
             name; the message names the tool (and the parameter).
+
+    The OpenAI formats send the schema OpenAI's SDK would (``strict: true``) wherever strict
+    mode can express it: an optional argument becomes required and nullable, defaults go, and
+    the ``null`` a model then sends for it counts as leaving it out. A schema strict mode
+    cannot express (an open record such as ``dict[str, T]``, ``oneOf``) is sent as it is
+    with ``strict: false``.
 
     The ``"standard"`` format writes ``integer`` as ``number`` with ``multipleOf: 1``: the
     schema document's list of parameter types has no ``integer``, and ``multipleOf: 1``
@@ -49,9 +67,9 @@ def export_tools(tools: Iterable[Tool], format: ExportFormat) -> list[dict[str, 
     tools = list(tools)
     seen: set[str] = set()
     for tool in tools:
-        if not _PROVIDER_NAME_RE.match(tool.name):
+        if not _NAME_RES[format].fullmatch(tool.name):
             raise ProviderFormatError(
-                f"tool {tool.name!r}: name must match ^[a-zA-Z0-9_]{{1,64}}$ for {format}"
+                f"tool {tool.name!r}: name must match {_NAME_RULES[format]} for {format}"
             )
         if len(tool.description) > _MAX_DESCRIPTION:
             raise ProviderFormatError(
@@ -126,6 +144,11 @@ def _standard_parameters(schema: Any) -> Any:
 def _export_one(tool: Tool, format: str) -> dict[str, Any]:
     params = json.loads(json.dumps(tool.input_schema))
     strict = strict_compatible(params)
+    if format.startswith("openai-"):
+        # as OpenAI's SDK: optional → required and nullable, where strict mode can say it all
+        strict_params = strict_schema(params)
+        if strict_params is not None:
+            params, strict = strict_params, True
     if format == "openai-responses":
         return {
             "type": "function",

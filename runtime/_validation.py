@@ -27,6 +27,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from ._arguments import ArgumentsError, plain_arguments
 from ._schema import JsonSchema
+from ._strict import drop_absent_nulls
 from .errors import ToolValidationError, ValidationIssue
 
 __all__ = [
@@ -83,6 +84,7 @@ def validate_input(
         if data:
             _fail("input", what, [_unexpected(k, ()) for k in sorted(data)[:MAX_ISSUES]])
         return None
+    data = drop_absent_nulls(data, schema)  # OpenAI strict mode's null for "left out"
     parsed, refused = _check(model, schema, data)
     if refused:
         _fail("input", what, refused[:MAX_ISSUES], len(refused))
@@ -110,6 +112,7 @@ def validate_json_input(schema: JsonSchema, args: object, what: str) -> dict[str
         data: dict[str, Any] = plain_arguments(dict(args))
     except ArgumentsError as exc:
         _fail("input", what, [issue((), str(exc))])
+    data = drop_absent_nulls(data, schema)
     refused = _walk(data, schema, (), {}, required=True)
     if refused:
         _fail("input", what, refused[:MAX_ISSUES], len(refused))

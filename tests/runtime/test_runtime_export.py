@@ -9,7 +9,6 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, Field, TypeAdapter
 
-from quickjail import runtime
 from quickjail.runtime import ToolResult, define_tool, export_tools
 from quickjail.runtime.errors import ProviderFormatError
 
@@ -413,13 +412,6 @@ def test_gemini_keeps_multi_type_unions_as_any_of_with_nullable() -> None:
 
 
 # ----------------------------------------------------------------------------- refusals
-
-
-def test_name_outside_provider_pattern_is_an_error_naming_the_tool() -> None:
-    with pytest.warns(runtime.errors.ToolNameWarning):
-        bad = define_tool(description="d", execute=_run0, name="has-dash")
-    with pytest.raises(ProviderFormatError, match="'has-dash'"):
-        export_tools([bad], "openai-chat")
 
 
 def test_description_over_4096_characters_is_an_error_naming_the_tool() -> None:
