@@ -68,15 +68,19 @@ class Variable:
             raise ToolDefinitionError(f"variable {self.name!r}: type must be 'text' or 'secret'")
 
 
-Formatter = Callable[[ToolResult], Any]
-"""Turns every outcome of a formatted tool into the data it returns: called with the
-:class:`ToolResult` of each run (a success with its validated value, or a failure with its
-message), it returns that data, or an awaitable of it (an ``async def`` formatter works)."""
+Formatter = Callable[[Any], Any]
+"""Turns every outcome of a formatted tool into the data it returns, as the StandardTool
+reference's ``formatOutput(result: Output | Error)``: called with the validated output value of
+a success, or with the exception an unformatted :meth:`Tool.execute` raises for a failure
+(:class:`~quickjail.runtime.errors.ToolValidationError`,
+:class:`~quickjail.runtime.errors.ToolExecutionError`, or the tool's own exception), it returns
+that data, or an awaitable of it (an ``async def`` formatter works)."""
 
 
-def default_format(result: ToolResult) -> Any:
-    """The default formatter: a success's value as is, a failure as ``{"error": message}``."""
-    return result.result if result.ok else {"error": result.error}
+def default_format(result: Any) -> Any:
+    """The default formatter, as the reference's: a success's value as is, a failure (an
+    exception) as ``{"error": message}``."""
+    return {"error": str(result)} if isinstance(result, BaseException) else result
 
 
 class Tool:
@@ -273,8 +277,12 @@ class Tool:
             if not result.ok:
                 raise ToolExecutionError(result, result.error or "the tool failed")
             return result.result
-        result = await self._base._outcome(input, meta)
-        data = self._format(result)
+        outcome: Any
+        try:
+            outcome = await self._base.execute(input, meta)
+        except Exception as exc:  # a failure is the formatter's to shape; cancellation is not
+            outcome = exc
+        data = self._format(outcome)
         if inspect.isawaitable(data):
             data = await data
         return data
@@ -283,10 +291,12 @@ class Tool:
         """The same tool whose :meth:`execute` returns ``fmt(result)`` for every outcome.
 
         Args:
-            fmt: Called with the :class:`ToolResult` of each run, success or failure (sync or
-                async); by default a success's value as is and a failure as
-                ``{"error": message}``. ``helpers.result_content`` formats a result as
-                :data:`~quickjail.runtime.helpers.ToolContent` (text, then images).
+            fmt: Called with every outcome (sync or async), as the StandardTool reference's
+                ``formatOutput``: the validated output value of a success, or the exception
+                the unformatted :meth:`execute` raises for a failure; by default a success's
+                value as is and a failure as ``{"error": message}``. (For a result with its
+                attachments as :data:`~quickjail.runtime.helpers.ToolContent`, use
+                :meth:`call` and ``helpers.result_content``.)
 
         Returns:
             A new tool re-derived from this tool's validated execute each time: formatting a

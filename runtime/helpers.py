@@ -3,11 +3,11 @@
 Functions over a :class:`~quickjail.runtime.ThreadState`: queue a call, inject or read
 messages, emit thread events; :func:`render_results` for provider messages (text) and
 :func:`render_content` (images as images, with :class:`TextContent`/:class:`ImageContent`,
-the two kinds of :data:`ToolContent`), :func:`result_content` (one result as content, also a
-formatter for ``tool.formatted``); :class:`RunCodeAnswer`, the answer of every ``run_code``
-tool (:func:`run_code_answer`, :func:`invalid_answer`, :func:`answer_schema`); and
-the types of ``state.execution`` (:class:`ExecutionState`, :class:`AbortSignal`) and
-``state.storage`` (:class:`ThreadStorage`, :class:`SqlResult`).
+the two kinds of :data:`ToolContent`), :func:`result_content` (one result as content);
+:class:`RunCodeAnswer`, the answer of every ``run_code`` tool (:func:`run_code_answer`,
+:func:`invalid_answer`, :func:`answer_schema`); and the types of ``state.execution``
+(:class:`ExecutionState`, :class:`AbortSignal`) and ``state.storage`` (:class:`ThreadStorage`,
+:class:`SqlResult`).
 """
 
 from __future__ import annotations

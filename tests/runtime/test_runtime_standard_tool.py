@@ -220,8 +220,8 @@ async def test_formatted_returns_failures_as_data_and_never_stacks() -> None:
     bad_input = await plain.execute({"a": "x", "b": 1})
     assert bad_input["error"].startswith("invalid arguments for tool 'divide': a:")
 
-    def kind(result: ToolResult) -> Any:
-        return {"ok": result.result} if result.ok else {"failed": result.error}
+    def kind(result: Any) -> Any:
+        return {"failed": str(result)} if isinstance(result, Exception) else {"ok": result}
 
     custom = plain.formatted(kind)
     assert await custom.execute({"a": 1, "b": 0}) == {"failed": "division by zero"}
@@ -340,12 +340,23 @@ def test_to_mcp_is_a_valid_mcp_tool_descriptor() -> None:
 
 
 async def test_formatted_applies_the_formatter_to_every_result_success_included() -> None:
-    def tagged(result: ToolResult) -> Any:
-        return ["ok", result.result] if result.ok else ["failed", result.error]
+    # as the reference's formatOutput(result: Output | Error): the value, or the error
+    def tagged(result: Any) -> Any:
+        if isinstance(result, Exception):
+            return ["failed", type(result).__name__, str(result)]
+        return ["ok", result]
 
     tool = DIVIDE.formatted(tagged)
     assert await tool.execute({"a": 1, "b": 4}) == ["ok", {"value": 0.25}]
-    assert await tool.execute({"a": 1, "b": 0}) == ["failed", "division by zero"]
+    assert await tool.execute({"a": 1, "b": 0}) == [
+        "failed",
+        "ToolExecutionError",
+        "division by zero",
+    ]
+    failed, name, message = await tool.execute({"a": "x", "b": 1})
+    assert (failed, name) == ("failed", "ToolValidationError") and message.startswith(
+        "invalid arguments for tool 'divide'"
+    )
     # the default formatter keeps a success's value and turns a failure into data
     assert await DIVIDE.formatted().execute({"a": 1, "b": 4}) == {"value": 0.25}
     with pytest.raises(TypeError, match="fmt must be callable"):
@@ -353,15 +364,13 @@ async def test_formatted_applies_the_formatter_to_every_result_success_included(
 
 
 async def test_formatted_awaits_an_async_formatter() -> None:
-    async def as_text(result: ToolResult) -> str:
+    async def as_text(result: Any) -> str:
         await anyio.lowlevel.checkpoint()
-        return f"{result.status}: {result.result if result.ok else result.error}"
+        return f"error: {result}" if isinstance(result, Exception) else f"success: {result}"
 
     tool = DIVIDE.formatted(as_text)
     assert await tool.execute({"a": 1, "b": 4}) == "success: {'value': 0.25}"
     assert await tool.execute({"a": 1, "b": 0}) == "error: division by zero"
-    content = await DIVIDE.formatted(helpers.result_content).execute({"a": 1, "b": 4})
-    assert content == [helpers.TextContent(text='{"value": 0.25}')]
 
 
 async def test_execute_hands_any_meta_to_a_handler_that_declares_it() -> None:
