@@ -3,18 +3,20 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-CODE   := sandbox bridge runtime quickjail tests benchmarks examples hatch_build.py
+CODE   := sandbox bridge runtime quickjail tests benchmarks examples release hatch_build.py hatch_editable.py
+# the package as the wheel lays it out, for mypy (which follows no import hook): links, remade each time
+VIEW   := .build/typecheck/quickjail
 GUEST  := $(wildcard sandbox/_guest/*.c sandbox/_guest/*.h sandbox/_guest/*.js sandbox/_guest/web/*.js sandbox/_patches/*.patch sandbox/_host/*.c sandbox/_host/*.h)
 # say what a long step does, once; later runs are quiet
 STEP    = @printf '\033[1m==> %s\033[0m\n'
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test check lint format typecheck pytest bench bench-dry guest clean
+.PHONY: help demo test check lint format typecheck typecheck-view pytest bench bench-dry dist dist-check guest clean
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml hatch_build.py sandbox/_build.py sandbox/_snapshot.py $(GUEST)
+$(STAMP): pyproject.toml hatch_build.py hatch_editable.py sandbox/_build.py sandbox/_platforms.py sandbox/_snapshot.py $(GUEST)
 	$(STEP) "[1/4] creating the virtual environment in $(VENV) (a few seconds)"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
@@ -34,6 +36,7 @@ test: $(STAMP) ## The whole check: ruff (lint + format), mypy strict, the whole 
 	@$(PY) -m ruff check $(CODE)
 	@$(PY) -m ruff format --check $(CODE)
 	$(STEP) "mypy --strict (about a minute)"
+	@$(MAKE) --no-print-directory typecheck-view
 	@$(PY) -m mypy
 	$(STEP) "pytest (several minutes)"
 	@$(PY) -m pytest -q
@@ -49,7 +52,12 @@ format: $(STAMP) ## Apply ruff's fixes and formatting
 	$(PY) -m ruff format $(CODE)
 
 typecheck: $(STAMP) ## mypy --strict on the package
+	@$(MAKE) --no-print-directory typecheck-view
 	$(PY) -m mypy
+
+typecheck-view:
+	@rm -rf $(dir $(VIEW)) && mkdir -p $(VIEW)
+	@for f in quickjail/* sandbox bridge runtime; do ln -s "$(CURDIR)/$$f" $(VIEW)/; done
 
 pytest: $(STAMP) ## Only the pytest suite (pass arguments with ARGS=...)
 	$(PY) -m pytest -q $(ARGS)
@@ -60,8 +68,14 @@ bench: $(STAMP) ## Run the benchmarks against the peers; prints a table, writes 
 bench-dry: $(STAMP) ## Run every benchmark once, without timing (a smoke test)
 	$(PY) -m benchmarks --dry-run
 
+dist: $(STAMP) ## Build the sdist and every platform's wheel into dist/ (each wheel from the sdist)
+	$(PY) -m release build
+
+dist-check: $(STAMP) ## Check dist/: every wheel's tag and binary; the native wheel installed on 3.11-3.13
+	$(PY) -m release check
+
 guest: $(STAMP) ## Rebuild the guest wasm and the host library from the pinned sources
 	$(PY) -m quickjail.sandbox._build --force
 
 clean: ## Remove the venv and build outputs
-	rm -rf $(VENV) sandbox/_guest/*.wasm sandbox/_guest/build.json sandbox/_guest/*.so
+	rm -rf $(VENV) .build dist sandbox/_guest/*.wasm sandbox/_guest/build.json sandbox/_guest/*.so

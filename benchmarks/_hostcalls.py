@@ -9,7 +9,9 @@ measure stays within its time budget; per call, the count does not matter.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -31,6 +33,8 @@ from benchmarks._report import Cell, Row, Target, compare, compare_async
 __all__ = ["rows"]
 
 FULL, EMPTY = "calls", "empty"
+LOGGING_ON = "logging on"
+_NO_LOGGING = Cell(error="no logging to compare", display="n/a")
 
 
 def add(a: int, b: int) -> int:
@@ -232,5 +236,74 @@ def _async_rows(cfg: Config, failures: list[str]) -> list[Row]:
     ]
 
 
+@contextmanager
+def _debug_handler() -> Iterator[None]:
+    """The ``quickjail`` logger at DEBUG with a handler that takes every record."""
+    logger = logging.getLogger("quickjail")
+    handler = logging.Handler(logging.DEBUG)
+    handler.emit = lambda record: None  # type: ignore[method-assign]
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+        logger.removeHandler(handler)
+
+
+def _logging_row(cfg: Config, failures: list[str]) -> Row:
+    """A host call with quickjail's logging silent (the default) against the same call with a
+    DEBUG handler on the ``quickjail`` logger: the call's path logs nothing, so the two match."""
+    n = 10 if cfg.dry else 10_000
+
+    def silent(call: bool) -> Callable[[], Any]:
+        src = _sequential(n, call=call, awaited=True) + "export default s;"
+        return lambda: qj(src, globals={"add": add})
+
+    def logged(call: bool) -> Callable[[], Any]:
+        run = silent(call)
+
+        def go() -> Any:
+            with _debug_handler():
+                return run()
+
+        return go
+
+    cells = compare(
+        cfg,
+        failures,
+        "host_call_logging",
+        {**_variants(silent, QUICKJAIL), **_variants(logged, LOGGING_ON)},
+        _checker({QUICKJAIL: n, LOGGING_ON: n}),
+    )
+    quiet, loud = _per_call(cells, QUICKJAIL, n), _per_call(cells, LOGGING_ON, n)
+    if quiet.ok and loud.ok and quiet.value and loud.value:
+        factor = Cell(
+            quiet.value / loud.value,
+            extra={"silent_ns_per_call": quiet.value, "debug_handler_ns_per_call": loud.value},
+        )
+    else:
+        factor = Cell(error=quiet.error or loud.error or "not measured")
+    return Row(
+        "host_call_logging",
+        "host calls: logging — `await add(a, b)` per call, logging silent ÷ a DEBUG handler on",
+        "factor",
+        factor,
+        {NG: _NO_LOGGING, RS: _NO_LOGGING},
+        Target("<=", 1.1, "≤ 1.1× (no cost)"),
+        ratios=False,
+        note=f"the Promise-path row's loop ({n:,} calls) with the `quickjail` logger as shipped "
+        "(a NullHandler) and with a DEBUG handler taking every record, timed round-robin in "
+        "one run; a successful call logs nothing, so the factor is noise around 1 (the JSON "
+        "keeps both per-call times).",
+    )
+
+
 def rows(cfg: Config, failures: list[str]) -> list[Row]:
-    return [_sync_row(cfg, failures), _promise_row(cfg, failures), *_async_rows(cfg, failures)]
+    return [
+        _sync_row(cfg, failures),
+        _promise_row(cfg, failures),
+        _logging_row(cfg, failures),
+        *_async_rows(cfg, failures),
+    ]

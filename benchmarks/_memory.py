@@ -46,7 +46,7 @@ def _hold_quickjail(n: int) -> dict[str, Any]:
     import anyio
 
     from quickjail import bridge, sandbox
-    from quickjail.sandbox._run import IDLE_DROP_DELAY
+    from quickjail.sandbox._idle import IDLE_DROP_DELAY
 
     async def hold(count: int) -> int:
         arrived = 0

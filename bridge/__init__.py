@@ -13,13 +13,20 @@ returns its value instead.
 
 Raise :class:`HostError` from a host function to show its message inside JS. The exception
 tree is drawn in ``bridge/_errors.py``; its root is :class:`BridgeError`.
+
+Raise :class:`Pause` from a host function to pause the run at that call: the result is
+``"paused"`` with a continuation to seal into bytes, and :func:`resume` continues it later,
+in any process, answering the call with a value or a :class:`Rejection` (README "Durable
+runs"). Sealed bytes that cannot be loaded raise ``quickjail.sandbox.errors.ContinuationError``.
 """
 
-from quickjail.bridge._errors import ArgumentError, BridgeError, HostError
+from quickjail.bridge._errors import ArgumentError, BridgeError, HostError, Pause, ResumeError
 from quickjail.bridge._fs import FsError, ReadOnlyDir
 from quickjail.bridge._quotas import Quotas
+from quickjail.bridge._resume import resume, resume_sync
 from quickjail.bridge._run_code import run_code, run_code_sync
 from quickjail.bridge._table import Capability, synchronous
+from quickjail.sandbox.host import Rejection
 
 __all__ = [
     "ArgumentError",
@@ -27,8 +34,13 @@ __all__ = [
     "Capability",
     "FsError",
     "HostError",
+    "Pause",
     "Quotas",
     "ReadOnlyDir",
+    "Rejection",
+    "ResumeError",
+    "resume",
+    "resume_sync",
     "run_code",
     "run_code_sync",
     "synchronous",

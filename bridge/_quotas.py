@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 from quickjail.sandbox.errors import HostCallRefused
 from quickjail.sandbox.host import HostFunction
@@ -66,6 +67,28 @@ class QuotaState:
         self._bytes_out += nbytes
         if fn.is_async:
             self._in_flight += 1
+
+    def usage(self) -> dict[str, Any]:
+        """The quotas and what the run used of them, for a paused run's continuation."""
+        return {
+            "limits": dataclasses.asdict(self._quotas),
+            "used": [self._calls, self._in_flight, self._bytes_out, self._bytes_in],
+        }
+
+    def restore(self, usage: Any) -> None:
+        """Take on what the paused run used (:meth:`usage`); the resumed run goes on from it.
+
+        Raises:
+            ValueError: ``usage`` is not what :meth:`usage` gives.
+        """
+        used = usage.get("used") if isinstance(usage, dict) else None
+        if (
+            not isinstance(used, list)
+            or len(used) != 4
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in used)
+        ):
+            raise ValueError("the quota usage is malformed")
+        self._calls, self._in_flight, self._bytes_out, self._bytes_in = used
 
     def reply(self, fn: HostFunction, nbytes: int) -> None:
         """End a call: charge its reply, or refuse the reply when it would exceed the quota."""

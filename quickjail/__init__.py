@@ -19,17 +19,27 @@ lists the flags. :func:`run_stress` is the same stress test for test suites (the
 ``quickjail_stress`` pytest fixture wraps it).
 
 Names are imported on first use, so ``import quickjail`` (and the pytest plugin) stays cheap.
+``quickjail.__version__`` is the installed version. quickjail logs to the ``quickjail`` logger
+of the standard :mod:`logging` module (README "Logging"); it is silent until the application
+configures logging.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
+
+from quickjail._version import __version__ as __version__
+
+# a library's logger has a NullHandler: without one, Python's last-resort handler would print
+# warnings to stderr of an application that never asked for quickjail's records
+logging.getLogger("quickjail").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from quickjail import bridge, runtime, sandbox
     from quickjail._stress import StressReport, Violation, run_stress
-    from quickjail.bridge import run_code, run_code_sync
+    from quickjail.bridge import resume, resume_sync, run_code, run_code_sync
     from quickjail.sandbox import UNDEFINED, CodeExecution, CodeResult, to_json_safe
 
 __all__ = [
@@ -39,6 +49,8 @@ __all__ = [
     "StressReport",
     "Violation",
     "bridge",
+    "resume",
+    "resume_sync",
     "run_code",
     "run_code_sync",
     "run_stress",
@@ -54,6 +66,8 @@ _WHERE = {
     "UNDEFINED": "quickjail.sandbox",
     "CodeExecution": "quickjail.sandbox",
     "CodeResult": "quickjail.sandbox",
+    "resume": "quickjail.bridge",
+    "resume_sync": "quickjail.bridge",
     "run_code": "quickjail.bridge",
     "run_code_sync": "quickjail.bridge",
     "to_json_safe": "quickjail.sandbox",

@@ -35,7 +35,7 @@ from ._state import ThreadState
 from ._thread import run_call
 from ._tool import Tool
 from ._typescript_decl import is_export_name, ts_module_declaration
-from .errors import ToolDefinitionError
+from .errors import ThreadQuotaError, ToolDefinitionError
 
 __all__ = ["code_mode_tool"]
 
@@ -182,7 +182,12 @@ def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:
         else:
             error = f"arguments for tool {tool.name!r} must be an object"
             call = ParsedCall(call_id, tool.name, None, None, error)
-        result = await run_call(core, call, tool=tool, parent_call_id=parent)
+        try:
+            result = await run_call(core, call, tool=tool, parent_call_id=parent)
+        except ThreadQuotaError as exc:
+            # the thread cannot store the call (or its result): the program learns it from an
+            # error result, as from any failed call, and the thread stays within its quota
+            return {"status": "error", "result": None, "error": f"ThreadQuotaError: {exc}"}
         assert result is not None  # local tools always produce a result
         return js_result(result)
 
@@ -233,6 +238,10 @@ def _failure(result: sandbox.CodeResult) -> str:
     error = result.error
     if result.status == "terminated":
         return f"the program was stopped ({result.reason or 'terminated'})"
+    if result.status == "paused":
+        # a host function raised Pause: code mode keeps no continuation (approvals will)
+        names = ", ".join(p.function for p in result.paused)
+        return f"the program paused waiting for {names}, which code mode cannot resume"
     if error is None:
         return f"the run ended with status {result.status}"
     where = f" at line {error.line}, column {error.column}" if error.line else ""

@@ -12,7 +12,7 @@ from typing import Any, Final, Self
 from ._define import unique_tools
 from ._secrets import SecretBox
 from ._state import EventHook, ThreadCore
-from ._store import Store, ThreadRow
+from ._store import DEFAULT_MAX_THREAD_BYTES, Store, ThreadRow
 from ._thread import Thread
 from ._tool import Tool
 from .errors import MissingVariablesError, RuntimeClosedError
@@ -41,6 +41,7 @@ class Runtime:
         agent_env: Mapping[str, str] | None = None,
         agent_config: Mapping[str, Any] | None = None,
         on_event: EventHook | None = None,
+        max_thread_bytes: int = DEFAULT_MAX_THREAD_BYTES,
     ) -> None:
         """Configure the runtime (nothing is opened until ``async with``).
 
@@ -55,11 +56,22 @@ class Runtime:
             agent_config: JSON-like configuration tools read as ``state.agent_config``.
             on_event: ``fn(thread_id, type, data)`` (sync or async) called for each
                 ``emit_thread_event``.
+            max_thread_bytes: What one thread may store in the database (messages, files,
+                variables, events; 256 MiB by default). A write past it stores nothing and
+                raises :class:`ThreadQuotaError`; a code-mode nested call gets an error result.
 
         Raises:
             ToolDefinitionError: Duplicate tool names.
             SecretKeyError: A key shorter than 32 bytes.
+            ValueError: ``max_thread_bytes`` is not a positive int.
         """
+        if (
+            not isinstance(max_thread_bytes, int)
+            or isinstance(max_thread_bytes, bool)
+            or max_thread_bytes <= 0
+        ):
+            raise ValueError(f"max_thread_bytes must be a positive int, not {max_thread_bytes!r}")
+        self._max_thread_bytes = max_thread_bytes
         self._path = os.fspath(db_path)
         self._tools = unique_tools(tools, "Runtime(tools=...)")
         self._box = SecretBox(secret_key) if secret_key is not None else None
@@ -83,7 +95,7 @@ class Runtime:
         if self._closed:
             raise RuntimeClosedError("this Runtime was closed; create a new one")
         if self._store is None:
-            self._store = await Store.open(self._path)
+            self._store = await Store.open(self._path, self._max_thread_bytes)
         return self
 
     async def __aexit__(

@@ -114,7 +114,12 @@ class Redactor:
         return _scrub(value, [s.encode() for s in self._secrets], REDACTED.encode())
 
     def value(self, value: Any) -> Any:
-        """Redact every string (keys included) inside a JSON-like value."""
+        """Redact every string and bytes inside a value that crossed the sandbox.
+
+        Walks every container a run's values come in (dict keys and values, lists and
+        tuples, and the ``frozenset`` a JavaScript ``Set`` becomes), so no shape of value
+        carries a secret past it. Members or keys that become equal once redacted merge.
+        """
         if not self._secrets:
             return value
         if isinstance(value, str):
@@ -125,7 +130,15 @@ class Redactor:
             return {self.value(k): self.value(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [self.value(v) for v in value]
+        if isinstance(value, (frozenset, set)):
+            return frozenset(self._member(v) for v in value)
         return value
+
+    def _member(self, value: Any) -> Any:
+        """Redact a set member, keeping it hashable (a tuple stays a tuple)."""
+        if isinstance(value, tuple):
+            return tuple(self._member(v) for v in value)
+        return self.value(value)
 
 
 _Text = TypeVar("_Text", str, bytes)

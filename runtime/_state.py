@@ -586,16 +586,17 @@ def redacting_report(report: Any, r: Redactor) -> Any:
 
 
 def redact_code_result(result: Any, r: Redactor) -> Any:
-    """Redact a ``sandbox.CodeResult`` (a frozen dataclass): value, error, logs and reports."""
+    """Redact a ``sandbox.CodeResult`` (a frozen dataclass): value, error, logs and reports.
+
+    Every field of the error is redacted (its ``name`` is whatever the program set, as
+    free as its message), so a field added later is covered too.
+    """
     if not r:
         return result
     error = result.error
     if error is not None:
         error = dataclasses.replace(
-            error,
-            message=r.text(error.message),
-            stack=r.text(error.stack or ""),
-            value=r.value(error.value),
+            error, **{f.name: r.value(getattr(error, f.name)) for f in dataclasses.fields(error)}
         )
     logs = [dataclasses.replace(log, args=r.value(log.args)) for log in result.logs]
     return dataclasses.replace(

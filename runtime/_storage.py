@@ -7,18 +7,25 @@ it that way: it refuses ``ATTACH`` (which ``VACUUM INTO`` also needs), ``DETACH`
 schema, transactions and savepoints (each call is one atomic statement), triggers, virtual
 tables, every ``PRAGMA`` outside a read-only allow-list and every SQL function outside an
 allow-list (so no ``load_extension``). The host bounds the rest: statement size, value size,
-database size (``max_page_count``), VM instructions and wall time (progress handler), and the
-rows and bytes of a result.
+LIKE pattern length, database size (``max_page_count``), VM instructions (progress handler),
+the rows and bytes of a result, and wall time from outside: statements run in a child process
+(:mod:`quickjail.runtime._storage_worker`) that the host kills when one has not answered by
+``MAX_SECONDS`` + ``KILL_GRACE`` or its caller was cancelled, because no SQLite hook reaches
+inside one C function call (a 109-character ``instr`` over ``zeroblob`` strings ran 23 s).
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
-import sqlite3
+import pickle
+import select
+import struct
+import subprocess
+import sys
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -42,112 +49,9 @@ MAX_RESULT_BYTES: Final = 8 * 1024 * 1024
 MAX_PARAMETERS: Final = 999
 MAX_OPEN_DATABASES: Final = 16
 
-_PROGRESS_EVERY: Final = 1_000
-_PAGE_SIZE: Final = 4096
-_CACHE_KIB: Final = 2048
+KILL_GRACE: Final = 2.0  # seconds past MAX_SECONDS before the statement's process is killed
 
-_ALLOWED_PRAGMAS: Final = frozenset(
-    {
-        "foreign_key_list",
-        "index_info",
-        "index_list",
-        "index_xinfo",
-        "table_info",
-        "table_list",
-        "table_xinfo",
-    }
-)
-
-_ALLOWED_FUNCTIONS: Final = frozenset(
-    """
-    abs changes char coalesce concat concat_ws format glob hex ifnull iif instr
-    last_insert_rowid length like likelihood likely lower ltrim max min nullif octet_length
-    printf quote random randomblob replace round rtrim sign soundex sqlite_version substr
-    substring total_changes trim typeof unhex unicode unlikely upper zeroblob
-    avg count group_concat string_agg sum total
-    date time datetime julianday unixepoch strftime timediff
-    acos acosh asin asinh atan atan2 atanh ceil ceiling cos cosh degrees exp floor ln log
-    log10 log2 mod pi pow power radians sin sinh sqrt tan tanh trunc
-    json json_array json_array_length json_error_position json_extract json_insert
-    json_object json_patch json_pretty json_remove json_replace json_set json_type
-    json_valid json_quote json_group_array json_group_object json_each json_tree
-    jsonb jsonb_array jsonb_extract jsonb_insert jsonb_object jsonb_patch jsonb_remove
-    jsonb_replace jsonb_set jsonb_group_array jsonb_group_object
-    row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value
-    last_value nth_value
-    """.split()
-)
-
-# actions allowed on the ``main`` schema only (the database name is the 3rd argument)
-_MAIN_ONLY_ARG3: Final = frozenset(
-    {
-        sqlite3.SQLITE_CREATE_INDEX,
-        sqlite3.SQLITE_CREATE_TABLE,
-        sqlite3.SQLITE_CREATE_VIEW,
-        sqlite3.SQLITE_DELETE,
-        sqlite3.SQLITE_DROP_INDEX,
-        sqlite3.SQLITE_DROP_TABLE,
-        sqlite3.SQLITE_DROP_VIEW,
-        sqlite3.SQLITE_INSERT,
-        sqlite3.SQLITE_READ,
-        sqlite3.SQLITE_UPDATE,
-    }
-)
-
-
-_ACTION_NAMES: Final = {
-    getattr(sqlite3, f"SQLITE_{name}"): name
-    for name in """
-    CREATE_INDEX CREATE_TABLE CREATE_TEMP_INDEX CREATE_TEMP_TABLE CREATE_TEMP_TRIGGER
-    CREATE_TEMP_VIEW CREATE_TRIGGER CREATE_VIEW DELETE DROP_INDEX DROP_TABLE DROP_TEMP_INDEX
-    DROP_TEMP_TABLE DROP_TEMP_TRIGGER DROP_TEMP_VIEW DROP_TRIGGER DROP_VIEW INSERT PRAGMA READ
-    SELECT TRANSACTION UPDATE ATTACH DETACH ALTER_TABLE REINDEX ANALYZE CREATE_VTABLE
-    DROP_VTABLE FUNCTION SAVEPOINT RECURSIVE
-    """.split()
-}
-
-
-def _allowed(action: int, arg1: str | None, arg2: str | None, db: str | None) -> bool:
-    """What a thread's own statements may do (see the module docstring)."""
-    if action == sqlite3.SQLITE_SELECT or action == sqlite3.SQLITE_RECURSIVE:
-        return True
-    if action == sqlite3.SQLITE_READ and db is None and arg2 == "":
-        # count(*) reads no column and names no schema; only ``main`` has tables to count
-        return True
-    if action in _MAIN_ONLY_ARG3:
-        return db == "main"
-    if action == sqlite3.SQLITE_ALTER_TABLE:  # arguments: database, table
-        return arg1 == "main"
-    if action == sqlite3.SQLITE_FUNCTION:
-        return (arg2 or "").lower() in _ALLOWED_FUNCTIONS
-    if action == sqlite3.SQLITE_PRAGMA:
-        return (arg1 or "").lower() in _ALLOWED_PRAGMAS and db in (None, "main")
-    return False
-
-
-class _Guard:
-    """The connection's authorizer; remembers the first refusal of a statement to name it."""
-
-    __slots__ = ("refused",)
-
-    def __init__(self) -> None:
-        self.refused: str | None = None
-
-    def __call__(
-        self, action: int, arg1: str | None, arg2: str | None, db: str | None, _src: str | None
-    ) -> int:
-        if _allowed(action, arg1, arg2, db):
-            return sqlite3.SQLITE_OK
-        if self.refused is None:
-            what = _ACTION_NAMES.get(action, str(action))
-            if action == sqlite3.SQLITE_FUNCTION:
-                what = f"function {arg2}()"
-            elif action == sqlite3.SQLITE_PRAGMA:
-                what = f"PRAGMA {arg1}"
-            elif db not in (None, "main"):
-                what = f"{what} on schema {db!r}"
-            self.refused = what
-        return sqlite3.SQLITE_DENY
+_WORKER_FILE: Final = Path(__file__).resolve().with_name("_storage_worker.py")
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,29 +69,6 @@ class SqlResult:
     rows: list[dict[str, Any]]
     rows_affected: int
     last_row_id: int | None
-
-
-class _Budget:
-    """The progress handler of one statement: VM instructions and wall time."""
-
-    __slots__ = ("deadline", "exceeded", "steps")
-
-    def __init__(self) -> None:
-        self.steps = 0
-        self.deadline = time.monotonic() + MAX_SECONDS
-        self.exceeded: str | None = None
-
-    def __call__(self) -> int:
-        self.steps += _PROGRESS_EVERY
-        if self.steps > MAX_INSTRUCTIONS:
-            self.exceeded = f"more than {MAX_INSTRUCTIONS} SQLite instructions"
-        elif time.monotonic() > self.deadline:
-            self.exceeded = f"longer than {MAX_SECONDS:g} s"
-        return 1 if self.exceeded else 0
-
-
-def _size(value: object) -> int:
-    return len(value) if isinstance(value, (str, bytes)) else 8
 
 
 def _check_params(params: Sequence[Any] | Mapping[str, Any] | None) -> Any:
@@ -218,128 +99,197 @@ def _check_params(params: Sequence[Any] | Mapping[str, Any] | None) -> Any:
     return out
 
 
-def _open(path: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    try:
-        conn.execute(f"PRAGMA page_size = {_PAGE_SIZE:d}")
-        conn.execute(f"PRAGMA max_page_count = {MAX_DATABASE_BYTES // _PAGE_SIZE:d}")
-        conn.execute(f"PRAGMA cache_size = -{_CACHE_KIB:d}")
-        conn.execute("PRAGMA secure_delete = ON")
-        conn.execute("PRAGMA trusted_schema = OFF")
-        conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
-        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-        conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_CHARS * 4)
-        conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, MAX_PARAMETERS)
-        conn.setlimit(sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH, 1)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
+def _limits() -> dict[str, Any]:
+    """The limits the worker applies, read when each statement is sent (tests lower them)."""
+    return {
+        "instructions": MAX_INSTRUCTIONS,
+        "seconds": MAX_SECONDS,
+        "rows": MAX_ROWS,
+        "result_bytes": MAX_RESULT_BYTES,
+        "value_bytes": MAX_VALUE_BYTES,
+        "database_bytes": MAX_DATABASE_BYTES,
+        "sql_chars": MAX_SQL_CHARS,
+        "parameters": MAX_PARAMETERS,
+        "open_databases": MAX_OPEN_DATABASES,
+    }
 
 
-def _execute(conn: sqlite3.Connection, query: str, params: Any) -> SqlResult:
-    guard = _Guard()
-    conn.set_authorizer(guard)
-    budget = _Budget()
-    conn.set_progress_handler(budget, _PROGRESS_EVERY)
-    try:
-        cursor = conn.execute(query, params)
-        columns = [d[0] for d in cursor.description or ()]
-        rows: list[dict[str, Any]] = []
-        size = 0
-        while batch := cursor.fetchmany(256):
-            for row in batch:
-                size += sum(_size(v) for v in row)
-                if len(rows) >= MAX_ROWS or size > MAX_RESULT_BYTES:
-                    cursor.close()
-                    raise StorageError(
-                        f"the result has more than {MAX_ROWS} rows or {MAX_RESULT_BYTES} "
-                        "bytes; use LIMIT"
-                    )
-                rows.append(dict(zip(columns, row, strict=True)))
-        changed = cursor.rowcount
-        last = cursor.lastrowid if changed > 0 and not columns else None
-        return SqlResult(columns, rows, changed, last)
-    except sqlite3.Error as exc:
-        if budget.exceeded:
-            raise StorageError(f"statement stopped: it ran {budget.exceeded}") from None
-        if guard.refused is not None:
-            raise StorageError(
-                f"statement refused: {guard.refused} is not allowed on thread storage"
-            ) from None
-        raise StorageError(f"{type(exc).__name__}: {exc}") from None
-    finally:
-        conn.set_progress_handler(None, 0)
-        conn.set_authorizer(None)
-        if conn.in_transaction:  # a statement that failed half-way never leaves one open
-            conn.execute("ROLLBACK")
+class _Plain(pickle.Unpickler):
+    """Unpickles plain values only: a reply that names any class or function is refused."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"a storage reply may not name {module}.{name}")
 
 
-class _Database:
-    """One open thread database; ``closed`` is set under ``lock`` when the pool evicts it."""
+class _Call:
+    """One ``sql()`` call: cancelled by its caller, or running in the worker."""
 
-    __slots__ = ("closed", "conn", "lock")
+    __slots__ = ("cancelled",)
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self.lock = threading.Lock()
-        self.closed = False
+    def __init__(self) -> None:
+        self.cancelled = False
+
+
+class _Worker:
+    """The child process that runs statements (see :mod:`._storage_worker`)."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", os.fspath(_WORKER_FILE)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in = self.proc.stdin.fileno()
+        self._out = self.proc.stdout.fileno()
+
+    def ask(self, request: bytes, timeout: float) -> bytes | None:
+        """Send one request and wait for its reply; None when the deadline passed or the
+        process ended (killed, or it died) before answering."""
+        deadline = time.monotonic() + timeout
+        try:
+            view = memoryview(_FRAME.pack(len(request)) + request)
+            while view:
+                view = view[os.write(self._in, view) :]
+            head = self._read(_FRAME.size, deadline)
+            if head is None:
+                return None
+            return self._read(_FRAME.unpack(head)[0], deadline)
+        except OSError:
+            return None
+
+    def _read(self, n: int, deadline: float) -> bytes | None:
+        parts: list[bytes] = []
+        while n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._out], [], [], left)[0]:
+                return None
+            chunk = os.read(self._out, min(n, 1 << 20))
+            if not chunk:
+                return None
+            parts.append(chunk)
+            n -= len(chunk)
+        return b"".join(parts)
+
+    def kill(self) -> None:
+        """Stop the process at once (idempotent); SQLite's journal keeps the files whole."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                pipe.close()
 
     def close(self) -> None:
-        with self.lock:
-            self.closed = True
-            self.conn.close()
+        """End the process after its current statement (its input closes), or kill it."""
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=MAX_SECONDS + KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            pass
+        self.kill()
+
+
+_FRAME: Final = struct.Struct("<Q")
 
 
 class StoragePool:
-    """The per-thread storage databases of one runtime, opened lazily, a few at a time."""
+    """The per-thread storage databases of one runtime, served by one worker process.
+
+    Statements run one at a time in the worker (:mod:`._storage_worker`). A statement that
+    has not answered ``MAX_SECONDS`` + ``KILL_GRACE`` after it was sent, or whose caller is
+    cancelled, is stopped by killing the process; the next statement starts a new one.
+    """
 
     def __init__(self, db_path: str) -> None:
         """Place the thread databases in ``<db_path>.storage/``."""
         self._dir = Path(f"{db_path}.storage")
         self._lock = threading.Lock()
-        self._open: OrderedDict[str, _Database] = OrderedDict()
+        self._worker: _Worker | None = None
+        self._running: _Call | None = None
         self._closed = False
+        self.stopped = 0  # statements stopped by killing the worker (deadline or cancel)
 
     def path(self, thread_id: str) -> Path:
         """The database file of a thread (its id hashed, so any id is a safe file name)."""
         digest = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).hexdigest()
         return self._dir / f"{digest}.sqlite"
 
-    def _database(self, thread_id: str) -> _Database:
+    def run(self, thread_id: str, query: str, params: Any, call: _Call | None = None) -> SqlResult:
+        """Run one statement on a thread's database (in a worker thread; blocks until it
+        ends, is stopped at its deadline, or is cancelled with :meth:`cancel`)."""
+        call = _Call() if call is None else call
         with self._lock:
             if self._closed:
                 raise RuntimeClosedError("the runtime's database is closed")
-            found = self._open.get(thread_id)
-            if found is not None:
-                self._open.move_to_end(thread_id)
-                return found
+            if call.cancelled:
+                raise StorageError("statement cancelled before it ran")
             self._dir.mkdir(mode=0o700, exist_ok=True)
-            db = _Database(_open(os.fspath(self.path(thread_id))))
-            self._open[thread_id] = db
-            evicted = []
-            while len(self._open) > MAX_OPEN_DATABASES:
-                evicted.append(self._open.popitem(last=False)[1])
-        for old in evicted:  # outside the pool lock: it may wait for a running statement
-            old.close()
-        return db
+            if self._worker is None:
+                self._worker = _Worker()
+            worker = self._worker
+            limits = _limits()
+            request = pickle.dumps(
+                (os.fspath(self.path(thread_id)), query, params, limits),
+                protocol=pickle.HIGHEST_PROTOCOL,
+            )
+            # published before the cancelled flag is read again, as cancel() sets the flag
+            # before it reads this: one of the two sees the other, so a cancelled call is
+            # either never sent or killed
+            self._running = call
+            try:
+                if call.cancelled:
+                    raise StorageError("statement cancelled before it ran")
+                reply = worker.ask(request, limits["seconds"] + KILL_GRACE)
+            finally:
+                self._running = None
+            if reply is None:
+                self.stopped += 1
+                worker.kill()
+                self._worker = None
+                if self._closed:
+                    raise RuntimeClosedError("the runtime's database is closed")
+                if call.cancelled:
+                    raise StorageError("statement stopped: its caller was cancelled")
+                raise StorageError(f"statement stopped: it ran longer than {limits['seconds']:g} s")
+        return _result(reply)
 
-    def run(self, thread_id: str, query: str, params: Any) -> SqlResult:
-        """Run one statement on a thread's database (in a worker thread)."""
-        while True:
-            db = self._database(thread_id)
-            with db.lock:
-                if not db.closed:  # evicted between lookup and lock: open it again
-                    return _execute(db.conn, query, params)
+    def cancel(self, call: _Call) -> None:
+        """Cancel a call: it will not start, and if it is running its process is killed."""
+        call.cancelled = True
+        worker = self._worker
+        if self._running is call and worker is not None:
+            worker.proc.kill()  # its ask() returns None; run() reaps it
 
     def close(self) -> None:
-        """Close every open thread database."""
+        """Stop the worker process (a running statement is stopped)."""
+        self._closed = True
+        running = self._worker
+        if running is not None and self._running is not None:
+            running.proc.kill()  # the statement's run() reaps it and raises RuntimeClosedError
         with self._lock:
-            self._closed = True
-            dbs = list(self._open.values())
-            self._open.clear()
-        for db in dbs:
-            db.close()
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.close()
+
+
+def _result(reply: bytes) -> SqlResult:
+    """Decode a worker's reply (plain values only) into a result, or raise its StorageError."""
+    try:
+        value = _Plain(io.BytesIO(reply)).load()
+        if value[0] == "error":
+            error = StorageError(str(value[1]))
+        else:
+            _ok, columns, rows, changed, last = value
+            return SqlResult(
+                list(columns), [dict(zip(columns, row, strict=True)) for row in rows], changed, last
+            )
+    except Exception as exc:
+        raise StorageError(f"malformed reply from the storage process ({exc})") from None
+    raise error
 
 
 class ThreadStorage:
@@ -383,5 +333,10 @@ class ThreadStorage:
         if len(query) > MAX_SQL_CHARS:
             raise StorageError(f"query longer than {MAX_SQL_CHARS} characters")
         checked = _check_params(params)
-        call = partial(self._pool.run, self._thread_id, query, checked)
-        return await anyio.to_thread.run_sync(call)
+        call = _Call()
+        run = partial(self._pool.run, self._thread_id, query, checked, call)
+        try:
+            return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            self._pool.cancel(call)  # the statement stops with its process; then re-raise
+            raise

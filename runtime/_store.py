@@ -38,9 +38,20 @@ from ._store_files import (
     stat_file,
     upsert_file,
 )
-from .errors import RuntimeClosedError, StoreError
+from .errors import RuntimeClosedError, StoreError, ThreadQuotaError
 
-__all__ = ["MIGRATIONS", "FileInfo", "NewFile", "Store", "ThreadRow", "dumps"]
+__all__ = [
+    "DEFAULT_MAX_THREAD_BYTES",
+    "MIGRATIONS",
+    "FileInfo",
+    "NewFile",
+    "Store",
+    "ThreadRow",
+    "dumps",
+]
+
+#: What one thread may store in the runtime's database by default (``max_thread_bytes``).
+DEFAULT_MAX_THREAD_BYTES: Final = 256 * 2**20
 
 T = TypeVar("T")
 
@@ -151,22 +162,66 @@ class Store:
     (see :mod:`quickjail.runtime._storage`); :attr:`storage` owns those connections.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: str,
+        max_thread_bytes: int = DEFAULT_MAX_THREAD_BYTES,
+    ) -> None:
         """Wrap an open, migrated connection; use :meth:`open`."""
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.Lock()
         self.storage = StoragePool(path)
+        self.max_thread_bytes = max_thread_bytes
+        # bytes each thread holds, counted from the database on its first write here, then
+        # kept up to date by every write of this store (under _lock)
+        self._stored: dict[str, int] = {}
 
     @classmethod
-    async def open(cls, path: str | os.PathLike[str]) -> Store:
+    async def open(
+        cls, path: str | os.PathLike[str], max_thread_bytes: int = DEFAULT_MAX_THREAD_BYTES
+    ) -> Store:
         """Open (creating if needed) and migrate the database at ``path``.
+
+        Args:
+            path: The database file.
+            max_thread_bytes: What one thread may store (messages, files, variables, events).
 
         Raises:
             StoreError: The file is not a database, or was written by a newer version.
         """
         with anyio.CancelScope(shield=True):  # a cancelled open must not leak the connection
             conn = await anyio.to_thread.run_sync(_connect, os.fspath(path))
-        return cls(conn, os.fspath(path))
+        return cls(conn, os.fspath(path), max_thread_bytes)
+
+    def stored_bytes(self, thread_id: str) -> int | None:
+        """What this store counts ``thread_id`` as holding, or None before its first write."""
+        return self._stored.get(thread_id)
+
+    async def _run_charged(
+        self, thread_id: str, nbytes: int, fn: Callable[[sqlite3.Connection], T]
+    ) -> T:
+        """Run a write of ``nbytes`` new bytes for ``thread_id`` within its quota.
+
+        Raises:
+            ThreadQuotaError: The thread would hold more than ``max_thread_bytes``; nothing
+                of the write is stored.
+        """
+
+        def charged(conn: sqlite3.Connection) -> T:
+            used = self._stored.get(thread_id)
+            if used is None:
+                used = self._stored[thread_id] = _stored_bytes(thread_id, conn)
+            if used + nbytes > self.max_thread_bytes:
+                raise ThreadQuotaError(
+                    f"thread {thread_id!r} holds {used} bytes: storing {nbytes} more would pass "
+                    f"its quota of {self.max_thread_bytes} bytes (Runtime(max_thread_bytes=...))"
+                )
+            value = fn(conn)
+            self._stored[thread_id] = used + nbytes
+            return value
+
+        return await self._run(charged)
 
     @property
     def closed(self) -> bool:
@@ -240,8 +295,9 @@ class Store:
         parent_call_id: str | None = None,
     ) -> Message:
         """Append a message (content already redacted) and return it."""
-        row = (thread_id, role, kind, dumps(content), tool_call_id, tool_name, parent_call_id)
-        return await self._run(partial(_insert_message, row))
+        text = dumps(content)
+        row = (thread_id, role, kind, text, tool_call_id, tool_name, parent_call_id)
+        return await self._run_charged(thread_id, _nbytes(text), partial(_insert_message, row))
 
     async def replace_content(self, thread_id: str, message_id: int, content: Any) -> None:
         """Replace a message's content (already redacted): used to redact a ``tool_call``
@@ -273,7 +329,13 @@ class Store:
             The message (its content lists the attachment refs) and the refs, in order.
         """
         meta = (thread_id, tool_call_id, tool_name, parent_call_id)
-        return await self._run(partial(_insert_result, meta, content, list(attachments)))
+        items = list(attachments)
+        nbytes = _nbytes(dumps(content)) + sum(
+            len(item.data) for item in items if isinstance(item, NewFile)
+        )
+        return await self._run_charged(
+            thread_id, nbytes, partial(_insert_result, meta, content, items)
+        )
 
     async def get_messages(self, thread_id: str, limit: int | None) -> list[Message]:
         """Return the last ``limit`` messages (all when ``None``), oldest first."""
@@ -283,7 +345,10 @@ class Store:
 
     async def set_variable(self, thread_id: str, name: str, kind: str, value: bytes) -> None:
         """Insert or replace a thread variable (``value`` already encrypted for secrets)."""
-        await self._run(partial(_upsert_variable, thread_id, name, kind, value))
+        nbytes = len(value) + _nbytes(name)
+        await self._run_charged(
+            thread_id, nbytes, partial(_upsert_variable, thread_id, name, kind, value)
+        )
 
     async def get_variable(self, thread_id: str, name: str) -> tuple[str, bytes] | None:
         """Return ``(type, value)`` of a thread variable, or ``None``."""
@@ -305,7 +370,10 @@ class Store:
         self, thread_id: str, path: str, data: bytes, mime_type: str | None
     ) -> FileInfo:
         """Create or replace a file at a normalized path."""
-        return await self._run(partial(upsert_file, thread_id, path, data, mime_type))
+        nbytes = len(data) + _nbytes(path)
+        return await self._run_charged(
+            thread_id, nbytes, partial(upsert_file, thread_id, path, data, mime_type)
+        )
 
     async def read_file(self, thread_id: str, path: str) -> bytes | None:
         """Return a file's content, or ``None`` if it does not exist."""
@@ -334,13 +402,17 @@ class Store:
             ThreadFileNotFoundError: A ref names no file of ``source`` or a file of another
                 size.
         """
-        return await self._run(partial(copy_attachments, source, list(refs), target, redact))
+        copy = partial(copy_attachments, source, list(refs), target, redact)
+        return await self._run_charged(target, sum(ref.size for ref in refs), copy)
 
     # ------------------------------------------------------------------ events
 
     async def add_event(self, thread_id: str, kind: str, data: Any) -> None:
         """Append a thread event (data already redacted)."""
-        await self._run(partial(_insert_event, thread_id, kind, dumps(data)))
+        text = dumps(data)
+        await self._run_charged(
+            thread_id, _nbytes(text), partial(_insert_event, thread_id, kind, text)
+        )
 
 
 # ---------------------------------------------------------------------- worker-thread functions
@@ -456,6 +528,24 @@ def _message(row: Sequence[Any]) -> Message:
         parent_call_id=row[7],
         created_at=row[8],
     )
+
+
+def _nbytes(text: str) -> int:
+    """The UTF-8 size of stored text (a lone surrogate counts as its 3-byte form)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _stored_bytes(thread_id: str, conn: sqlite3.Connection) -> int:
+    """What a thread holds in the database: its messages, files, variables and events."""
+    row = conn.execute(
+        "SELECT (SELECT coalesce(sum(length(CAST(content AS BLOB))), 0) FROM messages "
+        "WHERE thread_id = ?1) + (SELECT coalesce(sum(size + length(CAST(path AS BLOB))), 0) "
+        "FROM files WHERE thread_id = ?1) + (SELECT coalesce(sum(length(value) + "
+        "length(CAST(name AS BLOB))), 0) FROM variables WHERE thread_id = ?1) + "
+        "(SELECT coalesce(sum(length(CAST(data AS BLOB))), 0) FROM events WHERE thread_id = ?1)",
+        (thread_id,),
+    ).fetchone()
+    return int(row[0])
 
 
 def _insert_message(row: tuple[Any, ...], conn: sqlite3.Connection) -> Message:

@@ -11,6 +11,7 @@ from ._calls import ParsedCall, parse_call
 from ._paths import attachment_name
 from ._result import AttachmentRef, ToolAttachment, ToolResult
 from ._state import AbortSignal, ThreadCore, ThreadState
+from ._store import dumps
 from ._store_files import NewFile
 
 if TYPE_CHECKING:
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 __all__ = ["Thread", "run_call"]
 
 _MAX_NAMES_SHOWN: Final = 20
+#: A nested (code-mode) call's arguments are stored cut to this many characters of JSON.
+MAX_NESTED_ARGUMENT_CHARS: Final = 16_384
 
 
 class Thread:
@@ -158,11 +161,12 @@ async def run_call(
     core.execution.step_count += 1
     arguments = call.arguments if call.arguments is not None else call.raw_arguments
     known = len(core.redactor)
+    nested = parent_call_id is not None
     stored = await core.store.add_message(
         core.thread_id,
         "assistant",
         "tool_call",
-        core.redactor.value({"name": call.name, "arguments": arguments}),
+        _stored_call(core, call.name, arguments, nested),
         tool_call_id=call.call_id,
         tool_name=call.name or None,
         parent_call_id=parent_call_id,
@@ -189,9 +193,32 @@ async def run_call(
     except Exception as exc:  # Tool.call returns failures; this is the net for what it misses
         result = ToolResult.failure(f"tool {call.name!r} failed: {type(exc).__name__}")
     if len(core.redactor) != known:  # the tool registered a secret (maybe one of its arguments)
-        redacted = core.redactor.value({"name": call.name, "arguments": arguments})
+        redacted = _stored_call(core, call.name, arguments, nested)
         await core.store.replace_content(core.thread_id, stored.id, redacted)
     return await _persist(core, core.redact_result(result), call, parent_call_id)
+
+
+def _stored_call(core: ThreadCore, name: str, arguments: Any, nested: bool) -> dict[str, Any]:
+    """The content of a ``tool_call`` message: the tool's name and arguments, secrets redacted.
+
+    A nested (code-mode) call's arguments longer than ``MAX_NESTED_ARGUMENT_CHARS`` as JSON
+    are stored as the start of that JSON, ending with a note of how much was cut, and
+    ``"arguments_truncated": true``: a program can make calls in a loop with arguments as
+    large as the sandbox can build, and the thread's database is not where they belong. The
+    call itself gets its whole arguments. Redaction comes first, so a cut never splits a
+    secret out of sight of the redactor.
+    """
+    content: dict[str, Any] = core.redactor.value({"name": name, "arguments": arguments})
+    if nested:
+        text = dumps(content["arguments"])
+        if len(text) > MAX_NESTED_ARGUMENT_CHARS:
+            cut = len(text) - MAX_NESTED_ARGUMENT_CHARS
+            content["arguments"] = (
+                f"{text[:MAX_NESTED_ARGUMENT_CHARS]}… [truncated: {cut} of {len(text)} "
+                "characters of JSON arguments not stored]"
+            )
+            content["arguments_truncated"] = True
+    return content
 
 
 def _unknown_tool(core: ThreadCore, name: str) -> str:

@@ -16,6 +16,7 @@ too (``except ValueError`` still works):
     ├── ScopedVariableError(PermissionError)   (no longer raised; see below)
     ├── StorageError                           a ``state.storage`` statement failed or was refused
     ├── StoreError                             the database cannot be opened or migrated
+    ├── ThreadQuotaError                       a write would take a thread past its stored bytes
     └── RuntimeClosedError(RuntimeError)       the runtime was used after it was closed
 
     ToolNameWarning(UserWarning)               a tool name is not snake_case of 1–64 characters
@@ -43,6 +44,7 @@ __all__ = [
     "StoreError",
     "ThreadFileNotFoundError",
     "ThreadPathError",
+    "ThreadQuotaError",
     "ToolDefinitionError",
     "ToolExecutionError",
     "ToolNameWarning",
@@ -152,6 +154,14 @@ class StorageError(ToolRuntimeError):
 
 class StoreError(ToolRuntimeError):
     """The database cannot be opened or migrated (e.g. written by a newer version)."""
+
+
+class ThreadQuotaError(ToolRuntimeError):
+    """A write would take a thread past ``Runtime(max_thread_bytes=...)`` of stored data.
+
+    Nothing of that write is stored. A code-mode program's nested call gets an error result
+    instead (the call does not run); anywhere else the write raises this.
+    """
 
 
 class RuntimeClosedError(ToolRuntimeError, RuntimeError):

@@ -3,9 +3,9 @@
 Defined once here and nowhere else in Python; ``tests/test_abi.py`` checks each value against
 the header, so the two cannot drift. A name here is the header's with its ``QJ_`` prefix dropped
 (``OP_LOG`` is ``QJ_OP_LOG``; the statuses keep it); ``RUN_HEADER`` holds ``QJ_RUN_HEADER_WORDS``
-words and ``LOG_LEVELS`` is indexed by ``QJ_LOG_*``. Only the guest's phases and
-``QJ_OUTSIDE_GRAPH`` are C-only: the host never looks at them. The header's comment says who
-owns which buffer and what each message holds.
+words and ``LOG_LEVELS`` is indexed by ``QJ_LOG_*``. Only the guest's phases,
+``QJ_OUTSIDE_GRAPH`` and ``QJ_NOT_FOUND`` are C-only: the host never looks at them. The
+header's comment says who owns which buffer and what each message holds.
 """
 
 from __future__ import annotations
@@ -91,6 +91,8 @@ MODULE_HOST: Final = b"H"
 # OP_MODULE's a: a JS module (source or bytecode), or a JSON module's text as written
 MODULE_WANT_CODE: Final = 0
 MODULE_WANT_TEXT: Final = 1
+# OP_MODULE's a, or'ed in: the specifier was bare (a host module), else relative (the graph)
+MODULE_BARE: Final = 2
 
 # the first byte of a sync OP_CALL reply (an async call is settled through qj_resume's ok)
 CALL_OK: Final = b"\x01"

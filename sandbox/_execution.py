@@ -24,13 +24,15 @@ from typing import TYPE_CHECKING, Any, Final
 from quickjail.sandbox import _engine, _stacks
 from quickjail.sandbox._abi import QJ_FAIL, QJ_PENDING
 from quickjail.sandbox._blocking import Later, Wake, on_own_loop
+from quickjail.sandbox._continuation import Continuation
+from quickjail.sandbox._durable import Answer
 from quickjail.sandbox._hostcall import PendingCall
 from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._program import Program, content_id
 from quickjail.sandbox._result import CodeResult, ErrorInfo
 from quickjail.sandbox._run import Run
 from quickjail.sandbox._values import Reply
-from quickjail.sandbox.host import is_async_callable
+from quickjail.sandbox.host import Pause, is_async_callable
 
 if TYPE_CHECKING:
     import anyio
@@ -44,6 +46,9 @@ else:  # a sync run without async callables never needs anyio: import it on firs
 __all__ = ["CodeExecution"]
 
 _MAIN: Final = threading.main_thread().ident
+PAUSED: Final = (0, False, b"")
+"""What awaiting an async host call gives when its function paused it (see ``Pause``)."""
+Settled = tuple[int, bool, Reply]
 
 
 class CodeExecution:
@@ -64,9 +69,14 @@ class CodeExecution:
     """
 
     def __init__(
-        self, engine: _engine.EngineState, opts: RunOptions, program: Program | ErrorInfo
+        self,
+        engine: _engine.EngineState,
+        opts: RunOptions,
+        program: Program | ErrorInfo,
+        resumed: tuple[Continuation, list[Answer]] | None = None,
     ) -> None:
         self._engine = engine
+        self._resumed = resumed  # a paused run's continuation and its answers (resume())
         self._opts = opts
         self._program = program
         self._has_async = isinstance(program, Program) and any(
@@ -234,7 +244,7 @@ class CodeExecution:
                 self._result = CodeResult(status="error", error=self._program)
                 return None
             try:
-                self._run = Run(self._engine, self._opts, self._program)
+                self._run = Run(self._engine, self._opts, self._program, self._resumed)
             except MemoryError as exc:
                 # wasmtime refused a store or instance: the process already holds
                 # MAX_LIVE_SANDBOXES, or the machine is out of memory. An outcome, not a raise.
@@ -350,7 +360,7 @@ class CodeExecution:
                 signal()
                 return
             run.on_report_threadsafe = on_report
-            self._slice_job(run, run.slice_start, box, signal)
+            self._slice_job(run, run.slice_first, box, signal)
 
         return job
 
@@ -367,7 +377,7 @@ class CodeExecution:
         ended = True
         try:
             status = run.run_slice(work)
-            if status == QJ_PENDING and run.stop_reason is None:
+            if status == QJ_PENDING and run.stop_reason is None and not run.dispatch.paused:
                 if run.wake_in is not None:
                     self._wake_later(run, run.wake_in, box, signal)
                     ended = False
@@ -481,19 +491,23 @@ class CodeExecution:
         """Run the guest's slices, starting its async host calls between them, until it is
         done or stopped; returns the last slice's status."""
         assert self._wake is not None
-        settled: list[tuple[int, bool, Reply]] = []
-        in_flight = 0  # async host calls started and not yet handed to the guest
-        status = await self._in_worker(run, run.slice_start)
+        settled: list[Settled] = []
+        in_flight = 0  # async host calls started and not yet handed to the guest (or paused)
+        status = await self._in_worker(run, run.slice_first)
         async with anyio.create_task_group() as calls:
             while status == QJ_PENDING and run.stop_reason is None:
                 new = run.take_new_calls()
                 wake_in = run.wake_in  # the guest's next timer, if it waits for one
+                if run.dispatch.paused and in_flight == 0 and not new:
+                    break  # parked with paused calls, nothing else in flight: the run pauses
                 if len(new) == 1 and in_flight == 0 and wake_in is None:
                     # the guest waits for this one call and nothing else: await it here,
                     # with no task and no wake-up between the call and the next slice
                     run.pause_deadline()
                     outcome = await self._await_alone(run, new[0])
                     run.resume_deadline()
+                    if outcome is PAUSED:
+                        continue
                     if outcome is None or run.stop_reason is not None:
                         break
                     status = await self._in_worker(
@@ -519,10 +533,11 @@ class CodeExecution:
                 if not settled:
                     status = await self._in_worker(run, run.slice_wake)
                     continue
-                batch = list(settled)
+                batch = [o for o in settled if o is not PAUSED]
+                in_flight -= len(settled)
                 settled.clear()
-                in_flight -= len(batch)
-                status = await self._in_worker(run, functools.partial(run.slice_resume, batch))
+                if batch:
+                    status = await self._in_worker(run, functools.partial(run.slice_resume, batch))
             calls.cancel_scope.cancel()
         return status
 
@@ -572,9 +587,7 @@ class CodeExecution:
         self._delivering = False
         self._poke()
 
-    async def _host_call(
-        self, run: Run, call: PendingCall, settled: list[tuple[int, bool, Reply]]
-    ) -> None:
+    async def _host_call(self, run: Run, call: PendingCall, settled: list[Settled]) -> None:
         """Await one async host call as a task and hand its outcome to the driver."""
         outcome = await self._call_outcome(run, call)
         if outcome is not None:
@@ -582,7 +595,7 @@ class CodeExecution:
         assert self._wake is not None
         self._wake.set()
 
-    async def _await_alone(self, run: Run, call: PendingCall) -> tuple[int, bool, Reply] | None:
+    async def _await_alone(self, run: Run, call: PendingCall) -> Settled | None:
         """Await the one call the guest waits for in the driver itself; a stop of the run
         (``_stopped``, any thread) cancels it. None when the run stopped."""
         with anyio.CancelScope() as scope:
@@ -595,9 +608,9 @@ class CodeExecution:
                 self._alone = None
         return None
 
-    async def _call_outcome(self, run: Run, call: PendingCall) -> tuple[int, bool, Reply] | None:
-        """Await one async host call: ``(call id, ok, value message)`` for the guest, or None
-        when it stopped the run.
+    async def _call_outcome(self, run: Run, call: PendingCall) -> Settled | None:
+        """Await one async host call: ``(call id, ok, value message)`` for the guest,
+        ``PAUSED`` when the function paused the call, or None when it stopped the run.
 
         The backend's cancellation exception only propagates when this task is being
         cancelled (the run stops, the awaiting task is cancelled); raised by a host function
@@ -611,6 +624,11 @@ class CodeExecution:
             if anyio.current_effective_deadline() == -math.inf:
                 raise
             ok, data = run.dispatch.settle(call.fn, exc, ok=False)
+        except Pause as exc:
+            refused = run.dispatch.pause(call.fn, call.call_id, call.raw, exc)
+            if refused is None:
+                return PAUSED
+            ok, data = run.dispatch.settle(call.fn, refused, ok=False)
         except Exception as exc:
             ok, data = run.dispatch.settle(call.fn, exc, ok=False)
         except BaseException as exc:

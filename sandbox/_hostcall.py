@@ -8,6 +8,11 @@ once and an async one is queued for the driver. Every admitted call ends with ex
 ``HostCalls.reply``. Decoded arguments are charged to the run's decode budget while the host
 holds them (until a sync call returns, until an async call settles), so calls cannot make the
 host hold more than results and reports could.
+
+A function that raises :class:`~quickjail.sandbox.host.Pause` parks its call: the guest keeps
+its promise pending, :attr:`Dispatch.paused` records it (with the decoded arguments, before
+``prepare``), and the call ends later with the answer ``resume`` delivers through
+:meth:`Dispatch.settle` like any async call's outcome (one ``HostCalls.reply`` still).
 """
 
 from __future__ import annotations
@@ -19,9 +24,11 @@ from typing import Any, Final
 
 from quickjail.sandbox import _values
 from quickjail.sandbox._abi import CALL_ERROR, CALL_OK
+from quickjail.sandbox._log import RunLog
+from quickjail.sandbox._result import PausedCall
 from quickjail.sandbox._values import Message, Reply
 from quickjail.sandbox.errors import HostCallRefused, TransferError
-from quickjail.sandbox.host import HostCalls, HostFunction
+from quickjail.sandbox.host import HostCalls, HostFunction, Pause, Rejection
 
 __all__ = ["Dispatch", "PendingCall", "invoke"]
 
@@ -33,6 +40,7 @@ class PendingCall:
     call_id: int
     fn: HostFunction
     args: tuple[Any, ...]
+    raw: list[Any] = field(default_factory=list)  # the decoded arguments, before prepare
 
 
 @dataclass(slots=True)
@@ -47,6 +55,9 @@ class Dispatch:
     held: dict[int, int] = field(default_factory=dict)  # async call id -> bytes charged
     refusals: int = 0
     pending: list[PendingCall] = field(default_factory=list)
+    log: RunLog = field(default_factory=RunLog)  # the run's records (sandbox/_log.py)
+    paused: list[PausedCall] = field(default_factory=list)
+    decoded: list[Any] = field(default_factory=list)  # the last call's arguments, before prepare
 
     def function(self, fid: int, call_id: int) -> HostFunction | None:
         """The function a well-formed call names, or None (an unknown id, a bad call id)."""
@@ -67,14 +78,20 @@ class Dispatch:
         if not isinstance(begun, tuple):
             return begun if fn.is_async else _headed(CALL_ERROR, begun)
         args, charged = begun
+        raw, self.decoded = self.decoded, []  # held by the call alone
         if fn.is_async:
             self.held[call_id] = charged
-            self.pending.append(PendingCall(call_id, fn, args))
+            self.pending.append(PendingCall(call_id, fn, args, raw))
             return None
         try:
             ok, outcome = invoke(fn, args)
         finally:
             self.budget.used -= charged  # the arguments are the function's now, or gone
+        if not ok and isinstance(outcome, Pause):
+            refused = self.pause(fn, call_id, raw, outcome)
+            if refused is None:
+                return None  # parked: the guest's promise waits for resume's answer
+            ok, outcome = False, refused
         ok, reply = self.settle(fn, outcome, ok=ok)
         return _headed(CALL_OK if ok else CALL_ERROR, reply)
 
@@ -93,6 +110,7 @@ class Dispatch:
             self.calls.admit(fn, len(data))
         except HostCallRefused as exc:
             self.refusals += 1
+            self.log.refused(fn.name, str(exc))
             return _values.encode({"name": exc.js_name, "message": str(exc)})
         self.count += 1
         mark = self.budget.used
@@ -100,11 +118,44 @@ class Dispatch:
             args = _values.decode(bytes(data), budget=self.budget)
             if not isinstance(args, list):
                 raise TransferError("host call arguments must be an array")
+            self.decoded = args
             prepared = fn.prepare(args) if fn.prepare is not None else tuple(args)
         except Exception as exc:  # the program's arguments were refused: not a host error
             self.budget.used = mark
+            self.log.refused(fn.name, str(exc), arguments=True)
             return self.settle(fn, exc, ok=False, record=False)[1]
         return prepared, self.budget.used - mark
+
+    def pause(
+        self, fn: HostFunction, call_id: int, args: list[Any], exc: Pause
+    ) -> BaseException | None:
+        """Park a call whose function raised ``exc``; None when parked, else the exception
+        that fails the call instead (a call that cannot wait: ``synchronous`` in JS, or an
+        ``info`` that cannot travel in a continuation)."""
+        if call_id <= 0 or fn.sync_js:
+            return TransferError(
+                f"host function {fn.name} paused, but its JS call returns its value at once "
+                "(synchronous), so it cannot wait"
+            )
+        try:
+            _values.encode(exc.info, path=f"{fn.name}() Pause.info")
+        except TransferError as refused:
+            return refused
+        self.paused.append(PausedCall(call_id, fn.name, args, exc.info))
+        return None
+
+    def answer(self, fn: HostFunction, value: Any) -> tuple[bool, Reply]:
+        """Settle a paused call with ``resume``'s answer: a value, or a :class:`Rejection`."""
+        if isinstance(value, Rejection):
+            data = _values.encode({"name": value.name, "message": value.message})
+            assert self.calls is not None
+            try:
+                self.calls.reply(fn, len(data))
+            except HostCallRefused as exc:
+                self.refusals += 1
+                return False, _values.encode({"name": exc.js_name, "message": str(exc)})
+            return False, data
+        return self.settle(fn, value, ok=True)
 
     def release(self, call_id: int) -> None:
         """An async call settled: the host no longer holds its arguments for the run.
@@ -129,11 +180,13 @@ class Dispatch:
         if data is None:
             if record:
                 self.on_error(outcome)
+                self.log.host_error(fn.name, outcome)
             data = _values.encode(self.error_view(outcome, fn))
         try:
             self.calls.reply(fn, len(data))
         except HostCallRefused as exc:
             self.refusals += 1
+            self.log.refused(fn.name, str(exc))
             return False, _values.encode({"name": exc.js_name, "message": str(exc)})
         return ok, data
 

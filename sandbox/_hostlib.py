@@ -54,7 +54,7 @@ __all__ = [
 MODE_REAL: Final = 0
 """Real clocks: id 0 is CLOCK_REALTIME (``time.time_ns``), any other id CLOCK_MONOTONIC."""
 MODE_DETERMINISTIC: Final = 1
-"""``base_ns + reads * 1 ms + virtual_ns`` for any id, counting the read."""
+"""``base_ns + reads * 1 ms + virtual_ns`` for any id, counting the read; saturates at 2**64 - 1."""
 MODE_ZERO: Final = 2
 """Always 0 (compile-only instances have no clock)."""
 

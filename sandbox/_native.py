@@ -46,6 +46,7 @@ _call = lib.wasmtime_func_call_unchecked
 _CALL: int = ctypes.cast(_call, ctypes.c_void_p).value or 0
 _mem_data = lib.wasmtime_memory_data
 _mem_size = lib.wasmtime_memory_data_size
+_mem_grow = lib.wasmtime_memory_grow
 _error_delete = lib.wasmtime_error_delete
 _trap_delete = lib.wasm_trap_delete
 _trap_code = lib.wasmtime_trap_code
@@ -219,6 +220,23 @@ class NativeInstance:
             self._base = _mem_data(self._ctx, mem) or 0  # the address, as an int (or None)
             self._size = _mem_size(self._ctx, mem)
         return self._base, self._size
+
+    def grow_to(self, size: int) -> bool:
+        """Grow linear memory to ``size`` bytes (a multiple of 64 KiB); False when the store's
+        limiter refused (over the memory limit) or ``size`` is below the current size."""
+        current = self.memory(1 << 62)[1]
+        if size < current or size % 65536:
+            return size == current
+        if size == current:
+            return True
+        prev = ctypes.c_uint64(0)
+        err = _mem_grow(
+            self._ctx, ctypes.byref(self._mem), (size - current) // 65536, ctypes.byref(prev)
+        )
+        if err:
+            _error_delete(err)
+            return False
+        return self.memory(size)[1] >= size
 
     def check_span(self, ptr: int, length: int) -> int:
         """The host address of guest bytes ``[ptr, ptr + length)``, checked against memory."""

@@ -129,6 +129,11 @@ def check_options(
         output_limits = _DEFAULT_LIMITS
     elif not isinstance(output_limits, OutputLimits):
         raise TypeError("output_limits must be a sandbox.OutputLimits")
+    graph = _modules(modules, filename)
+    if host is not None and (shared := sorted(set(graph) & set(host.modules))):
+        # each load is answered from its specifier's namespace, and QuickJS knows one module
+        # per name: a graph module named like an import could not be imported beside it
+        raise ValueError(f"modules and imports both name the module {shared[0]!r}")
     return RunOptions(
         source=source,
         fn=fn,
@@ -136,7 +141,7 @@ def check_options(
         kind=kind,
         language=language,
         filename=filename,
-        modules=_modules(modules, filename),
+        modules=graph,
         host=host,
         report=report,
         memory_limit_bytes=_memory(memory_limit_bytes),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from quickjail.sandbox._json import describe, fits_int_limit
 from quickjail.sandbox.errors import (
@@ -13,13 +13,17 @@ from quickjail.sandbox.errors import (
     CodeFailed,
     CodeLinkError,
     CodeMemoryError,
+    CodePaused,
     CodeTerminated,
     CodeTimeout,
 )
 
-__all__ = ["CodeResult", "ErrorInfo", "LogEntry", "RunMetrics", "Status"]
+if TYPE_CHECKING:
+    from quickjail.sandbox._continuation import Continuation
 
-Status = Literal["success", "error", "memory", "link_error", "terminated"]
+__all__ = ["CodeResult", "ErrorInfo", "LogEntry", "PausedCall", "RunMetrics", "Status"]
+
+Status = Literal["success", "error", "memory", "link_error", "terminated", "paused"]
 LogLevel = Literal["log", "info", "warn", "error", "debug"]
 
 MAX_ERROR_NAME_CHARS: Final = 256
@@ -84,7 +88,11 @@ def _render(value: Any) -> str:
 
 def _dataclass_repr(obj: Any) -> str:
     fields = dataclasses.fields(obj)
-    shown = (f"{f.name}={_safe_repr(getattr(obj, f.name))}" for f in fields if f.repr)
+    shown = (
+        f"{f.name}={_safe_repr(getattr(obj, f.name))}"
+        for f in fields
+        if f.repr and not (f.metadata.get("omit_empty") and not getattr(obj, f.name))
+    )
     return f"{type(obj).__name__}({', '.join(shown)})"
 
 
@@ -172,6 +180,26 @@ class LogEntry:
     __repr__ = _dataclass_repr
 
 
+@dataclass(frozen=True, slots=True, repr=False)
+class PausedCall:
+    """A call whose host function raised :class:`~quickjail.sandbox.host.Pause`: its promise
+    waits in the guest for the answer ``resume`` gives.
+
+    Attributes:
+        call_id: the call's id, the key of its answer in ``resume(answers=...)``.
+        function: the host function's name (``"fs.readFile"``, ``"approve"``).
+        args: the arguments as the program passed them (decoded, before validation).
+        info: what the function passed to ``Pause(info)``.
+    """
+
+    call_id: int
+    function: str
+    args: list[Any]
+    info: Any
+
+    __repr__ = _dataclass_repr
+
+
 @dataclass(frozen=True, slots=True)
 class RunMetrics:
     """Measurements of one run, taken on the host."""
@@ -197,7 +225,9 @@ class CodeResult:
     """Everything a run produced. Awaiting a run returns this and never raises for its outcome.
 
     Its ``repr`` never raises either: an int past the int-digit limit shows as
-    ``<N-bit int>``.
+    ``<N-bit int>``. With ``status == "paused"`` (a host function raised ``Pause``),
+    ``paused`` lists the paused calls and ``continuation.seal(key, context)`` gives the bytes
+    ``quickjail.resume`` continues; ``paused`` shows in the ``repr`` only when not empty.
     """
 
     status: Status
@@ -209,6 +239,11 @@ class CodeResult:
     metrics: RunMetrics = field(default_factory=RunMetrics)
     reason: str | None = None
     host_errors: list[BaseException] = field(default_factory=list, repr=False)
+    # the id the run's log records name (README "Logging"); None for a run that never started
+    run_id: str | None = field(default=None, repr=False, compare=False)
+    # status "paused": the calls that paused it, and the parked guest (README "Durable runs")
+    paused: list[PausedCall] = field(default_factory=list, metadata={"omit_empty": True})
+    continuation: Continuation | None = field(default=None, repr=False, compare=False)
 
     __repr__ = _dataclass_repr
 
@@ -228,6 +263,8 @@ class CodeResult:
             exc = CodeLinkError
         elif self.status == "memory":
             exc = CodeMemoryError
+        elif self.status == "paused":
+            exc = CodePaused
         elif self.reason == "timeout":
             exc = CodeTimeout
         else:

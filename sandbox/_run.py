@@ -10,16 +10,13 @@ runs which slice.
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
-import struct
 import threading
 import time
 import weakref
 from collections.abc import Callable
 from typing import Any
 
-from quickjail.sandbox import _engine, _values
+from quickjail.sandbox import _durable, _engine, _values
 from quickjail.sandbox._abi import (
     E_HOST,
     E_PENDING,
@@ -27,16 +24,9 @@ from quickjail.sandbox._abi import (
     E_REPORT_BYTES,
     E_REPORT_COUNT,
     E_UNTRANSFERABLE,
-    FLAG_ARGS,
-    FLAG_BYTECODE,
-    FLAG_DYNAMIC,
-    HDR_ENTROPY_0,
-    HDR_ENTROPY_7,
-    KIND_AUTO,
-    KIND_MODULE,
-    KIND_SCRIPT,
     LOG_CLOSED,
     LOG_LEVELS,
+    MODULE_BARE,
     MODULE_BYTECODE,
     MODULE_HOST,
     MODULE_SOURCE,
@@ -58,30 +48,28 @@ from quickjail.sandbox._abi import (
     QJ_FAIL,
     QJ_PENDING,
     REFUSAL_TEXT_MAX,
-    RUN_HEADER,
 )
-from quickjail.sandbox._bytecode import compile_missing, module_key
+from quickjail.sandbox._bytecode import module_key
+from quickjail.sandbox._continuation import Continuation
+from quickjail.sandbox._durable import Answer
 from quickjail.sandbox._hostcall import Dispatch, PendingCall
 from quickjail.sandbox._hostlib import MODE_DETERMINISTIC, MODE_REAL, SPAN_OPS, StoreData
+from quickjail.sandbox._idle import IdlePages
+from quickjail.sandbox._log import MAX_HOST_ERRORS, keep_error
 from quickjail.sandbox._native import BadPointer, GuestStopped, NativeInstance
 from quickjail.sandbox._options import RunOptions
-from quickjail.sandbox._outcome import decide
+from quickjail.sandbox._outcome import Outcome, decide
 from quickjail.sandbox._program import Program
-from quickjail.sandbox._result import CodeResult, LogEntry, RunMetrics
+from quickjail.sandbox._record import DETERMINISTIC_EPOCH_NS, run_record
+from quickjail.sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics
 from quickjail.sandbox.errors import TransferError
 
-__all__ = ["Run"]
+__all__ = ["MAX_HOST_ERRORS", "Run"]
 
-MAX_HOST_ERRORS = 100
 # the ops a run answers with the span (b, c) the import passes: all but the compile-only one
 _SPAN_OPS = SPAN_OPS - {OP_BYTECODE}
 _OUTCOME_KINDS = frozenset({OUT_VALUE, OUT_ERROR, OUT_LINK_ERROR})
-_KINDS = {"module": KIND_MODULE, "script": KIND_SCRIPT, "auto": KIND_AUTO}
-IDLE_DROP_DELAY = 0.02  # seconds a guest waits before its idle pages go back (Run._parked)
 NUDGE_INTERVAL = 0.005  # seconds between epoch advances while a stopped run winds down
-DETERMINISTIC_EPOCH_NS = 1_735_689_600_000_000_000  # 2025-01-01T00:00:00Z
-_ENTROPY_WORDS = struct.Struct(f"<{HDR_ENTROPY_7 - HDR_ENTROPY_0 + 1}I")
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _U64_MAX = 2**64 - 1
 
 
@@ -92,7 +80,16 @@ class _Stopped(Exception):
 class Run:
     """The host side of one run; lives as long as its instance."""
 
-    def __init__(self, engine: _engine.EngineState, opts: RunOptions, program: Program) -> None:
+    def __init__(
+        self,
+        engine: _engine.EngineState,
+        opts: RunOptions,
+        program: Program,
+        resumed: tuple[Continuation, list[Answer]] | None = None,
+    ) -> None:
+        """A fresh instance for the run, or with ``resumed``, the paused run of that
+        continuation (its memory and host state restored), whose first slice delivers the
+        answers to its paused calls."""
         self.engine = engine
         self.opts = opts
         self.program = program
@@ -107,7 +104,7 @@ class Run:
             program.functions,
             opts.host.calls() if opts.host is not None and program.functions else None,
             # not the bound method: the run would be a reference cycle, freed only by the GC
-            functools.partial(_keep_error, self.host_errors),
+            functools.partial(keep_error, self.host_errors),
             self._decoded,
         )
         self.on_report_threadsafe: Callable[[Any], None] | None = None
@@ -123,11 +120,13 @@ class Run:
         self._logs_dropped = False
         self._bytes_in = 0
         self._bytes_out = 0
+        self._before = (0, 0)  # reports and logs of the legs before a resume (their limits)
+        self._answers: list[Answer] | None = None
         self._slices = 0
         self._cpu = 0.0
         # the store's data: the guest's clock, answered by the host library without calling
-        # Python (the run only moves deterministic time for timers: virtual_ns, mirrored mod
-        # 2**64 there), and the owner qj.host calls, this run, once the instance exists
+        # Python (the run only moves deterministic time for timers: virtual_ns, saturating at
+        # 2**64 - 1 there), and the owner qj.host calls, this run, once the instance exists
         self._data = StoreData(
             mode=MODE_DETERMINISTIC if opts.deterministic else MODE_REAL,
             base_ns=DETERMINISTIC_EPOCH_NS,
@@ -142,16 +141,20 @@ class Run:
         self._compiled_now: set[bytes] = set()
         self._module_name_max: int | None = None
         self._started = time.perf_counter()
-        self._park_lock = threading.Lock()
-        self._parked_at: float | None = None  # when the guest last started waiting
-        self._drop_armed = False  # a deadline will drop the idle pages
-        self._released = False
         self._instance, self._store_key = engine.new_instance(
             opts.memory_limit_bytes, self, fuel=opts.fuel
         )
+        self._idle = IdlePages(self._instance, engine.deadlines, engine.idle_spans)
         self._deadline_key: int | None = None
         self._deadline_at: float | None = None
         self._time_left: float | None = None
+        if resumed is not None:
+            try:
+                _durable.restore(self, resumed[0])
+            except BaseException:
+                self.release()
+                raise
+            self._answers = resumed[1]
         if opts.timeout is not None:
             self._deadline_at = time.monotonic() + opts.timeout
             self._deadline_key = engine.deadlines.add(
@@ -166,6 +169,44 @@ class Run:
     def store_data(self) -> StoreData:
         """The store's data, which the host library's imports read (the guest's clock)."""
         return self._data
+
+    @property
+    def virtual_ns(self) -> int:
+        """How far deterministic time jumped for timers."""
+        return self._virtual_ns
+
+    def set_virtual_ns(self, value: int) -> None:
+        self._virtual_ns = value
+        self._data.virtual_ns = value & _U64_MAX
+
+    def counters(self) -> dict[str, int]:
+        """What the run used of its limits so far, every leg counted (``_durable``)."""
+        return {
+            "reports": self._before[0] + len(self.reports),
+            "report_bytes": self._report_bytes,
+            "logs": self._before[1] + len(self.logs),
+            "log_bytes": self._log_bytes + (1 << 62 if self._logs_dropped else 0),
+            "rejections": self._rejections,
+            "bytes_in": self._bytes_in,
+            "bytes_out": self._bytes_out,
+            "timers_fired": self._timers_fired,
+            "timers_cancelled": self._timers_cancelled,
+            "bytecode_hits": self._bytecode_hits,
+            "host_calls": self.dispatch.count,
+            "quota_refusals": self.dispatch.refusals,
+        }
+
+    def restore_counters(self, c: dict[str, int]) -> None:
+        """Take on the counters of the legs before a resume (:meth:`counters`)."""
+        self._before = (c["reports"], c["logs"])
+        self._report_bytes = c["report_bytes"]
+        self._logs_dropped = c["log_bytes"] >= 1 << 62
+        self._log_bytes = c["log_bytes"] % (1 << 62)
+        self._rejections = c["rejections"]
+        self._bytes_in, self._bytes_out = c["bytes_in"], c["bytes_out"]
+        self._timers_fired, self._timers_cancelled = c["timers_fired"], c["timers_cancelled"]
+        self._bytecode_hits = c["bytecode_hits"]
+        self.dispatch.count, self.dispatch.refusals = c["host_calls"], c["quota_refusals"]
 
     # control, from any thread
 
@@ -229,7 +270,7 @@ class Run:
 
     def keep_error(self, exc: BaseException) -> None:
         """Keep a host-side exception for the result, without pinning its frames' locals."""
-        _keep_error(self.host_errors, exc)
+        keep_error(self.host_errors, exc)
 
     # the import, on the worker thread executing the guest
 
@@ -292,15 +333,18 @@ class Run:
         """The guest has nothing to run until its next timer, ``ms`` from now.
 
         With ``deterministic=True`` time is virtual: when no async host call is in flight (they
-        take no virtual time), the guest clock jumps by ``ms`` and the guest goes on at once.
+        take no virtual time), the guest clock jumps by ``ms`` and the guest goes on at once;
+        the clock saturates at 2**64 - 1 ns, where every pending timer is due.
         Otherwise the guest returns QJ_PENDING and the driver resumes it after ``ms`` real
         milliseconds (or earlier, when a host call settles), holding no thread meanwhile.
         """
         ms = max(ms, 0)
         if self.opts.deterministic:
             if in_flight <= 0:
-                self._virtual_ns += ms * 1_000_000
-                self._data.virtual_ns = self._virtual_ns & _U64_MAX
+                # saturating, as the clock it feeds: past its end the clock stands still and
+                # every timer is due (README "Timers"), never wraps to the past
+                self._virtual_ns = min(self._virtual_ns + ms * 1_000_000, _U64_MAX)
+                self._data.virtual_ns = self._virtual_ns
                 return 0
             self.wake_in = None
             return E_PENDING
@@ -348,7 +392,7 @@ class Run:
         length = len(view)
         if (
             self._logs_dropped
-            or len(self.logs) >= limits.max_logs
+            or self._before[1] + len(self.logs) >= limits.max_logs
             or self._log_bytes + length > limits.max_log_bytes
         ):
             # the log is closed for the rest of the run; the guest stops sending (an honest
@@ -373,7 +417,7 @@ class Run:
         length = len(view)
         if (
             self._rejections < limits.max_rejections
-            and len(self.logs) < limits.max_logs
+            and self._before[1] + len(self.logs) < limits.max_logs
             and self._log_bytes + length <= limits.max_log_bytes
         ):
             reason = _values.decode(bytes(view), budget=self._decoded, lenient=True)
@@ -386,7 +430,7 @@ class Run:
     def _on_report(self, view: memoryview) -> int:
         limits = self.opts.output_limits
         length = len(view)
-        if len(self.reports) >= limits.max_reports:
+        if self._before[0] + len(self.reports) >= limits.max_reports:
             return self._refuse(E_REPORT_COUNT, limits.max_reports)
         if self._report_bytes + length > limits.max_report_bytes:
             return self._refuse(E_REPORT_BYTES, limits.max_report_bytes)
@@ -416,12 +460,15 @@ class Run:
         return E_UNTRANSFERABLE
 
     def _on_module(self, want: int, view: memoryview) -> int | bytes:
+        """Answer a module load: a bare specifier (``MODULE_BARE`` in ``want``) from the host
+        modules only, a relative one from the module graph only, so neither stands for the
+        other when their names are equal (``./lib`` is never the import ``lib``)."""
         if len(view) > self._longest_module_name():
             return E_REFUSED  # no module has so long a name: nothing to read
         name = bytes(view).decode("utf-8", "replace")
-        host = self.program.host_modules.get(name)
-        if host is not None:
-            return self._reply_with(MODULE_HOST + host)
+        if want & MODULE_BARE:
+            host = self.program.host_modules.get(name)
+            return E_REFUSED if host is None else self._reply_with(MODULE_HOST + host)
         src = self.program.modules.get(name)
         if src is None:
             return E_REFUSED
@@ -459,78 +506,29 @@ class Run:
     # slices, on a worker thread
 
     def slice_start(self) -> int:
-        o, p = self.opts, self.program
-        try:
-            fn = o.fn.encode()
-        except UnicodeEncodeError:
-            # an export name is well-formed Unicode, so no module exports this one; refused
-            # here because no UTF-8 encoding of it names what the caller asked for
-            message = f"the module has no export named {o.fn!r} (it is not valid Unicode)"
-            self._sent = (OUT_ERROR, {"name": "ReferenceError", "message": message})
+        record = run_record(self.engine, self.opts, self.program, self.should_stop)
+        if isinstance(record, tuple):
+            self._sent = record
             return QJ_DONE
-        bytecode = None
-        soft = _soft_limit(o.memory_limit_bytes, self.engine.guest.stack_size)
-        if o.kind != "script":
-            # kind auto's entry is parsed in the run, where the guest reads its shape; JSON
-            # modules are data, never compiled
-            code = {k: v for k, v in p.modules.items() if not k.endswith(".json")}
-            bytecode, hits, self._compiled_now = compile_missing(
-                self.engine,
-                (o.filename, p.source) if o.kind == "module" else None,
-                code,
-                memory_limit=o.memory_limit_bytes,
-                soft_limit=soft,
-                should_stop=self.should_stop,
-            )
-            self._bytecode_hits += hits
-        filename = o.filename.encode("utf-8", "replace")
-        source = bytecode if bytecode is not None else p.source.encode("utf-8", "surrogatepass")
-        args = o.args_message if o.args_message is not None else _values.Message(())
-        glob = p.globals_message
-        if o.seed is None and not o.deterministic:
-            fresh = os.urandom(8 + _ENTROPY_WORDS.size)  # one read for the seed and the key
-            seed, entropy = int.from_bytes(fresh[:8], "little"), fresh[8:]
-        else:
-            seed = o.seed if o.seed is not None else 0
-            entropy = _crypto_key(seed)
-        if o.deterministic:
-            mono = wall = DETERMINISTIC_EPOCH_NS
-        else:
-            mono, wall = time.monotonic_ns(), time.time_ns()
-        flags = (
-            (FLAG_DYNAMIC if o.dynamic_code else 0)
-            | (FLAG_ARGS if o.args_message is not None else 0)
-            | (FLAG_BYTECODE if bytecode is not None else 0)
-        )
-        header = RUN_HEADER.pack(
-            _KINDS[o.kind],
-            flags,
-            seed & 0xFFFFFFFF,
-            (seed >> 32) & 0xFFFFFFFF,
-            soft,
-            self.engine.js_stack_limit,
-            len(filename),
-            len(source),
-            len(fn),
-            args.size,
-            len(glob),
-            mono & 0xFFFFFFFF,
-            mono >> 32,
-            wall & 0xFFFFFFFF,
-            wall >> 32,
-            *_ENTROPY_WORDS.unpack(entropy),
-        )
-        # the record's parts go straight into guest memory, never joined on the host
-        record = (header, filename, source, fn, *args.parts, glob)
-        total = sum(len(part) for part in record)  # a str part is ASCII (Message)
-        self._bytes_in += total
+        self._bytecode_hits += record.bytecode_hits
+        self._compiled_now = record.compiled_now
+        self._bytes_in += record.total
         scratch, room = self.engine.scratch_addr, self.engine.scratch_size
-        ptr = self._call(self._instance.place_parts, record, total, scratch, room)
+        ptr = self._call(self._instance.place_parts, record.parts, record.total, scratch, room)
         if ptr is None:
             self._oom = True
             return QJ_FAIL
-        status: int = self._call(self._instance.run, ptr, total)
+        status: int = self._call(self._instance.run, ptr, record.total)
         return status
+
+    def slice_first(self) -> int:
+        """The run's first slice: start it, or for a resumed run answer its paused calls."""
+        answers, self._answers = self._answers, None
+        if answers is None:
+            return self.slice_start()
+        functions = self.program.functions
+        settled = [(cid, *self.dispatch.answer(functions[fid], v)) for cid, fid, v in answers]
+        return self.slice_resume(settled)
 
     def slice_resume(self, settled: list[tuple[int, bool, _values.Reply]]) -> int:
         status = QJ_PENDING
@@ -575,11 +573,10 @@ class Run:
         self.wake_in = None
         try:
             self._slices += 1
-            with self._park_lock:
-                self._parked_at = None  # a pending drop must not touch a running guest
+            self._idle.running()  # a pending drop must not touch a running guest
             status = work()
             if status == QJ_PENDING:
-                self._parked()
+                self._idle.parked()
             return status
         except _Stopped:
             return None
@@ -587,6 +584,7 @@ class Run:
             return QJ_FAIL
         except Exception as exc:
             self.keep_error(exc)
+            self.dispatch.log.host_failed(exc)
             message = (
                 f"the host failed while running the code ({type(exc).__name__}); "
                 "the exception is in CodeResult.host_errors"
@@ -631,14 +629,25 @@ class Run:
         fuel_used = None
         if self.opts.fuel is not None:
             fuel_used = self.opts.fuel - self._instance.fuel_left()
-        outcome = decide(
-            status_code,
-            trap=self._trap,
-            stop_reason=self.stop_reason,
-            oom=self._oom,
-            sent=self._sent,
-            sources=self.program.user_sources,
-        )
+        continuation = None
+        if self.parked_paused(status_code):
+            # the guest waits for paused calls alone (and maybe timers): it is the value
+            try:
+                continuation = _durable.capture(self)
+                outcome = Outcome("paused")
+            except Exception as exc:  # the host could not copy it: the run fails, told why
+                self.keep_error(exc)
+                message = f"the paused run could not be saved ({type(exc).__name__})"
+                outcome = Outcome("error", error=ErrorInfo("InternalError", message))
+        else:
+            outcome = decide(
+                status_code,
+                trap=self._trap,
+                stop_reason=self.stop_reason,
+                oom=self._oom,
+                sent=self._sent,
+                sources=self.program.user_sources,
+            )
         if (
             outcome.status == "error"
             and status_code is None
@@ -673,79 +682,31 @@ class Run:
             metrics=metrics,
             reason=outcome.reason,
             host_errors=list(self.host_errors),
+            run_id=self.dispatch.log.run_id,
+            paused=list(self.dispatch.paused) if continuation is not None else [],
+            continuation=continuation,
         )
         return result
+
+    def parked_paused(self, status_code: int | None) -> bool:
+        """Whether the guest parked with paused calls and was not stopped: the run pauses."""
+        return (
+            status_code == QJ_PENDING
+            and bool(self.dispatch.paused)
+            and self.stop_reason is None
+            and self._trap is None
+        )
 
     def release(self) -> None:
         """Free the store and its instance (idempotent); the result stays. Ends the run too,
         for a path that never reached :meth:`finish`."""
         self._end()
-        with self._park_lock:
-            self._released = True  # a drop still pending is a no-op from now on
+        self._idle.release()  # a drop still pending is a no-op from now on
         _engine.release_store(self._store_key)
         self._instance.close()
         # the driver's callbacks refer back to its handle, which refers to this run: drop
         # them, so that refcounting frees a run at once (cyclic garbage waits for the GC)
         self.on_stop = self.on_report_threadsafe = None
-
-    def _parked(self) -> None:
-        """The guest waits (for host calls or timers). Once it has waited ``IDLE_DROP_DELAY``,
-        the pages only its running used go back to the system (``NativeInstance.drop``). Not at
-        once: dropping costs a ``madvise`` (and TLB shootdowns on every core running a thread of
-        this process) and the next slice faults the pages in again, which is most of the host
-        CPU time of a quick async host call; one deadline per run, re-armed while it keeps
-        waking up."""
-        now = time.monotonic()
-        with self._park_lock:
-            self._parked_at = now
-            if self._drop_armed or self._released:
-                return
-            self._drop_armed = True
-        self.engine.deadlines.add(now + IDLE_DROP_DELAY, _weakly(self, Run._drop_if_idle))
-
-    def _drop_if_idle(self) -> None:
-        """On the deadline thread: drop the idle pages if the guest is still waiting (else wait
-        for its next park, or until it has waited long enough)."""
-        now = time.monotonic()
-        with self._park_lock:
-            at = self._parked_at
-            if at is None or self._released:
-                self._drop_armed = False
-                return
-            if now < at + IDLE_DROP_DELAY:
-                again = at + IDLE_DROP_DELAY
-            else:
-                self._drop_armed = False
-                self._instance.drop(self.engine.idle_spans)  # under the lock: no slice starts
-                return
-        self.engine.deadlines.add(again, _weakly(self, Run._drop_if_idle))
-
-
-def _keep_error(errors: list[BaseException], exc: BaseException) -> None:
-    """Keep a host-side exception in ``errors`` (at most ``MAX_HOST_ERRORS``), without our own
-    frames (they hold the decoded arguments) and with the other frames' locals cleared."""
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        tb = tb.tb_next
-    exc.__traceback__ = tb
-    if tb is not None:
-        import traceback  # with textwrap, milliseconds of a first run that keeps no error
-
-        traceback.clear_frames(tb)
-    if len(errors) < MAX_HOST_ERRORS:
-        errors.append(exc)
-
-
-def _crypto_key(seed: int) -> bytes:
-    """The key of the run's ChaCha20 stream behind ``crypto`` (256 bits) in a seeded or
-    deterministic run, derived from the seed so that the run repeats its random bytes."""
-    return hashlib.sha256(b"quickjail crypto seed\0" + seed.to_bytes(8, "little")).digest()
-
-
-def _soft_limit(hard: int, stack: int) -> int:
-    """QuickJS's own cap: below the hard cap by the stack, static data and a reserve."""
-    reserve = max(4 * 2**20, hard // 8)
-    return max(1 * 2**20, min(hard - stack - reserve, 0xFFFFFFFF))
 
 
 def _weakly(run: Run, method: Callable[[Run], None]) -> Callable[[], None]:

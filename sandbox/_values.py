@@ -36,7 +36,8 @@ as raw blobs, never base64. Host functions inside namespaces are sent as ``{"\\x
 is_async, name]}`` objects that the guest turns into callable closures.
 
 Bounds. Decoding is linear in the message; what it allocates is estimated before parsing
-(:func:`_estimate`) and charged to a :class:`DecodeBudget`: a run's budget is
+(:func:`_estimate`, an upper bound for any shape, strings at the width CPython stores them in)
+and charged to a :class:`DecodeBudget`: a run's budget is
 ``DECODE_FACTOR`` (4) × ``memory_limit_bytes``, at least ``DECODE_FLOOR`` (64 MiB), for all
 it sends (result, reports, logs), so a guest that encodes a small graph sharing its children
 as a long run of ``[]`` cannot make the host hold many times the run's cap. Each blob may be
@@ -91,6 +92,7 @@ MAX_SAME_HASH: Final = 8
 _COST_OPEN: Final = 96
 _COST_ITEM: Final = 48
 _COST_QUOTE: Final = 32
+_COST_WIDE_HEADER: Final = 40  # a str of 2- or 4-byte characters has a longer header
 _TAG_TEXT: Final = b'{"\\u0000":["'
 _TAG_REBATE: Final = 2 * _COST_OPEN + _COST_ITEM + 3 * _COST_QUOTE - _COST_OPEN
 _REPLACEMENT: Final = "\ufffd".encode()
@@ -178,6 +180,12 @@ _NOT_STRUCTURE: Final = bytes(range(256)).translate(None, b'[]{}"')
 _QUOTED: Final = re.compile(rb'"[^"]*"')
 _QUOTED_MAX: Final = 1 << 20  # bytes of quotes and brackets the string regex may take
 _TEXT_DEPTH_WORK: Final = 4  # bytes the text walk may scan, per byte of text, before it gives up
+# a JSON string holding a character a Python str stores 2 (or 4) bytes wide, once the escapes of
+# such characters are marked by a byte from 0xC4 (or 0xF0); possessive, so nothing backtracks
+_WIDE_STRING: Final = re.compile(rb'"[^"\xc4-\xff]*+[\xc4-\xff][^"]*+"')
+_ASTRAL_STRING: Final = re.compile(rb'"[^"\xf0-\xff]*+[\xf0-\xff][^"]*+"')
+_BELOW_ASTRAL: Final = bytes(range(0xF0))
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _text_deeper_than(text: bytes, limit: int) -> bool | None:
@@ -212,6 +220,38 @@ def _text_deeper_than(text: bytes, limit: int) -> bool | None:
     return bool(rest)
 
 
+def _wide_strings(text: bytes) -> int:
+    """Extra host bytes the strings of the JSON ``text`` take beyond one byte per text byte.
+
+    CPython stores a whole ``str`` at the width of its widest character: 1 byte a character
+    up to U+00FF, 2 up to U+FFFF, 4 beyond. So one astral character makes every other
+    character of its string take 4 bytes, where the text spent 1 on each: a short ASCII
+    string with one emoji takes ~4 times its UTF-8 length. Each string holding a character
+    past U+00FF (a UTF-8 lead byte from 0xC4, or a ``\\u`` escape other than ``\\u00XX``) is
+    charged its length once more, and each one holding an astral character (a lead byte
+    from 0xF0, or a surrogate escape) twice more again: ``width × characters`` is at most
+    ``width × text bytes``, whatever the mix; each wide string also pays its longer header
+    (``_COST_WIDE_HEADER``). Plain ASCII text costs one C-speed check.
+
+    Escaped quotes and backslashes are masked first and escapes of wide characters marked
+    (same lengths, so no string shrinks), which makes every remaining quote a string
+    boundary; a match that starts at a closing quote spans only the structure between two
+    strings, which holds none of these bytes. Lone surrogate escapes count as astral (errs
+    high).
+    """
+    if text.isascii() and text.count(b"\\u") == text.count(b"\\u00"):
+        return 0
+    # same lengths throughout: a string never shrinks, and every quote left is a boundary
+    masked = text.replace(b"\\\\", b"__").replace(b'\\"', b"__").replace(b"\\u00", b"____")
+    if b"\\u" in masked:
+        masked = _SURROGATE_ESCAPE.sub(b"\xf0___", masked).replace(b"\\u", b"\xc4_")
+    rest, count = _WIDE_STRING.subn(b"", masked)
+    extra = len(masked) - len(rest) + count * _COST_WIDE_HEADER
+    if count and masked.translate(None, _BELOW_ASTRAL):
+        extra += 2 * (len(masked) - len(_ASTRAL_STRING.sub(b"", masked)))
+    return extra
+
+
 def _estimate(text: bytes) -> int:
     """An upper estimate of the host bytes ``json.loads(text)`` allocates (C-speed counts).
 
@@ -219,14 +259,16 @@ def _estimate(text: bytes) -> int:
     ``_COST_OPEN`` (an empty one, its slot in the parent, list over-allocation), each ``,`` or
     ``:`` ``_COST_ITEM`` (an element's slot and a number or a dict entry), each ``"`` half a
     short string; a tag wrapper gets back what its own characters were charged beyond the
-    value it becomes. Text payload is charged by the message's length on top.
+    value it becomes. Every text byte costs one byte, and strings stored 2 or 4 bytes a
+    character cost the difference (:func:`_wide_strings`). Text payload is charged by the
+    message's length on top.
     """
     opens = text.count(b"[") + text.count(b"{")
     items = text.count(b",") + text.count(b":")
     quotes = text.count(b'"')
     tags = text.count(_TAG_TEXT)
     cost = opens * _COST_OPEN + items * _COST_ITEM + quotes * _COST_QUOTE - tags * _TAG_REBATE
-    return max(cost, 0) + len(text) + _COST_OPEN
+    return max(cost, 0) + len(text) + _wide_strings(text) + _COST_OPEN
 
 
 @final

@@ -8,10 +8,14 @@ broken guest build, and for callers who ask for one with :meth:`CodeResult.raise
     ├── GuestBuildError                  the guest wasm is missing or cannot be loaded
     ├── TransferError                    a value cannot cross the boundary; TypeError too
     ├── HostCallRefused                  a host-call quota refused a call (sandbox.host)
+    ├── ContinuationError                a sealed continuation cannot be resumed; ValueError too
+    ├── ResumeError                      resume()'s host functions or answers do not fit the
+    │                                    paused run; ValueError too
     └── CodeFailed                       raise_for_status(): the run did not succeed
         ├── CodeError                    the program threw (status "error")
         ├── CodeLinkError                a module or export could not be linked ("link_error")
         ├── CodeMemoryError              the memory limit was hit ("memory"); MemoryError too
+        ├── CodePaused                   a host function paused the run ("paused")
         └── CodeTerminated               terminate() or a limit ended it ("terminated")
             └── CodeTimeout              the deadline passed; TimeoutError too
 
@@ -30,10 +34,13 @@ __all__ = [
     "CodeFailed",
     "CodeLinkError",
     "CodeMemoryError",
+    "CodePaused",
     "CodeTerminated",
     "CodeTimeout",
+    "ContinuationError",
     "GuestBuildError",
     "HostCallRefused",
+    "ResumeError",
     "SandboxError",
     "TransferError",
 ]
@@ -63,6 +70,25 @@ class TransferError(SandboxError, TypeError):
     """A value cannot cross the boundary; the message names where it sits in the value."""
 
 
+class ContinuationError(SandboxError, ValueError):
+    """A sealed continuation was refused before anything ran; the message says why.
+
+    ``reason`` is one of ``"too_large"``, ``"truncated"``, ``"tampered"`` (also a wrong key:
+    the MAC does not match), ``"wrong_key"``, ``"context"`` (sealed for another context),
+    ``"version"`` (another format version), ``"build"`` (another guest build) or
+    ``"expired"`` (older than ``max_age``).
+    """
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class ResumeError(SandboxError, ValueError):
+    """``resume()`` was given host functions or answers that do not fit the paused run (a
+    missing or extra function, an answer for an unknown call, a paused call left unanswered)."""
+
+
 class CodeFailed(SandboxError):
     """A run did not succeed; ``result`` holds the whole outcome."""
 
@@ -83,6 +109,10 @@ class CodeLinkError(CodeFailed):
 
 class CodeMemoryError(CodeFailed, MemoryError):
     """The run hit its memory limit."""
+
+
+class CodePaused(CodeFailed):
+    """A host function paused the run; ``result.continuation`` resumes it."""
 
 
 class CodeTerminated(CodeFailed):

@@ -13,7 +13,10 @@ by handing :func:`quickjail.sandbox.run_code` a :class:`HostTable`. The sandbox 
   decodes the arguments, lets the function ``prepare`` them (validation), calls it, and
   encodes the result back;
 - shows a failure to the program through ``HostCalls.describe``, which decides what a host
-  exception may reveal; everything else becomes a generic ``Error``.
+  exception may reveal; everything else becomes a generic ``Error``;
+- parks a call whose function raised :class:`Pause`: its promise stays pending in the guest,
+  and once the guest waits for nothing else the run ends ``"paused"`` with a continuation
+  (``quickjail.sandbox.resume`` answers the call, with a value or a :class:`Rejection`).
 
 Nothing here knows about pydantic, capabilities or threads. :func:`blocking` and the option
 types let a layer wrap ``run_code`` with the same parameters.
@@ -46,6 +49,8 @@ __all__ = [
     "HostTable",
     "Kind",
     "Language",
+    "Pause",
+    "Rejection",
     "blocking",
     "is_async_callable",
 ]
@@ -99,6 +104,45 @@ class HostFunction:
         if self.is_async:
             return FN_ASYNC
         return FN_VALUE if self.sync_js else FN_PROMISE
+
+
+class Pause(Exception):
+    """Raised by a host function (sync or async) to pause the run at this call.
+
+    The call's promise stays pending in the guest. When the guest next waits (nothing left to
+    run but host calls and timers), and every other async call in flight has settled, the run
+    ends with ``status == "paused"``: ``CodeResult.paused`` lists the paused calls and
+    ``CodeResult.continuation`` seals the parked guest into bytes that
+    ``quickjail.resume`` continues, answering each paused call.
+
+    A function marked ``synchronous`` (its JS call returns the value at once) cannot leave
+    its call pending: a Pause there fails the call with a ``TypeError`` in the program.
+
+    Attributes:
+        info: JSON-able data for whoever decides the answer (why the call paused, what it
+            wants approved); it travels in the continuation.
+    """
+
+    def __init__(self, info: Any = None) -> None:
+        super().__init__("the host function paused the run")
+        self.info = info
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """An answer to a paused call that rejects its promise in the guest.
+
+    Attributes:
+        message: the message of the ``Error`` the program catches.
+        name: the error's class name in JS.
+    """
+
+    message: str
+    name: str = "Error"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.message, str) or not isinstance(self.name, str):
+            raise TypeError("Rejection takes a str message (and a str name)")
 
 
 class HostCalls(Protocol):

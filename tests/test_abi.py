@@ -22,7 +22,7 @@ from quickjail.sandbox import _abi
 HEADER = Path(_abi.__file__).resolve().parent / "_guest" / "quickjail.h"
 
 # in the header only: the host never sees these
-C_ONLY = re.compile(r"QJ_PHASE_\w+|QJ_OUTSIDE_GRAPH")
+C_ONLY = re.compile(r"QJ_PHASE_\w+|QJ_OUTSIDE_GRAPH|QJ_NOT_FOUND")
 
 CValue = int | bytes
 

@@ -537,6 +537,8 @@ def test_public_surface() -> None:
         "UNDEFINED",
         "Violation",
         "bridge",
+        "resume",
+        "resume_sync",
         "run_code",
         "run_code_sync",
         "run_stress",

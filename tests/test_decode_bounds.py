@@ -12,13 +12,14 @@ import datetime as dt
 import json
 import math
 import struct
+import sys
 import time
 from typing import Any
 
 import pytest
 
 from quickjail.bridge import run_code_sync
-from quickjail.sandbox import TransferError
+from quickjail.sandbox import OutputLimits, TransferError
 from quickjail.sandbox._values import (
     MAX_SAME_HASH,
     MAX_TRANSFER_BYTES,
@@ -253,3 +254,80 @@ def test_the_deepest_value_the_guest_sends_reaches_the_host() -> None:
         value = value[0] if isinstance(value, list) else value["v"]
         depth += 1
     assert (depth, value) == (128, 1)
+
+
+def held_bytes(value: Any) -> int:
+    """What a decoded value holds on the host: ``sys.getsizeof`` over its distinct objects."""
+    seen: set[int] = set()
+    total, todo = 0, [value]
+    while todo:
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        total += sys.getsizeof(v)
+        if isinstance(v, dict):
+            todo += [*v.keys(), *v.values()]
+        elif isinstance(v, (list, frozenset)):
+            todo += list(v)
+    return total
+
+
+ASTRAL, BMP, LATIN = "\U0001f600", "\u0101", "\u00e9"
+STRING_SHAPES = {
+    "ascii": ["a" * 1000] * 200,
+    "ascii-then-one-astral": ["a" * 1000 + ASTRAL] * 200,
+    "short-ascii-with-one-astral": ["a" * 12 + ASTRAL] * 5000,
+    "one-astral-then-ascii": [ASTRAL + "a" * 1000] * 200,
+    "ascii-with-one-bmp": ["a" * 1000 + BMP] * 200,
+    "latin1-with-one-astral": [LATIN * 500 + ASTRAL] * 200,
+    "escaped-quotes-with-one-astral": ['"\\' * 500 + ASTRAL] * 200,
+    "astral-keys": [{"k" * 500 + ASTRAL + str(i): i} for i in range(200)],
+    "cjk": ["名前" * 300] * 200,
+    "lone-surrogate": ["a" * 1000 + "\ud800"] * 200,
+}
+
+
+@pytest.mark.parametrize("escaped", [False, True], ids=["utf8", "u-escapes"])
+@pytest.mark.parametrize("tagged", [False, True], ids=["plain", "tagged"])
+@pytest.mark.parametrize("shape", list(STRING_SHAPES), ids=list(STRING_SHAPES))
+def test_the_decode_budget_charges_at_least_what_every_string_shape_holds(
+    shape: str, tagged: bool, escaped: bool
+) -> None:
+    # CPython stores a str at the width of its widest character: one emoji makes a short
+    # ASCII string take 4 bytes a character, where the estimate charged 1 (issue 28, item 4)
+    value = STRING_SHAPES[shape]
+    text = json.dumps(value, ensure_ascii=escaped, separators=(",", ":"))
+    if tagged:
+        text = '[{"\\u0000":["u"]},' + text + "]"
+    # the guest sends lone surrogates as U+FFFD; a compromised one may send them escaped
+    data = text.encode("utf-8", "replace")
+    budget = DecodeBudget(10**9)
+    got = decode(frame(data, tagged), budget=budget)
+    assert budget.used >= held_bytes(got)
+
+
+def frame(data: bytes, tagged: bool) -> bytes:
+    """A value message around already-encoded JSON text."""
+    return struct.pack("<BI", int(tagged), len(data)) + data + struct.pack("<I", 0)
+
+
+def test_reports_of_short_strings_with_one_astral_character_stay_within_the_decode_budget() -> None:
+    # a 16 MiB run has the 64 MiB floor as its decode budget; its reports of ~1 KB strings
+    # with one emoji each held ~3.6 times that on the host before (issue 28, item 4)
+    src = """
+        const row = Array(1000).fill('a'.repeat(1000) + '\\u{1F600}');
+        let sent = 0;
+        try { for (let i = 0; i < 200; i++) { report(row); sent++; } } catch (e) {}
+        export default sent;
+    """
+    r = run_code_sync(
+        src,
+        memory_limit_bytes=16 * MiB,
+        output_limits=OutputLimits(max_report_bytes=2**30),
+        timeout=120,
+    )
+    assert r.status == "success", r.error
+    assert 0 < r.result < 200  # the budget, not the loop, ended the reports
+    assert any("decode budget" in str(e) for e in r.host_errors)
+    assert held_bytes(r.reports) <= 64 * MiB

@@ -13,7 +13,7 @@ import anyio.lowlevel
 import pytest
 
 from quickjail import bridge
-from quickjail.sandbox import _run as _run_module
+from quickjail.sandbox import _idle as _idle_module
 from quickjail.sandbox._native import NativeInstance
 
 # Deep recursion (shadow stack), replies larger than a page and than the scratch buffer, the
@@ -79,7 +79,7 @@ def test_a_park_shorter_than_the_idle_delay_keeps_its_pages(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     dropped = _count_drops(monkeypatch)
-    monkeypatch.setattr(_run_module, "IDLE_DROP_DELAY", 3600.0)
+    monkeypatch.setattr(_idle_module, "IDLE_DROP_DELAY", 3600.0)
     quick = anyio.run(_run, _echo_async)
     assert not dropped.acquire(blocking=False)  # 24 parks, none dropped
     assert quick == anyio.run(_run, _echo_sync)

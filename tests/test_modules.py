@@ -52,6 +52,57 @@ def test_a_specifier_escaping_the_graph_is_refused() -> None:
         run_code_sync("1", modules={"./../x.js": "export const v = 1"})
 
 
+LIB = {"lib": {"v": "host"}}
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param("import { v } from './lib'; export default v", id="relative"),
+        pytest.param("export default (await import('./lib')).v", id="dynamic-relative"),
+        pytest.param(
+            "import { v as h } from 'lib'; import { v } from './lib'; export default v",
+            id="relative-after-bare",
+        ),
+        pytest.param(
+            "import { v } from './lib'; import { v as h } from 'lib'; export default v",
+            id="relative-before-bare",
+        ),
+    ],
+)
+def test_a_relative_specifier_never_resolves_to_a_host_module(src: str) -> None:
+    # "./lib" and the import "lib" both became the module name "lib" (issue 28, item 14)
+    r = run_code_sync(src, imports=LIB, language="javascript")
+    assert r.status in ("link_error", "error"), (r.status, r.result)  # import() rejects
+    assert r.error is not None and r.error.name == "ReferenceError"
+    assert "lib' in the module graph" in r.error.message
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        pytest.param("import { v } from 'util.js'; export default v", id="bare"),
+        pytest.param(
+            "import { v as g } from './util.js'; import { v } from 'util.js'; export default v",
+            id="bare-after-relative",
+        ),
+    ],
+)
+def test_a_bare_specifier_never_resolves_to_a_graph_module(src: str) -> None:
+    r = run_code_sync(src, modules={"./util.js": "export const v = 'graph'"})
+    assert r.status == "link_error", (r.status, r.result)
+    assert r.error is not None and "'util.js' among the imports" in r.error.message
+
+
+def test_bare_and_relative_specifiers_each_reach_their_own_namespace() -> None:
+    src = "import { v as h } from 'lib'; import { v } from './lib.js'; export default [h, v]"
+    r = run_code_sync(src, imports=LIB, modules={"./lib.js": "export const v = 'graph'"})
+    assert r.status == "success", r.error
+    assert r.result == ["host", "graph"]
+    with pytest.raises(ValueError, match="both name the module 'lib'"):
+        run_code_sync("1", imports=LIB, modules={"./lib": "export const v = 1"})
+
+
 def test_execute_calls_a_named_export_of_a_module_graph_entry() -> None:
     src = "import { base } from './b.js'; export function main(x) { return base + x }"
     r = run_code_sync(

@@ -246,6 +246,9 @@ def _print_text(result: sandbox.CodeResult, program: _Program, args: argparse.Na
             print(safe_json(dumps(to_json_safe(result.result))), flush=True)
         return
     entry_name = safe_text(program.display[program.filename])
+    if result.status == "paused":  # only a host function raising Pause does this
+        print(f"{entry_name}: paused (the CLI does not resume runs)", file=sys.stderr)
+        return
     if result.status == "terminated":
         if result.reason == "timeout":
             print(

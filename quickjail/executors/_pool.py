@@ -43,6 +43,7 @@ from quickjail.executors._errors import (
 )
 from quickjail.executors._remote import RemoteExecutor, WorkerLost
 from quickjail.sandbox._execution import _soon
+from quickjail.sandbox._log import LOGGER
 
 __all__ = ["CLOSE_GRACE", "DEFAULT_MAX_QUEUED", "MAX_BUFFERED_BYTES", "ProcessPool"]
 
@@ -798,12 +799,13 @@ class ProcessPool(RemoteExecutor):
                 self._workers.remove(worker)
             if self._closed:
                 return
+            how = _how(worker.proc.returncode)
             if not worker.ready and worker.proc.returncode not in _EXTERNAL_KILLS:
-                how = _how(worker.proc.returncode)
                 if self._start_failed(
                     f"worker processes in a row died before they were ready (the last: {how})"
                 ):
                     return
+            LOGGER.warning("pool worker (pid %d) %s: starting a new one", worker.proc.pid, how)
             self._workers.append(_Worker(self))
 
 

@@ -36,6 +36,7 @@ from quickjail.executors._errors import ExecutorClosed, ExecutorError, WorkerSta
 from quickjail.sandbox import _engine, _values
 from quickjail.sandbox._execution import CodeExecution, _soon
 from quickjail.sandbox._hostcall import Dispatch, invoke
+from quickjail.sandbox._log import LOGGER, RunLog
 from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._program import Program, content_id
 from quickjail.sandbox._result import CodeResult, ErrorInfo, RunMetrics
@@ -178,6 +179,7 @@ class RemoteExecutor:
         if self._failures < MAX_START_FAILURES:
             return False
         self._broken = f"{self._failures} {detail}"
+        LOGGER.error("%s cannot start workers: %s", self._what, self._broken)
         for waiter in self._fail_waiting(WorkerStartError, self._broken):
             waiter.wake()
         return True
@@ -254,6 +256,7 @@ class RemoteExecution(CodeExecution):
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._stop_event: anyio.Event | None = None
         self._host_errors: list[BaseException] = []
+        self._log = RunLog()  # the run's log records and id, on this (the caller's) side
         self._fatal: BaseException | None = None
         self._in_flight: set[int] = set()
         self._sync_call = False  # a sync host call is in flight (at most one can be)
@@ -365,6 +368,8 @@ class RemoteExecution(CodeExecution):
             )
 
     def _end(self, result: CodeResult) -> CodeResult:
+        if result.run_id is None:
+            result = dataclasses.replace(result, run_id=self._log.run_id)
         with self._lock:
             self._result = result
         self._notify_reports()
@@ -396,7 +401,7 @@ class RemoteExecution(CodeExecution):
             raise
         with anyio.CancelScope(shield=True):
             await conn.aclose()
-        self._end(result)
+        result = self._end(result)
         if self._fatal is not None:
             raise self._fatal
         return result
@@ -456,7 +461,7 @@ class RemoteExecution(CodeExecution):
         budget = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
         budget.limit *= _BUDGET_FACTOR
         calls = opts.host.calls() if opts.host is not None and program.functions else None
-        dispatch = Dispatch(program.functions, calls, self._keep_error, budget)
+        dispatch = Dispatch(program.functions, calls, self._keep_error, budget, log=self._log)
         cb = opts.report
         started = time.monotonic()
         try:
@@ -609,6 +614,7 @@ class RemoteExecution(CodeExecution):
                     ),
                 ],
             )
+        self._log.worker_lost(how)
         return CodeResult(
             status="error",
             reason="worker_lost",

@@ -108,7 +108,7 @@ class SyncDriver:
             with ex._lock:
                 ex._wake_sync = None
         conn.close()
-        ex._end(result)
+        result = ex._end(result)
         if ex._fatal is not None:
             raise ex._fatal
         return result
@@ -121,7 +121,7 @@ class SyncDriver:
         budget = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
         budget.limit *= _BUDGET_FACTOR
         calls = opts.host.calls() if opts.host is not None and program.functions else None
-        dispatch = Dispatch(program.functions, calls, ex._keep_error, budget)
+        dispatch = Dispatch(program.functions, calls, ex._keep_error, budget, log=ex._log)
         ex._delivering = opts.report is not None
         stop_sent: float | None = None
         killed = False

@@ -259,6 +259,9 @@ JSValue entry_start(JSContext *ctx, const char *src, size_t len, const char *fil
     *outcome = QJ_OUT_ERROR;
     if (g.kind == QJ_KIND_SCRIPT)
         return start_script(ctx, src, len, filename);
+    /* the entry is a module of the graph: a bare specifier of its name is not it */
+    if (module_remember(ctx, filename, 0) < 0)
+        return JS_EXCEPTION;
     JSValue v;
     if (g.kind == QJ_KIND_AUTO) {
         v = compile_auto(ctx, src, len, filename);

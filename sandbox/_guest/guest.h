@@ -180,6 +180,7 @@ JSValue bind_host_values(JSContext *ctx, JSValue v, int depth);
 /* ---- modules.c */
 
 char *module_normalize(JSContext *ctx, const char *base, const char *name, void *opaque);
+int module_remember(JSContext *ctx, const char *name, int from_host);
 JSModuleDef *module_loader(JSContext *ctx, const char *name, void *opaque,
                            JSValueConst attributes);
 int module_check_attributes(JSContext *ctx, void *opaque, JSValueConst attributes);

@@ -44,6 +44,38 @@ static JSValue rejected_with_exception(JSContext *ctx)
     return rejected;
 }
 
+/* Room for one more pending call in g.calls (its index is g.ncalls): made before the host
+ * hears of the call, so a call the host parked always has its slot. 0, or -1 out of memory. */
+static int reserve_call(void)
+{
+    if (g.ncalls < g.calls_cap)
+        return 0;
+    uint32_t cap = g.calls_cap ? g.calls_cap * 2 : 16;
+    PendingCall *c = realloc(g.calls, sizeof(*c) * cap);
+    if (!c)
+        return -1;
+    g.calls = c;
+    g.calls_cap = cap;
+    return 0;
+}
+
+/* A sync call the host parked (QJ_E_PENDING for call id g.ncalls + 1): a pending promise
+ * registered under that id, which qj_resume settles as an async call's. */
+static JSValue parked_promise(JSContext *ctx)
+{
+    JSValue funcs[2];
+    JSValue promise = JS_NewPromiseCapability(ctx, funcs);
+    if (JS_IsException(promise))
+        return promise;
+    uint32_t id = g.ncalls;
+    g.calls[id].resolve = funcs[0];
+    g.calls[id].reject = funcs[1];
+    g.calls[id].used = 1;
+    g.ncalls++;
+    g.pending++;
+    return promise;
+}
+
 /* magic = function id << 2 | mode (QJ_FN_*) */
 static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv,
                           int magic, JSValueConst *func_data)
@@ -60,15 +92,12 @@ static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSVal
     JS_FreeValue(ctx, arr);
     if (rc)
         return mode == QJ_FN_VALUE ? JS_EXCEPTION : rejected_with_exception(ctx);
+    if (mode != QJ_FN_VALUE && reserve_call() < 0) {
+        buf_free(&m);
+        return JS_ThrowOutOfMemory(ctx);
+    }
     if (is_async) {
         /* register a promise under a fresh call id, then tell the host */
-        if (g.ncalls == g.calls_cap) {
-            uint32_t cap = g.calls_cap ? g.calls_cap * 2 : 16;
-            PendingCall *c = realloc(g.calls, sizeof(*c) * cap);
-            if (!c) { buf_free(&m); return JS_ThrowOutOfMemory(ctx); }
-            g.calls = c;
-            g.calls_cap = cap;
-        }
         uint32_t id = g.ncalls;
         JSValue funcs[2];
         JSValue promise = JS_NewPromiseCapability(ctx, funcs);
@@ -101,8 +130,13 @@ static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSVal
         }
         return JS_ThrowInternalError(ctx, "host call failed");
     }
-    int64_t r = qj_host(QJ_OP_CALL, fn_id, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
+    /* QJ_FN_PROMISE names the call id its promise would take if the host parks the call
+     * (QJ_E_PENDING: a host function paused it); QJ_FN_VALUE cannot wait, so it names none */
+    int32_t call_id = mode == QJ_FN_PROMISE ? (int32_t)(g.ncalls + 1) : 0;
+    int64_t r = qj_host(QJ_OP_CALL, fn_id, (int32_t)(uintptr_t)m.p, (int32_t)m.len, call_id);
     buf_free(&m);
+    if (r == QJ_E_PENDING && call_id > 0)
+        return parked_promise(ctx);
     JSValue v = sync_reply(ctx, r);
     if (mode == QJ_FN_VALUE || (JS_IsException(v) && is_fatal(ctx)))
         return v;

@@ -35,13 +35,77 @@ static int fold_segments(char *out, size_t *o, const char *s, size_t n)
     }
 }
 
+/* Two namespaces share QuickJS's module names: a bare specifier names a host module (the
+ * run's imports) and a relative one a module of the graph, so "./lib" and "lib" both become
+ * "lib". The host answers each load from the namespace of the specifier's form
+ * (QJ_MODULE_BARE), and a name already loaded from one namespace is never the other's: a
+ * specifier of the other form normalizes to QJ_NOT_FOUND + the specifier. */
+enum { FROM_GRAPH = 0, FROM_HOST = 1 };
+/* the form module_normalize resolved last: QuickJS calls the loader right after it, for that
+ * name, when no module of the name is loaded yet */
+static int last_form;
+typedef struct {
+    char *name;
+    int form;
+} Loaded;
+static Loaded *loaded; /* every module loaded in this run, with its namespace */
+static uint32_t nloaded, loaded_cap;
+
+/* The namespace the module `name` was loaded from, or -1 when none is loaded. */
+static int loaded_form(const char *name)
+{
+    for (uint32_t i = 0; i < nloaded; i++)
+        if (strcmp(loaded[i].name, name) == 0)
+            return loaded[i].form;
+    return -1;
+}
+
+/* Remember that `name` was loaded from `form`'s namespace. Returns -1 (an exception pending)
+ * when out of memory: the load fails rather than leave a name whose namespace is unknown. */
+int module_remember(JSContext *ctx, const char *name, int from_host)
+{
+    if (loaded_form(name) >= 0)
+        return 0;
+    if (nloaded == loaded_cap) {
+        uint32_t cap = loaded_cap ? loaded_cap * 2 : 8;
+        Loaded *p = js_realloc(ctx, loaded, sizeof(*p) * cap);
+        if (!p)
+            return -1;
+        loaded = p;
+        loaded_cap = cap;
+    }
+    char *copy = js_strdup(ctx, name);
+    if (!copy)
+        return -1;
+    loaded[nloaded].name = copy;
+    loaded[nloaded].form = from_host ? FROM_HOST : FROM_GRAPH;
+    nloaded++;
+    return 0;
+}
+
+/* `marker` followed by the specifier: a name no module has, which the loader refuses. */
+static char *refused_name(JSContext *ctx, char marker, const char *name)
+{
+    size_t nlen = strlen(name);
+    char *esc = js_malloc(ctx, nlen + 2);
+    if (!esc)
+        return NULL;
+    esc[0] = marker;
+    memcpy(esc + 1, name, nlen + 1);
+    return esc;
+}
+
 /* QuickJS's name normalizer. */
 char *module_normalize(JSContext *ctx, const char *base, const char *name, void *opaque)
 {
     (void)opaque;
     /* relative specifiers resolve against the importing module; bare ones stay as they are */
-    if (name[0] != '.')
+    if (name[0] != '.') {
+        if (loaded_form(name) == FROM_GRAPH)
+            return refused_name(ctx, QJ_NOT_FOUND, name);
+        last_form = FROM_HOST;
         return js_strdup(ctx, name);
+    }
     const char *slash = strrchr(base, '/');
     size_t blen = slash ? (size_t)(slash - base) : 0;
     size_t nlen = strlen(name);
@@ -54,14 +118,15 @@ char *module_normalize(JSContext *ctx, const char *base, const char *name, void 
     if (fold_segments(out, &o, base, blen) < 0 || fold_segments(out, &o, name, nlen) < 0) {
         /* escaping the graph root: a name the host refuses */
         js_free(ctx, out);
-        char *esc = js_malloc(ctx, nlen + 2);
-        if (!esc)
-            return NULL;
-        esc[0] = QJ_OUTSIDE_GRAPH;
-        memcpy(esc + 1, name, nlen + 1);
-        return esc;
+        return refused_name(ctx, QJ_OUTSIDE_GRAPH, name);
     }
     out[o] = 0;
+    if (loaded_form(out) == FROM_HOST) {
+        /* a host module has this name, no module of the graph */
+        js_free(ctx, out);
+        return refused_name(ctx, QJ_NOT_FOUND, name);
+    }
+    last_form = FROM_GRAPH;
     return out;
 }
 
@@ -199,15 +264,24 @@ JSModuleDef *module_loader(JSContext *ctx, const char *name, void *opaque,
     if (g.compile_only)
         return JS_NewCModule(ctx, name, stub_module_init);
     int json = wants_json(ctx, attributes);
+    int from_host = last_form == FROM_HOST;
     size_t nlen = strlen(name);
-    int64_t r = qj_host(QJ_OP_MODULE, json ? QJ_MODULE_WANT_TEXT : QJ_MODULE_WANT_CODE,
-                        (int32_t)(uintptr_t)name, (int32_t)nlen, 0);
+    int64_t r = -1;
+    if (name[0] != QJ_NOT_FOUND && name[0] != QJ_OUTSIDE_GRAPH) {
+        int32_t want = (json ? QJ_MODULE_WANT_TEXT : QJ_MODULE_WANT_CODE) |
+                       (from_host ? QJ_MODULE_BARE : 0);
+        r = qj_host(QJ_OP_MODULE, want, (int32_t)(uintptr_t)name, (int32_t)nlen, 0);
+    }
     if (r < 0) {
         g.link_failed = 1;
         if (name[0] == QJ_OUTSIDE_GRAPH)
             JS_ThrowReferenceError(ctx, "module '%s' is outside the module graph", name + 1);
+        else if (name[0] == QJ_NOT_FOUND)
+            JS_ThrowReferenceError(ctx, "cannot find module '%s' %s", name + 1,
+                                   name[1] == '.' ? "in the module graph" : "among the imports");
         else
-            JS_ThrowReferenceError(ctx, "cannot find module '%s'", name);
+            JS_ThrowReferenceError(ctx, "cannot find module '%s' %s", name,
+                                   from_host ? "among the imports" : "in the module graph");
         return NULL;
     }
     uint8_t *owned;
@@ -268,5 +342,7 @@ JSModuleDef *module_loader(JSContext *ctx, const char *name, void *opaque,
         }
     }
     free(owned);
+    if (m && module_remember(ctx, name, from_host) < 0)
+        return NULL; /* out of memory: the exception is pending, the module is not linked */
     return m;
 }

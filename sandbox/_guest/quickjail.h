@@ -112,8 +112,11 @@ enum {
     QJ_OP_OOM = 4,        /* a=bytes requested; the allocator failed */
     QJ_OP_MODULE = 5,     /* (b,c)=module name, a=QJ_MODULE_WANT_*; reply: a QJ_MODULE_*
                            * byte then the module, or <0 when the host has no such module */
-    QJ_OP_CALL = 6,       /* a=function id, (b,c)=args message, d=call id (0 = sync);
-                           * reply: see QJ_CALL_OK */
+    QJ_OP_CALL = 6,       /* a=function id, (b,c)=args message, d=call id (0 for a
+                           * QJ_FN_VALUE call); reply: see QJ_CALL_OK. A QJ_FN_PROMISE call
+                           * names the id its promise takes if the host answers QJ_E_PENDING
+                           * (the call was paused): qj_resume settles it later, as an async
+                           * call's */
     QJ_OP_FETCH = 7,      /* copy the pending reply into (b, c) */
     QJ_OP_REJECTION = 8,  /* (b,c)=value message of an unhandled rejection's reason */
     QJ_OP_BYTECODE = 9,   /* a=index in the compile batch, (b,c)=the module's bytecode */
@@ -199,12 +202,18 @@ enum {
     QJ_MODULE_HOST = 'H',     /* then a value message: an object whose keys are the exports */
 };
 /* QJ_OP_MODULE's a: what the import asks for. A JSON module (`with { type: "json" }`) wants
- * the module's text as written: the reply is QJ_MODULE_SOURCE, never bytecode. */
-enum { QJ_MODULE_WANT_CODE = 0, QJ_MODULE_WANT_TEXT = 1 };
+ * the module's text as written: the reply is QJ_MODULE_SOURCE, never bytecode. The bit
+ * QJ_MODULE_BARE says the specifier was bare: the host answers it from the host modules
+ * only, and a relative one (no bit) from the module graph only. */
+enum { QJ_MODULE_WANT_CODE = 0, QJ_MODULE_WANT_TEXT = 1, QJ_MODULE_BARE = 2 };
 /* A relative specifier that climbs above the graph's root is normalized to this byte followed
  * by the specifier: no module has such a name, so the host refuses it, and the guest reports
  * the module as outside the graph. */
 #define QJ_OUTSIDE_GRAPH '\x01'
+/* A specifier of one namespace whose name is already a module of the other (a relative "./lib"
+ * after the host module "lib", or the reverse) is normalized to this byte followed by the
+ * specifier: the guest reports the module as not found. */
+#define QJ_NOT_FOUND '\x02'
 
 /* the first byte of a sync QJ_OP_CALL reply, then a value message (the result) or an error
  * message (thrown in the program). An async call's reply, if any, is an error message: the

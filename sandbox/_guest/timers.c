@@ -4,7 +4,8 @@
  * read from the guest's monotonic clock, which the host answers with real time, or with
  * virtual time under deterministic=True. run.c fires the due ones between jobs and, when
  * nothing is due, asks the host to wake it (QJ_OP_SLEEP). Timers still pending when the run's
- * entry settles are cancelled; the counts go to the host with QJ_OP_TIMERS.
+ * entry settles are cancelled; the counts go to the host with QJ_OP_TIMERS. Once the clock
+ * has reached its end (virtual time saturates there) every pending timer is due.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -39,12 +40,27 @@ static uint32_t fired, cancelled;
 static uint32_t firing_id;
 static int firing_internal, firing_nesting = -1, firing_cleared;
 
+/* ms on the guest clock from a timespec (one formula, so equal readings compare equal) */
+static double clock_ms(int64_t sec, int64_t nsec)
+{
+    return (double)sec * 1000.0 + (double)nsec / 1e6;
+}
+
 double timers_now(void)
 {
     struct timespec ts;
     if (clock_gettime(CLOCK_MONOTONIC, &ts))
         return 0;
-    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+    return clock_ms(ts.tv_sec, ts.tv_nsec);
+}
+
+/* The clock has reached its end: a WASI clock says at most UINT64_MAX ns, and the host's
+ * deterministic clock saturates there and stands still (it never wraps). Every pending timer
+ * is then due, earliest first, so none waits for a time that cannot come. */
+static int clock_ended(double now)
+{
+    return now >= clock_ms((int64_t)(UINT64_MAX / 1000000000u),
+                           (int64_t)(UINT64_MAX % 1000000000u));
 }
 
 static int add_timer(JSContext *ctx, Timer *t)
@@ -258,7 +274,7 @@ int timers_fire_one(JSContext *ctx, double now)
     if (!ntimers)
         return 0;
     uint32_t i = next_timer();
-    if (timers[i].due > now)
+    if (timers[i].due > now && !clock_ended(now))
         return 0;
     Timer t = timers[i];
     timers[i] = timers[--ntimers];

@@ -23,8 +23,8 @@
 #define WASI_EBADF 8
 
 /* qj_store_t.mode */
-#define MODE_REAL 0          /* id 0: CLOCK_REALTIME, any other id: CLOCK_MONOTONIC */
-#define MODE_DETERMINISTIC 1 /* base_ns + reads * 1 ms + virtual_ns, any id */
+#define MODE_REAL 0          /* id 0: CLOCK_REALTIME, any other: CLOCK_MONOTONIC + virtual_ns */
+#define MODE_DETERMINISTIC 1 /* base_ns + reads * 1 ms + virtual_ns, any id, saturating */
 #define MODE_ZERO 2          /* always 0 (compile-only instances) */
 
 caller_context_fn caller_context;
@@ -55,17 +55,33 @@ static uint64_t read_clock(clockid_t id)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The answer for clock `id` (wrapping modulo 2**64, as the guest reads a u64). */
+/* a + b, or UINT64_MAX when the sum does not fit */
+static uint64_t add_saturating(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The answer for clock `id`. The deterministic clock saturates at UINT64_MAX ns (the most a
+ * WASI clock can say, in the year 2554) and then stands still: wrapping to 0 would move it
+ * backwards, and a timer due past the wrap would never come (the guest treats every timer as
+ * due once the clock has reached its end, _guest/timers.c). */
 static uint64_t clock_value(qj_store_t *clock, int32_t id)
 {
     if (clock->mode == MODE_DETERMINISTIC) {
         /* a fixed start that advances by one millisecond per reading */
-        clock->reads += 1;
-        return clock->base_ns + clock->reads * 1000000u + clock->virtual_ns;
+        if (clock->reads < UINT64_MAX)
+            clock->reads += 1;
+        uint64_t read_ns = clock->reads > UINT64_MAX / 1000000u ? UINT64_MAX
+                                                                 : clock->reads * 1000000u;
+        return add_saturating(add_saturating(clock->base_ns, read_ns), clock->virtual_ns);
     }
     if (clock->mode == MODE_ZERO)
         return 0;
-    return read_clock(id == 0 ? CLOCK_REALTIME : CLOCK_MONOTONIC);
+    /* virtual_ns shifts the monotonic clock (wrapping): a resumed run's clock goes on from
+     * where it paused, in any process on any machine */
+    if (id == 0)
+        return read_clock(CLOCK_REALTIME);
+    return read_clock(CLOCK_MONOTONIC) + clock->virtual_ns;
 }
 
 /* Write `value` little-endian at `out`, byte by byte (wasm memory is little-endian whatever

@@ -35,7 +35,8 @@ typedef struct {
     uint32_t pad;
     uint64_t reads;      /* deterministic reads so far */
     uint64_t base_ns;    /* deterministic start */
-    uint64_t virtual_ns; /* how far deterministic time jumped for timers */
+    uint64_t virtual_ns; /* deterministic: how far time jumped for timers; real: the shift of
+                          * the monotonic clock (a resumed run goes on from its pause) */
     qj_memory_t memory;  /* the instance's memory; store_id 0 until it is known */
     void *owner;         /* the Python object whose on_host answers qj.host (borrowed), or NULL */
     uint32_t scratch;    /* the guest's scratch buffer: a reply this short is copied there */

@@ -451,3 +451,93 @@ def _answer(value: Any) -> dict[str, Any]:
         "reports": [],
         "logs": [],
     }
+
+
+class NoteArgs(BaseModel):
+    text: str
+
+
+def _note_tool() -> Any:
+    async def note(state: ThreadState, args: Any) -> ToolResult:
+        return ToolResult.success(len(args.text))
+
+    return define_tool(description="Take a note", args=NoteArgs, execute=note, name="note")
+
+
+def _db_bytes_of(db_path: Any, thread_id: str) -> int:
+    """What the thread holds in the runtime's database, read from the file itself."""
+    import sqlite3
+
+    from quickjail.runtime._store import _stored_bytes
+
+    conn = sqlite3.connect(db_path)
+    try:
+        return _stored_bytes(thread_id, conn)
+    finally:
+        conn.close()
+
+
+LOOP = """
+let refused = 0, ran = 0;
+for (let i = 0; i < 200; i++) {
+  const r = await tools.note({ text: "x".repeat(65536) });
+  if (r.status === "error") refused++; else ran++;
+}
+return { refused, ran };
+"""
+
+
+async def test_a_code_mode_loop_cannot_grow_the_threads_database_past_its_quota(
+    open_runtime: Callable[..., runtime.Runtime], db_path: Any
+) -> None:
+    # a short program persisted every nested call's arguments: 257 MiB in one tool call in
+    # the issue, 13 MB here before (issue 28, item 8)
+    quota = 2 * 2**20
+    tool = code_mode_tool([_note_tool()], timeout=60)
+    async with open_runtime(tools=[tool], max_thread_bytes=quota) as rt:
+        thread = await rt.thread("looper")
+        with anyio.fail_after(120):
+            (result,) = await thread.execute_tool_calls([_call(LOOP)])
+        assert result.status == "success", result.error
+        counts = result.result["result"]
+        assert counts["ran"] > 0 and counts["refused"] > 0
+        assert counts["ran"] + counts["refused"] == 200
+    assert _db_bytes_of(db_path, "looper") <= quota
+
+
+async def test_large_nested_arguments_are_stored_truncated_saying_so(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    from quickjail.runtime._thread import MAX_NESTED_ARGUMENT_CHARS
+
+    code = 'return (await tools.note({ text: "y".repeat(100000) })).result;'
+    async with open_runtime(tools=[code_mode_tool([_note_tool()], timeout=60)]) as rt:
+        thread = await rt.thread()
+        with anyio.fail_after(60):
+            (result,) = await thread.execute_tool_calls([_call(code)])
+        messages = await runtime.helpers.get_messages(thread.state)
+    assert result.status == "success", result.error
+    assert result.result["result"] == 100000  # the tool got all of it
+    (stored,) = [m for m in messages if m.parent_call_id == "outer" and m.kind == "tool_call"]
+    assert stored.content["arguments_truncated"] is True
+    text = stored.content["arguments"]
+    assert text.startswith('{"text":"yyy') and "truncated" in text and "not stored" in text
+    assert len(text) < MAX_NESTED_ARGUMENT_CHARS + 100
+
+
+async def test_a_write_past_the_thread_quota_raises_and_stores_nothing(
+    open_runtime: Callable[..., runtime.Runtime], db_path: Any
+) -> None:
+    from quickjail.runtime.errors import ThreadQuotaError
+
+    async with open_runtime(max_thread_bytes=100_000) as rt:
+        state = (await rt.thread("small")).state
+        await state.write_file("/a.bin", b"a" * 60_000)
+        with pytest.raises(ThreadQuotaError, match="quota of 100000 bytes"):
+            await state.write_file("/b.bin", b"b" * 60_000)
+        with pytest.raises(FileNotFoundError):
+            await state.read_file("/b.bin")
+    held = _db_bytes_of(db_path, "small")
+    assert 60_000 <= held <= 100_000
+    with pytest.raises(ValueError, match="max_thread_bytes"):
+        runtime.Runtime(db_path, max_thread_bytes=0)

@@ -239,3 +239,33 @@ async def test_a_thread_run_handle_redacts_secrets_in_everything_it_shows(
     expected = ["first [REDACTED]", {"[REDACTED]": ["[REDACTED]"]}]
     assert execution.reports_so_far == streamed == called == expected
     assert json.dumps(awaited.reports) == json.dumps(expected)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        pytest.param("export default new Set([token, 'x'])", id="set-result"),
+        pytest.param("export default {m: new Map([[1, new Set([token])]])}", id="set-in-map"),
+        pytest.param("report(new Set([token])); export default 1", id="set-report"),
+        pytest.param("console.log(new Set([token])); export default 1", id="set-log"),
+        pytest.param("const e = new Error('plain'); e.name = token; throw e", id="error-name"),
+        pytest.param("throw new Set([token])", id="thrown-set"),
+    ],
+)
+async def test_a_thread_run_redacts_secrets_in_sets_and_error_names(
+    rt: runtime.Runtime, code: str
+) -> None:
+    # a JS Set arrives as a frozenset, and a program names its errors freely (issue 28, item 11)
+    state = (await rt.thread()).state
+    await state.set_env("TOKEN", SECRET, type="secret")
+    source = 'import { token } from "env";\n' + code
+    with anyio.fail_after(60):
+        result = await state.run_code(
+            source, imports={"env": {"token": SECRET}}, language="javascript", timeout=30
+        )
+    assert result.status in ("success", "error")
+    shown = repr((result.result, result.error, result.reports, result.logs))
+    assert "[REDACTED]" in shown
+    assert SECRET not in shown
+    if result.error is not None:
+        assert SECRET not in str(result.error) and SECRET not in repr(result.error.value)

@@ -46,3 +46,12 @@ def test_normalized_paths_are_canonical_and_never_traverse(path: str) -> None:
     segments = canonical.split("/")[1:]
     assert all(seg not in ("", ".", "..") for seg in segments)
     assert "\\" not in canonical and "\x00" not in canonical
+
+
+def test_redaction_walks_sets_and_keeps_their_members_hashable() -> None:
+    # a JS Set arrives as a frozenset (issue 28, item 11); a host value may hold tuples in one
+    redactor = Redactor(["SEK"])
+    value = {"s": frozenset({"a-SEK", ("SEK", (1, "SEK")), b"SEK"})}
+    assert redactor.value(value) == {
+        "s": frozenset({f"a-{REDACTED}", (REDACTED, (1, REDACTED)), REDACTED.encode()})
+    }

@@ -228,3 +228,49 @@ async def test_storage_after_the_runtime_closed_raises(
         await state.storage.sql("CREATE TABLE t (a)")
     with pytest.raises(RuntimeClosedError):
         await state.storage.sql("SELECT * FROM t")
+
+
+def _instr_attack(chars: int) -> str:
+    """The issue's shape: ``instr`` over long strings built with ``zeroblob``, one C call
+    whose work is quadratic in its arguments (no SQLite hook runs inside it)."""
+    return f"SELECT instr(hex(zeroblob({chars // 2}))||'x', hex(zeroblob({chars // 4}))||'y') AS n"
+
+
+async def test_one_sql_function_call_cannot_outlive_the_statement_bound(
+    rt: runtime.Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the progress handler never ran inside instr(): this one call ran to its end (~10 s
+    # here at 1.2 M characters, 23 s in the issue) past any bound (issue 28, item 7)
+    import anyio
+
+    from quickjail.runtime import _storage
+
+    monkeypatch.setattr(_storage, "MAX_SECONDS", 1.0)
+    state = (await rt.thread()).state
+    pool = state._core.store.storage
+    attack = _instr_attack(1_200_000)
+    assert len(attack) <= 109
+    with anyio.fail_after(120):  # a safety net only: the bound is the host's kill
+        with pytest.raises(StorageError, match="statement stopped: it ran longer than 1 s"):
+            await state.storage.sql(attack)
+        assert pool.stopped == 1  # a host fact: the statement's process was killed
+        assert (await state.storage.sql("SELECT 1 AS one")).rows == [{"one": 1}]
+
+
+async def test_a_cancelled_sql_call_stops_its_statement(rt: runtime.Runtime) -> None:
+    import anyio
+
+    state = (await rt.thread()).state
+    pool = state._core.store.storage
+    await state.storage.sql("CREATE TABLE t (a)")
+    with anyio.fail_after(120):  # before: cancelling waited for the whole call (minutes)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(state.storage.sql, _instr_attack(4_000_000))  # minutes of one call
+            for _ in range(1000):  # cancel once the statement runs (a worker starts in ms)
+                if getattr(pool, "_running", None) is not None:
+                    break
+                await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()
+        await state.storage.sql("INSERT INTO t VALUES (1)")  # waits for the stop, then runs
+        assert pool.stopped == 1
+        assert (await state.storage.sql("SELECT a FROM t")).rows == [{"a": 1}]

@@ -224,6 +224,36 @@ def test_deterministic_timers_repeat_the_same_run() -> None:
     assert a.result == b.result
 
 
+def test_deterministic_time_saturates_at_the_clocks_end_and_every_timer_still_fires() -> None:
+    # 2**64 ns from 2025 is ~7,800 maximal setTimeout jumps: the clock wrapped to the past and
+    # the timer straddling the wrap never fired, the run spun until its timeout (issue 28,
+    # item 12). Past its end the clock stands still and pending timers fire in due order.
+    code = """
+    export default async () => {
+      const MAX = 2 ** 31 - 1;
+      let last = Date.now(), backwards = 0, jumps = 0;
+      while (jumps < 9000) {
+        await new Promise((r) => setTimeout(r, MAX));
+        jumps++;
+        const now = Date.now();
+        if (now < last) backwards++;
+        last = now;
+      }
+      const order = [];
+      await new Promise((r) => {
+        setTimeout(() => order.push("late"), MAX);
+        setTimeout(() => order.push("soon"), 1000);
+        setTimeout(r, MAX);
+      });
+      const end = Date.now();
+      return [jumps, backwards, order, end === last, end > 1.8e13];
+    };
+    """
+    r = run_code_sync(code, deterministic=True, timeout=GENEROUS)
+    assert r.status == "success", (r.status, r.reason, r.error)
+    assert r.result == [9000, 0, ["soon", "late"], True, True]
+
+
 def test_a_long_timer_wait_is_stopped_by_the_timeout() -> None:
     code = "export default () => new Promise((r) => setTimeout(r, 3_600_000))"
     r = run_code_sync(code, timeout=0.3)
