@@ -37,7 +37,9 @@ class AnswerLog(TypedDict):
 class RunCodeAnswer(TypedDict):
     """What a ``run_code`` tool answers (its JSON Schema: :func:`answer_schema`)."""
 
-    status: Literal["success", "error", "link_error", "memory", "terminated", "invalid_arguments"]
+    status: Literal[
+        "success", "error", "link_error", "memory", "terminated", "paused", "invalid_arguments"
+    ]
     result: Any
     error: AnswerError | None
     reason: str | None
@@ -51,7 +53,15 @@ _SCHEMA: Final[dict[str, Any]] = {
     "properties": {
         "status": {
             "type": "string",
-            "enum": ["success", "error", "link_error", "memory", "terminated", "invalid_arguments"],
+            "enum": [
+                "success",
+                "error",
+                "link_error",
+                "memory",
+                "terminated",
+                "paused",
+                "invalid_arguments",
+            ],
         },
         "result": {"description": "The program's result (null unless status is success)."},
         "error": {
