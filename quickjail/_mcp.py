@@ -27,8 +27,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from quickjail import bridge
-from quickjail._cli._json import result_to_json
 from quickjail._cli._parser import quickjail_version
+from quickjail.runtime.helpers import answer_schema, invalid_answer, run_code_answer
 from quickjail.sandbox.host import Executor
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ __all__ = [
     "build_tools_server",
     "input_schema",
     "load_tools",
+    "output_schema",
     "serve",
 ]
 
@@ -123,6 +124,12 @@ def input_schema(default_kind: str = "auto") -> dict[str, Any]:
         "required": ["code"],
         "additionalProperties": False,
     }
+
+
+def output_schema() -> dict[str, Any]:
+    """The JSON Schema of the ``run_code`` tool's answer (its ``structuredContent``):
+    :func:`quickjail.runtime.helpers.answer_schema`, the answer of every ``run_code``."""
+    return answer_schema()
 
 
 def _description(options: ServerOptions) -> str:
@@ -229,6 +236,7 @@ class _RunCodeTool:
             title="Run code in a sandbox",
             description=_description(options),
             input_schema=input_schema(options.kind),
+            output_schema=output_schema(),
             annotations=types.ToolAnnotations(
                 read_only_hint=True,
                 destructive_hint=False,
@@ -266,22 +274,9 @@ class _RunCodeTool:
                 run_options["imports"] = {"fs": self._fs}
             execution = bridge.run_code(call.code, **run_options)
         except (TypeError, ValueError) as exc:  # includes _BadArguments and TransferError
-            return _text_result(
-                {
-                    "status": "invalid_arguments",
-                    "result": None,
-                    "error": {"name": type(exc).__name__.lstrip("_"), "message": str(exc)},
-                    "reason": None,
-                    "reports": [],
-                    "logs": [],
-                },
-                True,
-            )
+            return _text_result(invalid_answer(type(exc).__name__.lstrip("_"), str(exc)), True)
         result = await execution
-        full = result_to_json(result)
-        data = {key: full[key] for key in ("status", "result", "error", "reason", "reports")}
-        data["logs"] = [{"level": e["level"], "args": e["args"]} for e in full["logs"]]
-        return _text_result(data, result.status != "success")
+        return _text_result(run_code_answer(result), result.status != "success")
 
 
 def build_server(

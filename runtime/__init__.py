@@ -9,13 +9,14 @@ purpose derives from :class:`ToolRuntimeError`; the tree is drawn in
 
 from . import errors, helpers
 from ._codemode import code_mode_tool
+from ._define import define_tool, discover_tools
 from ._export import export_tools
 from ._message import Message
 from ._result import AttachmentRef, ToolAttachment, ToolResult
 from ._runtime import Runtime
 from ._state import ThreadState
 from ._thread import Thread
-from ._tool import Tool, Variable, define_tool, discover_tools
+from ._tool import Tool, Variable
 from .errors import ToolRuntimeError
 
 __all__ = [

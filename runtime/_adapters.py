@@ -16,9 +16,10 @@ from typing import Any, get_type_hints
 import anyio
 from pydantic import BaseModel, ConfigDict, create_model
 
+from ._define import define_tool
 from ._result import ToolResult
 from ._state import ThreadState
-from ._tool import Tool, define_tool
+from ._tool import Tool
 from .errors import ToolDefinitionError
 
 __all__ = ["tool_from_function"]

@@ -3,10 +3,13 @@
 Allowed are the types every provider format and the TypeScript declarations can express:
 ``str``, ``int``, ``float``, ``bool``, ``None``, ``Literal``, ``Enum`` (str or int values),
 ``Optional``, ``list[T]``, ``dict[str, T]``, unions and nested (non-recursive) pydantic models.
+``datetime`` and friends are refused (pass ISO 8601 strings), and so are recursive models
+(every exported schema inlines its models); the messages say so.
 """
 
 from __future__ import annotations
 
+import datetime
 import enum
 import types
 import typing
@@ -19,6 +22,9 @@ from .errors import ToolDefinitionError
 __all__ = ["check_model"]
 
 _SCALARS: Final = (str, int, float, bool, type(None))
+# refused: arguments are checked to be exactly the JSON the schema names, and a date-time
+# string parsed into one would be a coercion (and Gemini's schema subset drops most formats)
+_TIMES: Final = (datetime.datetime, datetime.date, datetime.time, datetime.timedelta)
 _ALLOWED: Final = (
     "str, int, float, bool, None, Literal, Enum, Optional, list[T], dict[str, T], "
     "unions and nested pydantic models"
@@ -69,10 +75,16 @@ def _check_type(tp: Any, path: str, stack: tuple[type[BaseModel], ...]) -> None:
         _check_type(args[1], f"{path}{{}}", stack)
     elif isinstance(tp, type) and issubclass(tp, BaseModel):
         if tp in stack:
-            raise ToolDefinitionError(f"field {path}: recursive model {tp.__name__} is not allowed")
+            raise ToolDefinitionError(
+                f"field {path}: recursive model {tp.__name__} is not allowed; every exported "
+                "schema inlines its models (Gemini's format has no $ref): flatten it, or "
+                "nest a fixed number of levels"
+            )
         _check_fields(tp, path, (*stack, tp))
     else:
         shown = getattr(tp, "__name__", None) or repr(tp)
         if tp in (list, dict):
             shown += " (give the item type, e.g. list[str])"
+        elif tp in _TIMES:
+            shown += " (arguments are JSON: pass an ISO 8601 string (str) and parse it in the tool)"
         raise ToolDefinitionError(f"field {path}: unsupported type {shown}; allowed: {_ALLOWED}")

@@ -4,18 +4,20 @@ The model writes TypeScript in any of the shapes ``kind="auto"`` runs (a module,
 statements with top-level await or return, an expression; fenced or not). The tools are the
 global ``tools`` (and, if asked, a second global name such as ``codemode``) and the module
 ``"tools"`` (``import { tools } from "tools"``, or a tool by name): one async function per tool,
-each returning ``{status, result, error}`` rather than throwing, so the model's code decides
-what a failure means. A name that is no tool (``tools.nope()``) rejects with an error naming it
-and listing the tools. Arguments must be JSON data (``undefined`` is
-dropped as ``JSON.stringify`` drops it; ``NaN``, a ``Uint8Array``, ``Set`` or ``Date`` resolve
-to an error result), are validated by the tool's own model, and every nested call is persisted
-on the thread like a top-level one (with ``parent_call_id``). A call still in flight when the
-program ends is cancelled and recorded as such; the rest of the model's batch goes on.
+each returning ``{status, result, error}`` (with ``stack`` for a failure and
+``attachments``, in the spec's JavaScript names: ``mimeType``, not ``mime_type``) rather than
+throwing, so the model's code decides what a failure means. A name that is no tool
+(``tools.nope()``) rejects with an error naming it and listing the tools. Arguments must be
+JSON data (``undefined`` is dropped as ``JSON.stringify`` drops it; ``NaN``, a
+``Uint8Array``, ``Set`` or ``Date`` resolve to an error result), are validated by the tool's
+own model, and every nested call is persisted on the thread like a top-level one (with
+``parent_call_id``). A call still in flight when the program ends is cancelled and recorded
+as such; the rest of the model's batch goes on.
 """
 
 from __future__ import annotations
 
-import json
+import re
 import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Final
@@ -24,25 +26,32 @@ from pydantic import BaseModel, Field
 
 from quickjail import bridge, sandbox
 
+from ._answer import answer_schema, run_code_answer
 from ._arguments import ArgumentsError, plain_arguments
 from ._calls import ParsedCall
+from ._define import define_tool, unique_tools
 from ._result import ToolResult
 from ._state import ThreadState
 from ._thread import run_call
-from ._tool import Tool, define_tool, unique_tools
+from ._tool import Tool
 from ._typescript_decl import is_export_name, ts_module_declaration
 from .errors import ThreadQuotaError, ToolDefinitionError
 
 __all__ = ["code_mode_tool"]
 
 _MODULE: Final = "tools"
+_JS_NAMES: Final = {"mime_type": "mimeType"}
+_FILE_RE: Final = re.compile(r'File "([^"\n]*)"')
+_SEPARATOR_RE: Final = re.compile(r"[/\\]")
 _DEFAULT_DESCRIPTION: Final = (
     "Run TypeScript in a fresh, isolated sandbox (ECMAScript only: no network, files or "
     'require). The global `tools` (declared below, also importable from "tools") has one '
-    "async function per tool; each resolves to {status, result, error} and never throws. Run "
+    "async function per tool; each resolves to {status, result, error} (plus stack for a "
+    "failure, attachments when there are any) and never throws. Run "
     "independent calls concurrently with Promise.all. Write statements ending in `return "
     "value` (top-level await works), an async arrow function, or a module that does `export "
-    "default` the value; console output is returned with it."
+    "default` the value. The answer is a JSON object {status, result, error, reason, reports, "
+    "logs}, as the plain run_code tool's."
 )
 
 
@@ -114,7 +123,7 @@ def code_mode_tool(
     text = f"{description or _DEFAULT_DESCRIPTION}\n\n```ts\n{declaration}\n```"
     missing = _missing_tool(sorted(index))
 
-    async def execute(state: ThreadState, args: RunCodeArgs) -> ToolResult:
+    async def execute(state: ThreadState, args: dict[str, Any]) -> ToolResult:
         functions = {tool_name: _tool_function(state, tool) for tool_name, tool in index.items()}
         module: dict[str, Any] = {"tools": functions}
         for tool_name, fn in functions.items():
@@ -127,9 +136,21 @@ def code_mode_tool(
             "imports": {**extra_imports, _MODULE: module},
             "globals": {**extra_globals, **spaces},
         }
-        return _code_result(await state.run_code(args.code, **options))
+        return _code_result(await state.run_code(args["code"], **options))
 
-    return define_tool(description=text, args=RunCodeArgs, execute=execute, name=name)
+    checked = define_tool(description=text, args=RunCodeArgs, execute=execute, name=name)
+    # its answer is any JSON value, which no argument model can declare: published as schemas
+    return Tool(
+        name=checked.name,
+        description=text,
+        args=None,
+        execute=execute,
+        variables=(),
+        returns=None,
+        execution_mode="local",
+        execution_provider=None,
+        schemas=(checked.input_schema, answer_schema()),
+    )
 
 
 def _missing_tool(available: list[str]) -> Callable[[Any], Coroutine[Any, Any, None]]:
@@ -168,43 +189,62 @@ def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:
             # error result, as from any failed call, and the thread stays within its quota
             return {"status": "error", "result": None, "error": f"ThreadQuotaError: {exc}"}
         assert result is not None  # local tools always produce a result
-        out: dict[str, Any] = {
-            "status": result.status,
-            "result": result.result,
-            "error": result.error,
-        }
-        if result.attachments:
-            out["attachments"] = [a.model_dump(mode="json") for a in result.attachments]
-        return out
+        return js_result(result)
 
     call_tool.__name__ = call_tool.__qualname__ = tool.name
     return call_tool
 
 
-def _log_line(entry: Any) -> str:
-    parts = [
-        a if isinstance(a, str) else json.dumps(sandbox.to_json_safe(a), ensure_ascii=False)
-        for a in entry.args
-    ]
-    return f"[{entry.level}] {' '.join(parts)}"
+def js_result(result: ToolResult) -> dict[str, Any]:
+    """A tool's result as the program sees it, in the spec's JavaScript names.
+
+    ``{status, result, error}``, plus ``stack`` for a failure that has one (host paths cut to
+    file names) and ``attachments`` as ``{id, type, path, name, mimeType, size, width?,
+    height?, description?}`` (fields that are not set are left out, as JavaScript does).
+    """
+    out: dict[str, Any] = {"status": result.status, "result": result.result, "error": result.error}
+    if result.status == "error" and result.stack:
+        out["stack"] = _FILE_RE.sub(_file_name, result.stack)
+    if result.attachments:
+        out["attachments"] = [
+            {
+                _JS_NAMES.get(k, k): v
+                for k, v in a.model_dump(mode="json", exclude_none=True).items()
+            }
+            for a in result.attachments
+        ]
+    return out
 
 
-def _code_result(result: Any) -> ToolResult:
-    """Turn a ``sandbox.CodeResult`` into the code-mode tool's result."""
-    logs = [_log_line(entry) for entry in result.logs]
+def _file_name(found: re.Match[str]) -> str:
+    """``File "/a/b/tool.py"`` as ``File "tool.py"``: no host path reaches the program."""
+    name = _SEPARATOR_RE.split(found[1])[-1]
+    return f'File "{name}"'
+
+
+def _code_result(result: sandbox.CodeResult) -> ToolResult:
+    """A ``sandbox.CodeResult`` as the code-mode tool's result: its value is the run's answer
+    (:class:`RunCodeAnswer`, the plain ``run_code`` tool's shape) whatever the outcome."""
+    answer = run_code_answer(result)
     if result.status == "success":
-        # results are persisted as JSON: bytes, dates, undefined, NaN... get their JSON view
-        return ToolResult.success({"result": sandbox.to_json_safe(result.result), "logs": logs})
+        return ToolResult.success(answer)
     error = result.error
-    if result.status == "error" and error is not None:
-        message = str(error)
-    elif result.status == "terminated":
-        message = f"terminated: {result.reason or 'stopped'}"
-    elif result.status == "paused":
-        # a host function raised Pause: code mode does not keep continuations (approvals do)
-        names = ", ".join(p.function for p in result.paused)
-        message = f"paused: the program waits for {names}, which code mode cannot resume"
-    else:
-        message = f"{result.status}: {error}" if error is not None else result.status
     stack = error.stack if error is not None and error.stack else None
-    return ToolResult.failure(message, result={"logs": logs}, stack=stack)
+    return ToolResult.failure(_failure(result), result=answer, stack=stack)
+
+
+def _failure(result: sandbox.CodeResult) -> str:
+    """What went wrong, in words that follow the ``Error: `` a model reads before a failure."""
+    error = result.error
+    if result.status == "terminated":
+        return f"the program was stopped ({result.reason or 'terminated'})"
+    if result.status == "paused":
+        # a host function raised Pause: code mode keeps no continuation (approvals will)
+        names = ", ".join(p.function for p in result.paused)
+        return f"the program paused waiting for {names}, which code mode cannot resume"
+    if error is None:
+        return f"the run ended with status {result.status}"
+    where = f" at line {error.line}, column {error.column}" if error.line else ""
+    if result.status == "error":
+        return f"uncaught {error.name}: {error.message}{where}"
+    return f"{result.status.replace('_', ' ')}: {error.name}: {error.message}{where}"

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Final, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Self, TypeAlias
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ._calls import result_text
-from ._result import AttachmentRef, ToolAttachment, ToolResult
+from ._mime import check_mime_type
+from ._result import AttachmentRef, ToolAttachment, ToolResult, check_base64
 from .errors import ProviderFormatError, ThreadFileNotFoundError
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ __all__ = [
     "ContentFormat",
     "ImageContent",
     "TextContent",
+    "ToolContent",
     "render_content",
     "result_content",
 ]
@@ -51,13 +53,17 @@ class TextContent(BaseModel):
 
 
 class ImageContent(BaseModel):
-    """An image for the model: base64 ``data`` of ``mime_type``."""
+    """An image for the model: ``data`` (checked to be base64) of ``mime_type`` (checked to be
+    a MIME type)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     type: Literal["image"] = "image"
     data: str
     mime_type: str
+
+    _check_mime = field_validator("mime_type")(check_mime_type)
+    _check_data = field_validator("data")(check_base64)
 
     @classmethod
     def from_bytes(cls, content: bytes, mime_type: str) -> Self:
@@ -70,10 +76,14 @@ class ImageContent(BaseModel):
         return f"data:{self.mime_type};base64,{self.data}"
 
 
-Content = TextContent | ImageContent
+Content: TypeAlias = TextContent | ImageContent
+
+ToolContent: TypeAlias = Annotated[TextContent | ImageContent, Field(discriminator="type")]
+"""One item of content a model reads: :class:`TextContent` or :class:`ImageContent`, told
+apart by ``type`` (``pydantic.TypeAdapter(list[ToolContent])`` validates a list of dicts)."""
 
 
-async def result_content(result: ToolResult, state: ThreadState | None = None) -> list[Content]:
+async def result_content(result: ToolResult, state: ThreadState | None = None) -> list[ToolContent]:
     """The result as content: its text first, then one :class:`ImageContent` per image.
 
     Args:
@@ -81,7 +91,7 @@ async def result_content(result: ToolResult, state: ThreadState | None = None) -
         state: The thread whose files hold the result's :class:`AttachmentRef` s; without it
             only inline :class:`ToolAttachment` images can be sent.
     """
-    content: list[Content] = [TextContent(text=result_text(result))]
+    content: list[ToolContent] = [TextContent(text=result_text(result))]
     for item in result.attachments:
         if item.mime_type not in IMAGE_MIME_TYPES:
             continue
@@ -177,7 +187,7 @@ async def render_content(
 
 def mcp_result(result: ToolResult, content: list[Content]) -> dict[str, Any]:
     """A ``CallToolResult`` dict: text and images, ``isError``, and ``structuredContent``
-    when the value is an object."""
+    when the value is an object (a failure's too: code mode's answer is one)."""
     items: list[dict[str, Any]] = []
     for c in content:
         if isinstance(c, TextContent):
@@ -185,6 +195,6 @@ def mcp_result(result: ToolResult, content: list[Content]) -> dict[str, Any]:
         else:
             items.append({"type": "image", "data": c.data, "mimeType": c.mime_type})
     out: dict[str, Any] = {"content": items, "isError": result.status == "error"}
-    if result.ok and isinstance(result.result, dict):
+    if isinstance(result.result, dict):
         out["structuredContent"] = result.result
     return out

@@ -2,7 +2,8 @@
 
 :func:`check_attachment_refs` accepts an :class:`AttachmentRef` a tool returns only when its
 path resolves inside the thread's files to an existing file of the stated size (and MIME type,
-when the file has one recorded): a reference to ``../../etc/passwd`` or to nothing is refused.
+when the file has one recorded), id and name: a reference to ``../../etc/passwd``, to nothing,
+or with a made-up id is refused.
 
 The capability has the same shape as ``bridge.ReadOnlyDir``: ``readFile(path, encoding?)``,
 ``readdir(path?)`` and ``stat(path)``, over the files stored in the database instead of a host
@@ -19,7 +20,8 @@ from quickjail.bridge import FsError
 
 from ._paths import normalize_dir, normalize_path
 from ._result import AttachmentRef
-from .errors import ThreadFileNotFoundError, ThreadPathError
+from ._validation import issue
+from .errors import ThreadFileNotFoundError, ThreadPathError, ValidationIssue
 
 if TYPE_CHECKING:
     from ._state import ThreadState
@@ -32,7 +34,7 @@ _TEXT_ENCODINGS: Final = frozenset({"utf8", "utf-8"})
 
 async def check_attachment_refs(
     state: ThreadState | None, refs: Sequence[AttachmentRef]
-) -> tuple[list[AttachmentRef], list[dict[str, str]]]:
+) -> tuple[list[AttachmentRef], list[ValidationIssue]]:
     """Check references against the thread's files; return them canonical, or the issues.
 
     Args:
@@ -42,36 +44,48 @@ async def check_attachment_refs(
 
     Returns:
         ``(refs with canonical paths, [])`` when all are valid, else ``([], issues)`` with
-        one ``{"path": "attachments[i]", "message": ...}`` per bad reference.
+        one ``{"path": ["attachments", i], "message": ...}`` per bad reference.
     """
-    issues: list[dict[str, str]] = []
+    issues: list[ValidationIssue] = []
     out: list[AttachmentRef] = []
     if len(refs) > MAX_ATTACHMENTS:
         message = f"{len(refs)} attachments; at most MAX_ATTACHMENTS={MAX_ATTACHMENTS}"
-        return [], [{"path": "attachments", "message": message}]
+        return [], [issue(["attachments"], message)]
     for index, ref in enumerate(refs):
-        where = f"attachments[{index}]"
+        where = ("attachments", index)
         if state is None:
-            issues.append({"path": where, "message": "an AttachmentRef needs a thread"})
+            issues.append(issue(where, "an AttachmentRef needs a thread"))
             continue
         try:
             canonical = normalize_path(ref.path)
         except ThreadPathError as exc:
-            issues.append({"path": where, "message": f"not a thread file path: {exc}"})
+            issues.append(issue(where, f"not a thread file path: {exc}"))
             continue
         core = state._core
         info = await core.store.stat(core.thread_id, canonical)
         if info is None or info.is_dir:
-            issues.append({"path": where, "message": f"no such thread file: {canonical!r}"})
+            issues.append(issue(where, f"no such thread file: {canonical!r}"))
         elif info.size != ref.size:
             message = f"{canonical!r} has {info.size} bytes, the reference says {ref.size}"
-            issues.append({"path": where, "message": message})
+            issues.append(issue(where, message))
         elif info.mime_type is not None and info.mime_type != ref.mime_type:
             message = f"{canonical!r} is {info.mime_type}, the reference says {ref.mime_type}"
-            issues.append({"path": where, "message": message})
+            issues.append(issue(where, message))
+        elif info.id != ref.id:
+            message = f"{canonical!r} has id {info.id!r}, the reference says {_shown(ref.id)}"
+            issues.append(issue(where, message))
+        elif ref.name != canonical.rsplit("/", 1)[-1]:
+            name = canonical.rsplit("/", 1)[-1]
+            message = f"{canonical!r} is named {name!r}, the reference says {_shown(ref.name)}"
+            issues.append(issue(where, message))
         else:
             out.append(ref if canonical == ref.path else ref.model_copy(update={"path": canonical}))
     return ([], issues) if issues else (out, [])
+
+
+def _shown(text: str) -> str:
+    """A value a tool made up, quoted and cut short for a message."""
+    return repr(text[:80] + ("..." if len(text) > 80 else ""))
 
 
 def _refusal(code: str, exc: Exception) -> FsError:

@@ -8,7 +8,22 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["AttachmentRef", "ToolAttachment", "ToolResult"]
+from ._mime import check_mime_type
+
+__all__ = ["AttachmentRef", "ToolAttachment", "ToolResult", "check_base64"]
+
+
+def check_base64(value: str) -> str:
+    """Return ``value`` if it is standard base64 (padded, no other characters).
+
+    Raises:
+        ValueError: Naming why it is not.
+    """
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError(f"data must be base64: {exc}") from None
+    return value
 
 
 class ToolAttachment(BaseModel):
@@ -16,7 +31,7 @@ class ToolAttachment(BaseModel):
 
     Attributes:
         name: File name suggested by the tool; sanitized before it is stored.
-        mime_type: MIME type, e.g. ``"image/png"``.
+        mime_type: MIME type, e.g. ``"image/png"`` (checked, type and subtype lower-cased).
         data: The content, base64-encoded (validated on construction).
         width: Pixel width for images, if known.
         height: Pixel height for images, if known.
@@ -30,14 +45,8 @@ class ToolAttachment(BaseModel):
     width: int | None = None
     height: int | None = None
 
-    @field_validator("data")
-    @classmethod
-    def _check_base64(cls, value: str) -> str:
-        try:
-            base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise ValueError(f"data must be base64: {exc}") from None
-        return value
+    _check_mime = field_validator("mime_type")(check_mime_type)
+    _check_data = field_validator("data")(check_base64)
 
     @classmethod
     def from_bytes(
@@ -66,7 +75,7 @@ class AttachmentRef(BaseModel):
         type: Always ``"file"``.
         path: Virtual path in the thread's files (under ``/attachments/``).
         name: The sanitized file name.
-        mime_type: MIME type.
+        mime_type: MIME type (checked, type and subtype lower-cased).
         size: Size in bytes.
         width: Pixel width, if known.
         height: Pixel height, if known.
@@ -84,6 +93,8 @@ class AttachmentRef(BaseModel):
     width: int | None = None
     height: int | None = None
     description: str | None = None
+
+    _check_mime = field_validator("mime_type")(check_mime_type)
 
 
 class ToolResult(BaseModel):

@@ -9,11 +9,12 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType, TracebackType
 from typing import Any, Final, Self
 
+from ._define import unique_tools
 from ._secrets import SecretBox
 from ._state import EventHook, ThreadCore
 from ._store import DEFAULT_MAX_THREAD_BYTES, Store, ThreadRow
 from ._thread import Thread
-from ._tool import Tool, unique_tools
+from ._tool import Tool
 from .errors import MissingVariablesError, RuntimeClosedError
 
 __all__ = ["Runtime"]

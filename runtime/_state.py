@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -13,6 +14,7 @@ from pydantic import BaseModel
 
 from quickjail.sandbox.host import is_async_callable
 
+from ._mime import check_mime_type
 from ._paths import normalize_dir, normalize_path
 from ._result import AttachmentRef, ToolAttachment, ToolResult
 from ._secrets import Redactor, SecretBox
@@ -64,18 +66,30 @@ class AbortSignal:
 
 @dataclasses.dataclass(slots=True)
 class ExecutionState:
-    """Progress of the thread's current batch of tool calls.
+    """Progress of the thread's current batch of tool calls, named as in the tools spec
+    (``stepCount``, ``currentSide``, ``abortSignal`` in snake_case).
 
     Attributes:
         step_count: Tool calls started in the current batch (nested code-mode calls included).
-        side: Which side of the conversation is acting (``"a"``, or ``"b"`` in dual-agent
-            threads).
+        current_side: Which side of the conversation is acting: ``"a"``, or ``"b"`` when a
+            host running a dual-agent thread sets it (the runtime itself runs one side).
         abort_signal: The batch's :class:`AbortSignal`; a fresh one per batch.
     """
 
     step_count: int = 0
-    side: Literal["a", "b"] = "a"
+    current_side: Literal["a", "b"] = "a"
     abort_signal: AbortSignal = dataclasses.field(default_factory=AbortSignal)
+
+    @property
+    def side(self) -> Literal["a", "b"]:
+        """Deprecated alias of :attr:`current_side` (the spec's ``currentSide``)."""
+        warnings.warn("ExecutionState.side is deprecated; use current_side", DeprecationWarning, 2)
+        return self.current_side
+
+    @side.setter
+    def side(self, value: Literal["a", "b"]) -> None:
+        warnings.warn("ExecutionState.side is deprecated; use current_side", DeprecationWarning, 2)
+        self.current_side = value
 
 
 class ThreadCore:
@@ -428,18 +442,35 @@ class ThreadState:
 
     async def write_file(
         self, path: str, data: bytes | str, *, mime_type: str | None = None
-    ) -> None:
+    ) -> AttachmentRef:
         """Create or replace a thread file (text is stored as UTF-8).
 
         Like everything stored, the content has known secret values redacted.
 
+        Returns:
+            The file as an :class:`AttachmentRef` (its stable id, kept when the file is
+            rewritten; ``mime_type`` ``application/octet-stream`` when none is given), ready
+            to return from a tool.
+
         Raises:
             ThreadPathError: Malformed path.
+            ValueError: ``mime_type`` is not a MIME type (``type/subtype``).
         """
+        if mime_type is not None:
+            mime_type = check_mime_type(mime_type)
         canonical = normalize_path(path)
         content = data.encode() if isinstance(data, str) else bytes(data)
         content = self._core.redactor.data(content)
-        await self._core.store.write_file(self._core.thread_id, canonical, content, mime_type)
+        info = await self._core.store.write_file(
+            self._core.thread_id, canonical, content, mime_type
+        )
+        return AttachmentRef(
+            id=info.id or "",
+            path=canonical,
+            name=canonical.rsplit("/", 1)[-1],
+            mime_type=mime_type or "application/octet-stream",
+            size=info.size,
+        )
 
     async def list_files(self, directory: str = "/") -> list[str]:
         """List every file under ``directory`` (recursively), as canonical paths."""

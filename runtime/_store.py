@@ -26,10 +26,19 @@ import anyio
 import anyio.to_thread
 
 from ._message import Message, MessageKind, Role
-from ._paths import ATTACHMENTS_DIR, normalize_path
 from ._result import AttachmentRef
 from ._storage import StoragePool
-from .errors import RuntimeClosedError, StoreError, ThreadFileNotFoundError, ThreadQuotaError
+from ._store_files import (
+    FileInfo,
+    NewFile,
+    copy_attachments,
+    free_attachment_path,
+    select_file,
+    select_files,
+    stat_file,
+    upsert_file,
+)
+from .errors import RuntimeClosedError, StoreError, ThreadQuotaError
 
 __all__ = [
     "DEFAULT_MAX_THREAD_BYTES",
@@ -134,28 +143,6 @@ def dumps(value: Any) -> str:
         except UnicodeEncodeError:
             return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
     return text
-
-
-@dataclass(frozen=True, slots=True)
-class FileInfo:
-    """Metadata of a stored file."""
-
-    path: str
-    size: int
-    mime_type: str | None
-    updated_at: float
-    is_dir: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class NewFile:
-    """An attachment to store with a tool result."""
-
-    name: str
-    data: bytes
-    mime_type: str
-    width: int | None
-    height: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,20 +372,20 @@ class Store:
         """Create or replace a file at a normalized path."""
         nbytes = len(data) + _nbytes(path)
         return await self._run_charged(
-            thread_id, nbytes, partial(_upsert_file, thread_id, path, data, mime_type)
+            thread_id, nbytes, partial(upsert_file, thread_id, path, data, mime_type)
         )
 
     async def read_file(self, thread_id: str, path: str) -> bytes | None:
         """Return a file's content, or ``None`` if it does not exist."""
-        return await self._run(partial(_select_file, thread_id, path))
+        return await self._run(partial(select_file, thread_id, path))
 
     async def stat(self, thread_id: str, path: str) -> FileInfo | None:
         """Describe a file or a directory (a prefix of stored paths); ``None`` if neither."""
-        return await self._run(partial(_stat, thread_id, path))
+        return await self._run(partial(stat_file, thread_id, path))
 
     async def list_files(self, thread_id: str, directory: str) -> list[FileInfo]:
         """Return every file under a normalized directory (recursively), by path."""
-        return await self._run(partial(_select_files, thread_id, directory))
+        return await self._run(partial(select_files, thread_id, directory))
 
     async def copy_attachments(
         self,
@@ -415,7 +402,7 @@ class Store:
             ThreadFileNotFoundError: A ref names no file of ``source`` or a file of another
                 size.
         """
-        copy = partial(_copy_attachments, source, list(refs), target, redact)
+        copy = partial(copy_attachments, source, list(refs), target, redact)
         return await self._run_charged(target, sum(ref.size for ref in refs), copy)
 
     # ------------------------------------------------------------------ events
@@ -577,20 +564,6 @@ def _update_content(row: tuple[Any, ...], conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE messages SET content = ? WHERE id = ? AND thread_id = ?", row)
 
 
-def _free_attachment_path(conn: sqlite3.Connection, thread_id: str, name: str) -> str:
-    stem, dot, ext = name.rpartition(".")
-    if not dot or not stem:
-        stem, dot, ext = name, "", ""
-    candidate, counter = name, 1
-    while conn.execute(
-        "SELECT 1 FROM files WHERE thread_id = ? AND path = ?",
-        (thread_id, f"{ATTACHMENTS_DIR}/{candidate}"),
-    ).fetchone():
-        candidate = f"{stem}-{counter}{dot}{ext}"
-        counter += 1
-    return f"{ATTACHMENTS_DIR}/{candidate}"
-
-
 def _insert_result(
     meta: tuple[str, str | None, str | None, str | None],
     content: dict[str, Any],
@@ -605,7 +578,7 @@ def _insert_result(
         if isinstance(item, AttachmentRef):
             refs.append(item)
             continue
-        path = _free_attachment_path(conn, thread_id, item.name)
+        path = free_attachment_path(conn, thread_id, item.name)
         ref = AttachmentRef(
             id=f"att_{uuid.uuid4().hex}",
             path=path,
@@ -685,117 +658,6 @@ def _select_variables(thread_id: str, conn: sqlite3.Connection) -> list[tuple[st
         "SELECT name, type, value FROM variables WHERE thread_id = ? ORDER BY name", (thread_id,)
     ).fetchall()
     return [(row[0], row[1], bytes(row[2])) for row in rows]
-
-
-def _upsert_file(
-    thread_id: str, path: str, data: bytes, mime_type: str | None, conn: sqlite3.Connection
-) -> FileInfo:
-    now = time.time()
-    conn.execute(
-        "INSERT INTO files (thread_id, path, id, data, mime_type, size, created_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, path) DO UPDATE SET "
-        "data = excluded.data, mime_type = excluded.mime_type, size = excluded.size, "
-        "updated_at = excluded.updated_at",
-        (thread_id, path, f"file_{uuid.uuid4().hex}", data, mime_type, len(data), now, now),
-    )
-    return FileInfo(path=path, size=len(data), mime_type=mime_type, updated_at=now)
-
-
-def _select_file(thread_id: str, path: str, conn: sqlite3.Connection) -> bytes | None:
-    row = conn.execute(
-        "SELECT data FROM files WHERE thread_id = ? AND path = ?", (thread_id, path)
-    ).fetchone()
-    return None if row is None else bytes(row[0])
-
-
-def _under(directory: str) -> tuple[str, str]:
-    """The range ``[low, high)`` of the paths under ``directory``, compared exactly.
-
-    Every path under ``/a`` starts with ``/a/``; as ``0`` follows ``/`` in code-point (and
-    SQLite's binary UTF-8) order, those are exactly the paths in ``["/a/", "/a0")``. Unlike
-    a ``LIKE`` pattern this is case-sensitive and has no wildcards.
-    """
-    low = "/" if directory == "/" else directory + "/"
-    return low, low[:-1] + "0"
-
-
-def _stat(thread_id: str, path: str, conn: sqlite3.Connection) -> FileInfo | None:
-    row = conn.execute(
-        "SELECT size, mime_type, updated_at FROM files WHERE thread_id = ? AND path = ?",
-        (thread_id, path),
-    ).fetchone()
-    if row is not None:
-        return FileInfo(path=path, size=row[0], mime_type=row[1], updated_at=row[2])
-    row = conn.execute(
-        "SELECT MAX(updated_at) FROM files WHERE thread_id = ? AND path >= ? AND path < ?",
-        (thread_id, *_under(path)),
-    ).fetchone()
-    if path != "/" and (row is None or row[0] is None):
-        return None
-    updated = (row[0] if row else None) or 0.0
-    return FileInfo(path=path, size=0, mime_type=None, updated_at=updated, is_dir=True)
-
-
-def _select_files(thread_id: str, directory: str, conn: sqlite3.Connection) -> list[FileInfo]:
-    rows = conn.execute(
-        "SELECT path, size, mime_type, updated_at FROM files WHERE thread_id = ? "
-        "AND path >= ? AND path < ? ORDER BY path",
-        (thread_id, *_under(directory)),
-    ).fetchall()
-    return [FileInfo(path=r[0], size=r[1], mime_type=r[2], updated_at=r[3]) for r in rows]
-
-
-def _copy_attachments(
-    source: str,
-    refs: list[AttachmentRef],
-    target: str,
-    redact: Callable[[bytes], bytes],
-    conn: sqlite3.Connection,
-) -> list[AttachmentRef]:
-    copies: list[AttachmentRef] = []
-    now = time.time()
-    for ref in refs:
-        path = normalize_path(ref.path)
-        row = conn.execute(
-            "SELECT data, mime_type, width, height, description FROM files "
-            "WHERE thread_id = ? AND path = ?",
-            (source, path),
-        ).fetchone()
-        if row is None or len(row[0]) != ref.size:
-            raise ThreadFileNotFoundError(
-                f"attachment {path!r} is not a file of thread {source!r} of {ref.size} bytes"
-            )
-        data = redact(bytes(row[0]))
-        new_path = _free_attachment_path(conn, target, path.rsplit("/", 1)[-1])
-        copy = AttachmentRef(
-            id=f"att_{uuid.uuid4().hex}",
-            path=new_path,
-            name=new_path.rsplit("/", 1)[-1],
-            mime_type=row[1] or ref.mime_type,
-            size=len(data),
-            width=row[2],
-            height=row[3],
-            description=ref.description if ref.description is not None else row[4],
-        )
-        conn.execute(
-            "INSERT INTO files (thread_id, path, id, data, mime_type, size, width, height, "
-            "description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                target,
-                new_path,
-                copy.id,
-                data,
-                copy.mime_type,
-                copy.size,
-                copy.width,
-                copy.height,
-                copy.description,
-                now,
-                now,
-            ),
-        )
-        copies.append(copy)
-    return copies
 
 
 def _insert_event(thread_id: str, kind: str, data: str, conn: sqlite3.Connection) -> None:

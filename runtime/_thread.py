@@ -11,7 +11,8 @@ from ._calls import ParsedCall, parse_call
 from ._paths import attachment_name
 from ._result import AttachmentRef, ToolAttachment, ToolResult
 from ._state import AbortSignal, ThreadCore, ThreadState
-from ._store import NewFile, dumps
+from ._store import dumps
+from ._store_files import NewFile
 
 if TYPE_CHECKING:
     from ._runtime import Runtime

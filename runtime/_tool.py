@@ -1,44 +1,41 @@
-"""Tool definitions: :func:`define_tool`, :class:`Tool`, :class:`Variable`, discovery."""
+"""A tool: :class:`Tool` (the StandardTool shape, its runs and formatting) and :class:`Variable`."""
 
 from __future__ import annotations
 
 import copy
-import hashlib
-import importlib.util
 import inspect
-import json
 import re
-import sys
 import traceback
-import warnings
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn
 
-from pydantic import BaseModel, ValidationError
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+from pydantic import BaseModel
 
-from ._argtypes import check_model
 from ._fs import check_attachment_refs
 from ._result import AttachmentRef, ToolResult
 from ._schema import JsonSchema, build_schema
-from ._tenvs import tenv_variables
 from ._typescript_decl import ts_declaration
-from ._validation import issues_of, summarize, validate_input
+from ._validation import (
+    issue,
+    summarize,
+    validate_input,
+    validate_json_input,
+    validate_output,
+)
 from .errors import (
     ToolDefinitionError,
     ToolExecutionError,
-    ToolNameWarning,
     ToolValidationError,
+    ValidationIssue,
 )
 
 if TYPE_CHECKING:
     from ._state import ThreadState
 
-__all__ = ["Tool", "Variable", "define_tool", "discover_tools", "unique_tools"]
+__all__ = ["SNAKE_RE", "Execute", "Formatter", "Tool", "Variable", "default_format"]
 
-_SNAKE_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+SNAKE_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 Execute = Callable[..., Awaitable[Any]]
 
@@ -71,12 +68,19 @@ class Variable:
             raise ToolDefinitionError(f"variable {self.name!r}: type must be 'text' or 'secret'")
 
 
-Formatter = Callable[[Exception], Any]
+Formatter = Callable[[Any], Any]
+"""Turns every outcome of a formatted tool into the data it returns, as the StandardTool
+reference's ``formatOutput(result: Output | Error)``: called with the validated output value of
+a success, or with the exception an unformatted :meth:`Tool.execute` raises for a failure
+(:class:`~quickjail.runtime.errors.ToolValidationError`,
+:class:`~quickjail.runtime.errors.ToolExecutionError`, or the tool's own exception), it returns
+that data, or an awaitable of it (an ``async def`` formatter works)."""
 
 
-def default_format(exc: Exception) -> dict[str, Any]:
-    """The default failure data of a formatted tool: ``{"error": message}``."""
-    return {"error": str(exc)}
+def default_format(result: Any) -> Any:
+    """The default formatter, as the reference's: a success's value as is, a failure (an
+    exception) as ``{"error": message}``."""
+    return {"error": str(result)} if isinstance(result, BaseException) else result
 
 
 class Tool:
@@ -90,7 +94,7 @@ class Tool:
     * ``await tool.execute(input, meta)`` (the StandardTool form) returns the validated output
       value and raises :class:`~quickjail.runtime.errors.ToolValidationError` (``target``
       ``"input"`` or ``"output"``) or :class:`~quickjail.runtime.errors.ToolExecutionError`;
-      ``tool.formatted()`` is the same tool with its failures returned as data.
+      ``tool.formatted(fmt)`` is the same tool returning ``fmt(result)`` for every outcome.
 
     A thread is optional for both: ``state``/``meta`` may be ``None`` for a tool that does not
     use one (its ``execute`` then receives ``None`` as the state).
@@ -108,6 +112,8 @@ class Tool:
         "_name",
         "_output_schema",
         "_returns",
+        "_schema_only",
+        "_takes_meta",
         "_tenvs",
         "_title",
         "_variables",
@@ -126,8 +132,14 @@ class Tool:
         execution_provider: str | None,
         tenvs: type[BaseModel] | None = None,
         title: str | None = None,
+        schemas: tuple[JsonSchema, JsonSchema | None] | None = None,
     ) -> None:
-        """Store an already validated definition; use :func:`define_tool` instead."""
+        """Store an already validated definition; use :func:`define_tool` instead.
+
+        ``schemas`` (input, output) are the published JSON Schemas of a tool no pydantic
+        model backs (``args`` and ``returns`` are then ``None``): its input is held to them
+        and passed to ``execute`` as a dict.
+        """
         self._tenvs = tenvs
         self._name = name
         self._title = title
@@ -138,10 +150,15 @@ class Tool:
         self._returns = returns
         self._execution_mode = execution_mode
         self._execution_provider = execution_provider
-        self._input_schema = build_schema(args, "validation")
-        self._output_schema = build_schema(returns, "serialization") if returns else None
+        self._schema_only = schemas is not None
+        if schemas is not None:
+            self._input_schema, self._output_schema = schemas
+        else:
+            self._input_schema = build_schema(args, "validation")
+            self._output_schema = build_schema(returns, "serialization") if returns else None
         self._base: Tool = self
         self._format: Formatter | None = None
+        self._takes_meta = execute is not None and _declares_meta(execute)
 
     @property
     def name(self) -> str:
@@ -228,16 +245,7 @@ class Tool:
             thing (including an :class:`AttachmentRef` to no file of the thread).
             Cancellation propagates.
         """
-        bound = state._bind(self) if state is not None else None
-        try:
-            result = await self._validated(args, bound)
-        except (ToolValidationError, ToolExecutionError) as exc:
-            result = ToolResult.failure(str(exc))
-        except Exception as exc:
-            result = ToolResult.failure(
-                f"{type(exc).__name__}: {exc}", stack=traceback.format_exc()
-            )
-        return bound._redact_result(result) if bound is not None else result
+        return await self._outcome(args, _thread_meta(state))
 
     async def execute(
         self, input: Mapping[str, Any] | BaseModel | None = None, meta: Any = None
@@ -246,14 +254,16 @@ class Tool:
 
         Args:
             input: The arguments (a mapping of JSON data, a model instance, or ``None``).
-            meta: ``None``, a :class:`ThreadState`, or a mapping with an optional ``"state"``
-                (a :class:`ThreadState`) and ``"call_id"``.
+            meta: Anything the caller wants the tool to see; an ``execute`` that declares a
+                ``meta`` parameter receives it unchanged. The runtime reads a thread from it:
+                a :class:`ThreadState` (or :class:`Thread`) given as ``meta`` or as
+                ``meta["state"]``, with an optional ``meta["call_id"]`` string; any other value
+                (a foreign framework's context) just runs the tool without a thread.
 
         Returns:
             The successful result's value (JSON data matching ``output_schema``, secrets
             redacted when a thread is given); attachments are available through :meth:`call`.
-            A :meth:`formatted` tool returns its formatter's data for any failure instead of
-            raising.
+            A :meth:`formatted` tool returns its formatter's data for every outcome instead.
 
         Raises:
             ToolValidationError: The input (``target="input"``) or the tool's output
@@ -262,23 +272,38 @@ class Tool:
                 misses a required variable.
             Exception: Whatever the tool's own code raised.
         """
+        if self._format is None:
+            result = await self._base._run(input, meta)
+            if not result.ok:
+                raise ToolExecutionError(result, result.error or "the tool failed")
+            return result.result
+        outcome: Any
         try:
-            return await self._base._execute_plain(input, meta)
-        except Exception as exc:
-            if self._format is None:
-                raise
-            return self._format(exc)
+            outcome = await self._base.execute(input, meta)
+        except Exception as exc:  # a failure is the formatter's to shape; cancellation is not
+            outcome = exc
+        data = self._format(outcome)
+        if inspect.isawaitable(data):
+            data = await data
+        return data
 
     def formatted(self, fmt: Formatter | None = None) -> Tool:
-        """The same tool whose :meth:`execute` returns failures as data instead of raising.
+        """The same tool whose :meth:`execute` returns ``fmt(result)`` for every outcome.
 
         Args:
-            fmt: Turns the exception into the data returned; by default ``{"error": message}``.
+            fmt: Called with every outcome (sync or async), as the StandardTool reference's
+                ``formatOutput``: the validated output value of a success, or the exception
+                the unformatted :meth:`execute` raises for a failure; by default a success's
+                value as is and a failure as ``{"error": message}``. (For a result with its
+                attachments as :data:`~quickjail.runtime.helpers.ToolContent`, use
+                :meth:`call` and ``helpers.result_content``.)
 
         Returns:
             A new tool re-derived from this tool's validated execute each time: formatting a
             formatted tool replaces its formatter, it never stacks.
         """
+        if fmt is not None and not callable(fmt):
+            raise TypeError(f"fmt must be callable, got {type(fmt).__name__}")
         base = self._base
         tool = copy.copy(base)
         tool._base = base
@@ -308,6 +333,23 @@ class Tool:
 
         return tool_from_function(fn, name=name, title=title, description=description)
 
+    @classmethod
+    def from_standard(cls, obj: Any) -> Tool:
+        """A tool of another library's StandardTool object; see :mod:`._standard`.
+
+        ``obj`` has ``name``, ``description``, ``input_schema``, optionally ``title`` and
+        ``output_schema``, and ``execute(input, meta)`` (sync or async). Its schemas are
+        published as they are and what crosses is held to them. ``Runtime(tools=...)``,
+        ``thread(tools=...)`` and ``code_mode_tool`` adapt such objects themselves.
+
+        Raises:
+            ToolDefinitionError: A missing or empty name or description, a schema that is not
+                a JSON object schema, or no callable ``execute``.
+        """
+        from ._standard import tool_from_standard
+
+        return tool_from_standard(obj)
+
     def as_function(self) -> Callable[..., Awaitable[Any]]:
         """An async plain callable: ``await fn(**kwargs)`` is ``await tool.execute(kwargs)``."""
         tool = self
@@ -330,18 +372,30 @@ class Tool:
 
         return export_tools([self], "mcp")[0]
 
-    async def _execute_plain(self, input: Any, meta: Any) -> Any:
-        state, call_id = _meta_state(meta)
-        bound = state._bind(self, call_id) if state is not None else None
-        result = await self._validated(input, bound)
-        if bound is not None:
-            result = bound._redact_result(result)
-        if not result.ok:
-            raise ToolExecutionError(result, result.error or "the tool failed")
-        return result.result
+    async def _run(self, input: Any, meta: Any) -> ToolResult:
+        """Validate, run and check against the thread ``meta`` names: a failure the tool
+        reports is an error result, a validation or execution problem is raised."""
+        bound = _bound_state(self, meta)
+        result = await self._validated(input, bound, meta)
+        return bound._redact_result(result) if bound is not None else result
+
+    async def _outcome(self, input: Any, meta: Any) -> ToolResult:
+        """Every outcome as a result: the tool's own, or an error result for a validation
+        problem, an execution problem or an exception of the tool (secrets redacted).
+        Cancellation propagates."""
+        bound = _bound_state(self, meta)
+        try:
+            result = await self._validated(input, bound, meta)
+        except (ToolValidationError, ToolExecutionError) as exc:
+            result = ToolResult.failure(str(exc))
+        except Exception as exc:
+            result = ToolResult.failure(
+                f"{type(exc).__name__}: {exc}", stack=traceback.format_exc()
+            )
+        return bound._redact_result(result) if bound is not None else result
 
     async def _validated(
-        self, args: Mapping[str, Any] | BaseModel | None, state: ThreadState | None
+        self, args: Mapping[str, Any] | BaseModel | None, state: ThreadState | None, meta: Any
     ) -> ToolResult:
         """Validate, run and check; a failure the tool returns comes back as an error result."""
         if self._execution_mode == "provider" or self._execute is None:
@@ -350,9 +404,12 @@ class Tool:
                 " not locally"
             )
             raise ToolExecutionError(ToolResult.failure(message), message)
-        parsed = validate_input(
-            self._args, self._input_schema, args, f"invalid arguments for tool {self._name!r}"
-        )
+        what = f"invalid arguments for tool {self._name!r}"
+        parsed: BaseModel | dict[str, Any] | None
+        if self._schema_only:
+            parsed = validate_json_input(self._input_schema, args, what)
+        else:
+            parsed = validate_input(self._args, self._input_schema, args, what)
         if state is not None:
             problem = await state._load_tenvs(self)
         else:
@@ -367,10 +424,11 @@ class Tool:
                 )
         if problem is not None:
             raise ToolExecutionError(ToolResult.failure(problem), problem)
-        if self._args is None:
-            raw = await self._execute(state)
+        extra = {"meta": meta} if self._takes_meta else {}
+        if parsed is None:
+            raw = await self._execute(state, **extra)
         else:
-            raw = await self._execute(state, parsed)
+            raw = await self._execute(state, parsed, **extra)
         result = self._check_result(raw)
         refs = [a for a in result.attachments if isinstance(a, AttachmentRef)]
         if refs:
@@ -387,215 +445,70 @@ class Tool:
         return result
 
     def _output_error(
-        self, issues: list[dict[str, str]], what: str, total: int | None = None
+        self, issues: list[ValidationIssue], what: str, total: int | None = None
     ) -> NoReturn:
         raise ToolValidationError(
             "output", issues, f"tool {self._name!r} {what}: {summarize(issues, total)}"
         )
 
     def _check_result(self, raw: object) -> ToolResult:
+        """The tool's :class:`ToolResult`, its value held to the published output schema
+        (a failure's detail only to JSON)."""
         if not isinstance(raw, ToolResult):
             shown = type(raw).__name__
             self._output_error(
-                [{"path": "", "message": f"expected a ToolResult, got {shown}"}],
+                [issue((), f"expected a ToolResult, got {shown}")],
                 f"returned {shown}, not a ToolResult; return ToolResult.success(value) or "
                 "ToolResult.failure(message)",
             )
-        value = raw.result
-        if raw.status == "success" and self._returns is not None:
-            try:
-                if isinstance(value, BaseModel):
-                    value = value.model_dump()
-                value = self._returns.model_validate(value).model_dump(mode="json")
-            except ValidationError as exc:
-                self._output_error(
-                    issues_of(exc),
-                    f"returned a result that does not match {self._returns.__name__}",
-                    exc.error_count(),
-                )
-        try:
-            value = to_jsonable_python(value, bytes_mode="base64")
-            json.dumps(value, allow_nan=False)
-        except (PydanticSerializationError, TypeError, ValueError, RecursionError) as exc:
-            self._output_error(
-                [{"path": "", "message": str(exc)}], "returned a result that is not JSON-compatible"
-            )
+        success = raw.status == "success"
+        value = validate_output(
+            self._returns if success else None,
+            self._output_schema if success else None,
+            raw.result,
+            f"tool {self._name!r} returned a result that",
+        )
         return raw.model_copy(update={"result": value})
 
 
-def _meta_state(meta: Any) -> tuple[ThreadState | None, str | None]:
+def _thread_meta(state: ThreadState | None) -> dict[str, Any] | None:
+    """The ``meta`` a thread's own call gives a tool: its state and its call id."""
+    return None if state is None else {"state": state, "call_id": state.call_id}
+
+
+def _bound_state(tool: Tool, meta: Any) -> ThreadState | None:
+    """The thread ``meta`` names, bound to ``tool``; ``None`` for any other ``meta``.
+
+    A :class:`ThreadState` or a :class:`Thread`, as ``meta`` itself or as ``meta["state"]``
+    (with ``meta["call_id"]`` when it is a string), names a thread; the StandardTool ``meta``
+    of another framework is any other value, and the tool then runs without a thread.
+    """
     from ._state import ThreadState
+    from ._thread import Thread
 
-    if meta is None:
-        return None, None
-    if isinstance(meta, ThreadState):
-        return meta, None
+    call_id = None
     if isinstance(meta, Mapping):
-        state, call_id = meta.get("state"), meta.get("call_id")
-        if state is not None and not isinstance(state, ThreadState):
-            raise TypeError(f"meta['state'] must be a ThreadState, got {type(state).__name__}")
-        if call_id is not None and not isinstance(call_id, str):
-            raise TypeError("meta['call_id'] must be a str")
-        return state, call_id
-    raise TypeError(f"meta must be None, a ThreadState or a mapping, got {type(meta).__name__}")
+        found = meta.get("state")
+        given = meta.get("call_id")
+        call_id = given if isinstance(given, str) else None
+        meta = found
+    if isinstance(meta, Thread):
+        meta = meta.state
+    if not isinstance(meta, ThreadState):
+        return None
+    wanted = call_id if call_id is not None else meta.call_id
+    if meta._tool is tool and wanted == meta.call_id:
+        return meta
+    return meta._bind(tool, wanted)
 
 
-def define_tool(
-    *,
-    description: str,
-    execute: Execute | None = None,
-    args: type[BaseModel] | None = None,
-    returns: type[BaseModel] | None = None,
-    variables: Sequence[Variable] = (),
-    tenvs: type[BaseModel] | None = None,
-    name: str | None = None,
-    title: str | None = None,
-    execution_mode: Literal["local", "provider"] = "local",
-    execution_provider: str | None = None,
-) -> Tool:
-    """Define a tool.
-
-    Args:
-        description: What the tool does, for the model (non-empty).
-        execute: ``async def fn(state, args)`` (or ``async def fn(state)`` without ``args``)
-            returning a :class:`ToolResult`. Optional for provider-executed tools.
-        args: Pydantic model of the arguments; ``None`` for a tool without arguments.
-        returns: Pydantic model the successful result must match.
-        variables: Variables the tool reads through ``await state.env(name)``.
-        tenvs: Pydantic model of the tool's variables (see :mod:`quickjail.runtime._tenvs`):
-            each field is a variable; the tool reads the parsed instance as ``state.tenvs``.
-        name: The tool's name; by default the stem of the file that defines it.
-        title: A human-readable title (shown by UIs and MCP clients).
-        execution_mode: ``"provider"`` for tools the model provider runs; they are described
-            in exports but never executed locally.
-        execution_provider: Which provider executes a ``"provider"`` tool.
-
-    Returns:
-        The tool.
-
-    Raises:
-        ToolDefinitionError: Empty description, unsupported argument type (naming the field),
-            a sync or mis-shaped ``execute``, or duplicate variable names.
-
-    Warns:
-        ToolNameWarning: If the name is not snake_case of 1–64 characters.
-    """
-    if not isinstance(description, str) or not description.strip():
-        raise ToolDefinitionError("a tool needs a non-empty description string")
-    if name is None:
-        source = sys._getframe(1).f_globals.get("__file__")
-        if not source:
-            raise ToolDefinitionError("name= is required for a tool not defined in a file")
-        name = Path(source).stem
-    if not isinstance(name, str) or not name:
-        raise ToolDefinitionError("a tool name must be a non-empty string")
-    if not _SNAKE_RE.match(name):
-        warnings.warn(
-            f"tool name {name!r} is not snake_case of 1-64 characters", ToolNameWarning, 2
-        )
-    if title is not None and (not isinstance(title, str) or not title.strip()):
-        raise ToolDefinitionError(f"tool {name!r}: title must be a non-empty string or None")
-    if execution_mode not in ("local", "provider"):
-        raise ToolDefinitionError(f"tool {name!r}: execution_mode must be 'local' or 'provider'")
-    for model, what in ((args, "args"), (returns, "returns")):
-        if model is not None:
-            try:
-                check_model(model, what)
-            except ToolDefinitionError as exc:
-                raise ToolDefinitionError(f"tool {name!r}: {exc}") from None
-    if execution_mode == "local":
-        _check_execute(name, execute, with_args=args is not None)
-    declared = tuple(variables)
-    if any(not isinstance(v, Variable) for v in declared):
-        raise ToolDefinitionError(f"tool {name!r}: variables must be Variable instances")
-    if tenvs is not None:
-        declared += tenv_variables(name, tenvs)
-    names = [v.name for v in declared]
-    if len(set(names)) != len(names):
-        raise ToolDefinitionError(f"tool {name!r}: duplicate variable names in {names}")
-    return Tool(
-        name=name,
-        description=description,
-        args=args,
-        execute=execute,
-        variables=declared,
-        returns=returns,
-        execution_mode=execution_mode,
-        execution_provider=execution_provider,
-        tenvs=tenvs,
-        title=title,
-    )
-
-
-def _check_execute(name: str, execute: object, *, with_args: bool) -> None:
-    if execute is None:
-        raise ToolDefinitionError(f"tool {name!r}: execute= is required for a local tool")
-    if not callable(execute):
-        raise ToolDefinitionError(f"tool {name!r}: execute must be an async function")
-    dunder_call = getattr(type(execute), "__call__", None)  # noqa: B004 - async def __call__
-    if not (inspect.iscoroutinefunction(execute) or inspect.iscoroutinefunction(dunder_call)):
-        raise ToolDefinitionError(f"tool {name!r}: execute must be an async function")
+def _declares_meta(execute: Callable[..., Any]) -> bool:
+    """Whether ``execute`` takes the StandardTool ``meta`` (a parameter named ``meta``)."""
     try:
-        signature = inspect.signature(execute)
+        parameter = inspect.signature(execute).parameters.get("meta")
     except (TypeError, ValueError):
-        return
-    try:
-        signature.bind(None, None) if with_args else signature.bind(None)
-    except TypeError:
-        shape = "async fn(state, args)" if with_args else "async fn(state)"
-        raise ToolDefinitionError(f"tool {name!r}: execute must look like {shape}") from None
-
-
-def unique_tools(tools: Iterable[Tool], where: str) -> dict[str, Tool]:
-    """Index tools by name, refusing duplicates and non-tools.
-
-    Raises:
-        ToolDefinitionError: Naming the duplicate.
-    """
-    index: dict[str, Tool] = {}
-    for tool in tools:
-        if not isinstance(tool, Tool):
-            raise ToolDefinitionError(f"{where}: expected Tool objects, got {type(tool).__name__}")
-        if tool.name in index:
-            raise ToolDefinitionError(f"{where}: two tools are named {tool.name!r}")
-        index[tool.name] = tool
-    return index
-
-
-def discover_tools(path: str | Path) -> list[Tool]:
-    """Load every ``*.py`` file of a ``tools/`` directory and collect the tools it defines.
-
-    Files whose names start with ``_`` are skipped; a file defining no tool is ignored. A tool
-    defined without ``name=`` is named after its file.
-
-    Args:
-        path: The directory.
-
-    Returns:
-        The tools, ordered by file name.
-
-    Raises:
-        ToolDefinitionError: The directory is missing, or two tools share a name.
-    """
-    root = Path(path)
-    if not root.is_dir():
-        raise ToolDefinitionError(f"tools directory {str(root)!r} does not exist")
-    digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:12]
-    found: list[Tool] = []
-    for file in sorted(root.glob("*.py")):
-        if file.name.startswith("_"):
-            continue
-        module_name = f"_quickjail_tools_{digest}_{file.stem}"
-        spec = importlib.util.spec_from_file_location(module_name, file)
-        if spec is None or spec.loader is None:  # pragma: no cover - .py files always load
-            continue
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[module_name]
-            raise
-        found.extend(v for v in vars(module).values() if isinstance(v, Tool) and v not in found)
-    unique_tools(found, f"tools in {root.name}/")
-    return found
+        return False
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )

@@ -23,6 +23,18 @@ _RESERVED: Final = frozenset(
 )
 
 
+#: What a tool's function resolves to in code mode, in the spec's JavaScript names.
+_RESULT_TYPES: Final = """\
+export type AttachmentRef = {
+  id: string; type: "file"; path: string; name: string; mimeType: string; size: number;
+  width?: number; height?: number; description?: string;
+};
+export type ToolResult<T = unknown> =
+  | { status: "success"; result: T; error: null; attachments?: AttachmentRef[] }
+  | { status: "error"; result: unknown; error: string; stack?: string;
+      attachments?: AttachmentRef[] };"""
+
+
 def is_export_name(name: str) -> bool:
     """Whether a tool can also be a named export of the ``tools`` module (an identifier)."""
     return bool(_IDENT_RE.match(name)) and name not in _RESERVED
@@ -117,9 +129,7 @@ def ts_module_declaration(tools: Sequence[Tool], module: str = "tools") -> str:
     indent = "  "
     lines = [
         f"declare module {json.dumps(module)} {{",
-        f"{indent}export type ToolResult<T = unknown> =",
-        f'{indent}  | {{ status: "success"; result: T; error: null; attachments?: unknown[] }}',
-        f'{indent}  | {{ status: "error"; result: unknown; error: string }};',
+        *(f"{indent}{line}" if line else "" for line in _RESULT_TYPES.splitlines()),
     ]
     members = []
     for tool in tools:

@@ -21,6 +21,8 @@ too (``except ValueError`` still works):
 
     ToolNameWarning(UserWarning)               a tool name is not snake_case of 1–64 characters
 
+``ValidationIssue`` is the shape of one item of ``ToolValidationError.issues``.
+
 Failures *of a tool* (it raised, returned the wrong type, got invalid arguments, missed a required
 variable) are never raised by ``tool.call`` or a batch: they become ``ToolResult(status="error")``
 so a batch never halts. ``tool.execute`` (the StandardTool form) raises them instead, as
@@ -29,6 +31,8 @@ into data.
 """
 
 from __future__ import annotations
+
+from typing import TypedDict
 
 __all__ = [
     "MissingVariablesError",
@@ -46,6 +50,7 @@ __all__ = [
     "ToolNameWarning",
     "ToolRuntimeError",
     "ToolValidationError",
+    "ValidationIssue",
 ]
 
 
@@ -57,16 +62,29 @@ class ToolDefinitionError(ToolRuntimeError, ValueError):
     """A tool definition is invalid (description, argument types, signature, duplicate name)."""
 
 
+class ValidationIssue(TypedDict):
+    """One problem a validation found, as the StandardTool RFC's issues carry it.
+
+    Attributes:
+        path: The keys from the validated value's root to the offending value: strings for
+            object keys, integers for array indices; ``[]`` for the value itself.
+        message: What is wrong there, e.g. ``expected a number (got a string "21")``.
+    """
+
+    path: list[str | int]
+    message: str
+
+
 class ToolValidationError(ToolRuntimeError, ValueError):
     """``tool.execute``'s input or output does not match the tool's schema.
 
     Attributes:
         target: ``"input"`` or ``"output"``.
-        issues: One ``{"path": ..., "message": ...}`` per problem (``path`` is dotted,
-            ``""`` for the value itself), at most a bounded number of them.
+        issues: One :class:`ValidationIssue` per problem (``{"path": ["a", 0], "message":
+            ...}``), at most a bounded number of them.
     """
 
-    def __init__(self, target: str, issues: list[dict[str, str]], message: str) -> None:
+    def __init__(self, target: str, issues: list[ValidationIssue], message: str) -> None:
         """Carry the target and the issues; ``message`` is the human-readable summary."""
         super().__init__(message)
         self.target = target

@@ -2,9 +2,12 @@
 
 Functions over a :class:`~quickjail.runtime.ThreadState`: queue a call, inject or read
 messages, emit thread events; :func:`render_results` for provider messages (text) and
-:func:`render_content` (images as images, with :class:`TextContent`/:class:`ImageContent`); and
-the types of ``state.execution`` (:class:`ExecutionState`, :class:`AbortSignal`) and
-``state.storage`` (:class:`ThreadStorage`, :class:`SqlResult`).
+:func:`render_content` (images as images, with :class:`TextContent`/:class:`ImageContent`,
+the two kinds of :data:`ToolContent`), :func:`result_content` (one result as content);
+:class:`RunCodeAnswer`, the answer of every ``run_code`` tool (:func:`run_code_answer`,
+:func:`invalid_answer`, :func:`answer_schema`); and the types of ``state.execution``
+(:class:`ExecutionState`, :class:`AbortSignal`) and ``state.storage`` (:class:`ThreadStorage`,
+:class:`SqlResult`).
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from ._answer import RunCodeAnswer, answer_schema, invalid_answer, run_code_answer
 from ._calls import ParsedCall, render_results
-from ._content import ImageContent, TextContent, render_content
+from ._content import ImageContent, TextContent, ToolContent, render_content, result_content
 from ._message import Message, Role
 from ._state import AbortSignal, ExecutionState, ThreadState
 from ._storage import SqlResult, ThreadStorage
@@ -24,15 +28,21 @@ __all__ = [
     "AbortSignal",
     "ExecutionState",
     "ImageContent",
+    "RunCodeAnswer",
     "SqlResult",
     "TextContent",
     "ThreadStorage",
+    "ToolContent",
+    "answer_schema",
     "emit_thread_event",
     "get_messages",
     "inject_message",
+    "invalid_answer",
     "queue_tool",
     "render_content",
     "render_results",
+    "result_content",
+    "run_code_answer",
 ]
 
 _ROLES = ("system", "user", "assistant", "tool")

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from quickjail.sandbox import _engine, _stacks
 from quickjail.sandbox._abi import QJ_FAIL, QJ_PENDING
+from quickjail.sandbox._blocking import Later, Wake, on_own_loop
 from quickjail.sandbox._continuation import Continuation
 from quickjail.sandbox._durable import Answer
 from quickjail.sandbox._hostcall import PendingCall
@@ -31,7 +32,6 @@ from quickjail.sandbox._program import Program, content_id
 from quickjail.sandbox._result import CodeResult, ErrorInfo
 from quickjail.sandbox._run import Run
 from quickjail.sandbox._values import Reply
-from quickjail.sandbox._wake import Later, Wake
 from quickjail.sandbox.host import Pause, is_async_callable
 
 if TYPE_CHECKING:
@@ -181,7 +181,9 @@ class CodeExecution:
         if self._started:
             raise RuntimeError("this run is already being driven")
         if self._has_async or is_async_callable(self._opts.report):
-            anyio.run(self._wait_quietly)  # async callables need an event loop
+            # async callables need an event loop: a private one (on a thread of its own when
+            # this thread already runs one, as in a notebook)
+            on_own_loop(self._wait_quietly, self.terminate)
             assert self._result is not None
             return self._result
         self._started = True

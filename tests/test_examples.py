@@ -37,4 +37,4 @@ def test_example_program_runs_and_prints_its_results(name: str) -> None:
             f"'aborted': 'TimeoutError', 'sha256': '{sha}', 'uuid': 36}}"
         ) in proc.stdout
     elif name == "tools.py":
-        assert "success {'result': ['sunny', 'snow'], 'logs': []}" in proc.stdout
+        assert "success {'status': 'success', 'result': ['sunny', 'snow'], " in proc.stdout

@@ -3,6 +3,7 @@ the extra a missing framework's error names."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -165,7 +166,7 @@ def test_pydantic_ai_tool_schema() -> None:
         "additionalProperties": False,
         "properties": {
             "code": {
-                "description": "Source of an ES module; its default export is the result.",
+                "description": CodeRunner().code_description(),
                 "type": "string",
             },
             "timeout": {
@@ -201,3 +202,145 @@ def test_langchain_tool_invokes_sync_and_async() -> None:
     assert anyio.run(call)["result"] == "cba"
     stopped = tool.invoke({"code": "for (;;) {}", "timeout": 0.1})
     assert (stopped["status"], stopped["reason"]) == ("terminated", "timeout")
+
+
+# ---------------------------------------------------------------- code shapes (issue 29 item 14)
+
+# what models write instead of an ES module, and what each computes
+_SHAPES = [
+    ("const x = 6 * 7;\nreturn x", 42),
+    ("```ts\nconst n: number = 41;\nreturn n + 1\n```", 42),
+    ("[1, 2, 3].map((x) => x * 2)", [2, 4, 6]),
+    ("async () => { await Promise.resolve(); return 'arrow' }", "arrow"),
+    ("export default 6 * 7", 42),
+]
+
+
+def _tool_returns(messages: list[Any]) -> list[Any]:
+    from pydantic_ai.messages import ModelRequest, ToolReturnPart
+
+    return [
+        part.content
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart)
+    ]
+
+
+def _pydantic_ai_answers(codes: list[str], **options: Any) -> list[Any]:
+    """Each of ``codes`` as a tool call of a pydantic-ai ``Agent``'s model; the answers."""
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from quickjail.integrations.pydantic_ai import run_code_toolset
+
+    seen: list[Any] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = _tool_returns(messages)
+        if not returns:
+            calls = [ToolCallPart("run_code", {"code": c}, f"c{i}") for i, c in enumerate(codes)]
+            return ModelResponse(parts=calls)
+        seen.extend(returns)
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = Agent(FunctionModel(model), toolsets=[run_code_toolset(**options)])
+    anyio.run(agent.run, "compute")
+    return seen
+
+
+def _langchain_agent_messages(calls: list[dict[str, Any]], **options: Any) -> list[Any]:
+    """Each of ``calls`` (a tool call's arguments) made by the model of a LangChain
+    ``create_agent`` agent; the tool messages it got back."""
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from quickjail.integrations.langchain import run_code_tool
+
+    class ToolCallingFake(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    tool_calls = [{"name": "run_code", "args": a, "id": f"c{i}"} for i, a in enumerate(calls)]
+    model = ToolCallingFake(responses=[AIMessage("", tool_calls=tool_calls), AIMessage("done")])
+    agent = create_agent(model, [run_code_tool(**options)])
+    out = agent.invoke({"messages": [{"role": "user", "content": "compute"}]})
+    return [m for m in out["messages"] if isinstance(m, ToolMessage)]
+
+
+def _langchain_agent_answers(codes: list[str], **options: Any) -> list[Any]:
+    """:func:`_langchain_agent_messages` of one call per code."""
+    return _langchain_agent_messages([{"code": code} for code in codes], **options)
+
+
+def test_pydantic_ai_agent_runs_every_code_shape_models_write() -> None:
+    pytest.importorskip("pydantic_ai")
+    answers = _pydantic_ai_answers([code for code, _ in _SHAPES])
+    assert [(a["status"], a["result"]) for a in answers] == [("success", v) for _, v in _SHAPES]
+
+
+def test_pydantic_ai_tool_can_insist_on_an_es_module() -> None:
+    pytest.importorskip("pydantic_ai")
+    (answer,) = _pydantic_ai_answers(["return 1"], kind="module")
+    assert answer["status"] == "error"
+    assert answer["error"]["name"] == "SyntaxError"
+
+
+def test_langchain_agent_runs_every_code_shape_models_write() -> None:
+    pytest.importorskip("langchain")
+    messages = _langchain_agent_answers([code for code, _ in _SHAPES])
+    answers = [json.loads(str(m.content)) for m in messages]
+    assert [(a["status"], a["result"]) for a in answers] == [("success", v) for _, v in _SHAPES]
+
+
+def test_code_runner_refuses_an_unknown_kind() -> None:
+    with pytest.raises(ValueError, match="kind must be one of auto, module, script"):
+        CodeRunner(kind="repl")  # type: ignore[arg-type]
+
+
+# ------------------------------------------- LangChain: failures are errors (issue 29 item 15)
+
+
+def test_langchain_agent_sees_a_failed_program_as_an_error_tool_message() -> None:
+    pytest.importorskip("langchain")
+    codes = ["return 1", "throw new RangeError('no')", "for (;;) {}"]
+    messages = _langchain_agent_answers(codes, timeout=0.1, max_timeout=0.1)
+    assert [m.status for m in messages] == ["success", "error", "error"]
+    answers = [json.loads(str(m.content)) for m in messages]
+    assert [a["status"] for a in answers] == ["success", "error", "terminated"]
+    assert answers[1]["error"]["name"] == "RangeError"
+    assert answers[2]["reason"] == "timeout"
+
+
+def test_langchain_tool_answers_bad_and_unknown_arguments_without_raising() -> None:
+    pytest.importorskip("langchain_core")
+    from langchain_core.messages import ToolMessage
+
+    from quickjail.integrations.langchain import run_code_tool
+
+    tool = run_code_tool()
+    bad = tool.invoke({"code": "return 1", "timeout": -1})
+    assert bad["status"] == "invalid_arguments"
+    assert bad["error"]["message"] == "`timeout`: Input should be greater than 0"
+    unknown = tool.invoke({"code": "return 1", "language": "python"})
+    assert unknown["status"] == "invalid_arguments"
+    assert unknown["error"]["message"] == (
+        "unknown argument(s) language; the arguments are code, timeout"
+    )
+    call = {"name": "run_code", "args": {"source": "1"}, "id": "c1", "type": "tool_call"}
+    message = tool.invoke(call)
+    assert isinstance(message, ToolMessage)
+    assert message.status == "error"
+    assert json.loads(str(message.content))["error"]["message"] == (
+        "unknown argument(s) source; the arguments are code, timeout; `code`: Field required"
+    )
+
+
+def test_langchain_agent_answers_unknown_arguments_as_an_error() -> None:
+    pytest.importorskip("langchain")
+    (message,) = _langchain_agent_messages([{"code": "return 1", "lang": "js"}])
+    assert message.status == "error"
+    assert json.loads(str(message.content))["status"] == "invalid_arguments"

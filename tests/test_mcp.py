@@ -373,6 +373,7 @@ async def test_tools_server_validates_strictly_and_returns_failures_as_results(
     assert bad_ref.is_error is True and "'..' is not allowed" in _text(bad_ref)
     assert code.is_error is False, _text(code)
     assert code.structured_content is not None
+    assert code.structured_content["status"] == "success"
     assert code.structured_content["result"] == {
         "status": "success",
         "result": {"sum": 7},
@@ -509,3 +510,40 @@ async def test_tools_server_with_workers_runs_code_mode_in_a_worker(
         "error": None,
     }
     assert len(workers) == 1
+
+
+# ---------------------------------------------- one answer, declared (issue 29 item 18)
+
+
+async def test_run_code_tools_declare_their_answer_as_output_schema(
+    tools_server: tuple[str, ...],
+) -> None:
+    from quickjail.runtime.helpers import answer_schema
+
+    async with connect() as session:
+        (plain,) = (await session.list_tools()).tools
+    async with connect(*tools_server, extra_env={"QUICKJAIL_SECRET_KEY": TOOLS_KEY}) as session:
+        listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+    assert plain.output_schema == answer_schema()
+    assert listed["run_code"].output_schema == answer_schema()
+    assert answer_schema()["required"] == ["status", "result", "error", "reason", "reports", "logs"]
+
+
+async def test_code_mode_answers_a_failure_as_the_plain_tool_does_without_a_doubled_prefix(
+    tools_server: tuple[str, ...],
+) -> None:
+    code = "console.log('start');\nthrow new Error('boom')"
+    async with connect() as session:
+        plain = await session.call_tool("run_code", {"code": code})
+    async with connect(*tools_server, extra_env={"QUICKJAIL_SECRET_KEY": TOOLS_KEY}) as session:
+        mode = await session.call_tool("run_code", {"code": code})
+    assert plain.is_error is True and mode.is_error is True
+    assert plain.structured_content is not None and mode.structured_content is not None
+    for answer in (plain.structured_content, mode.structured_content):
+        assert answer["status"] == "error"
+        assert (answer["error"]["name"], answer["error"]["message"]) == ("Error", "boom")
+        assert answer["logs"] == [{"level": "log", "args": ["start"]}]
+    assert set(mode.structured_content) == set(plain.structured_content)
+    assert mode.structured_content["error"].keys() == plain.structured_content["error"].keys()
+    assert _text(mode).startswith("Error: uncaught Error: boom at line 2")
+    assert "Error: Error:" not in _text(mode)

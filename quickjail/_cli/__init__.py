@@ -4,7 +4,7 @@
 Every flag of ``quickjail run`` maps to one option of :func:`bridge.run_code`; the program
 gets no host capability unless a flag bridges it (``--allow-read DIR`` bridges a
 :class:`bridge.ReadOnlyDir` as the module ``"fs"``). Values leave the sandbox through
-:func:`result_to_json`, shared with the MCP server. ``quickjail stress`` runs the isolation
+:func:`result_to_json`. ``quickjail stress`` runs the isolation
 stress test of ``quickjail._stress`` against the bridge a factory returns. Exit codes are the
 ``EXIT_*`` constants.
 
@@ -35,7 +35,7 @@ from quickjail._cli._exit import (
     UsageError,
 )
 from quickjail._cli._json import result_to_json
-from quickjail._cli._parser import build_parser
+from quickjail._cli._parser import build_parser, usage_error
 
 __all__ = [
     "EXIT_ERROR",
@@ -64,15 +64,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
     except SystemExit as exc:  # argparse: --help, --version, usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    if unknown:  # named by the command that refuses them, whose --help lists its flags
+        own = getattr(args, "parser", parser)
+        return _usage_error(own, f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
-        parser.print_usage(sys.stderr)
-        print(
-            "quickjail: error: name a command: run, mcp or stress (see quickjail --help)",
-            file=sys.stderr,
-        )
+        usage_error(parser.prog, "name a command: run, mcp or stress")
         return EXIT_USAGE
     for stream in (sys.stdout, sys.stderr):
         # lone surrogates from JS strings print as \udXXX instead of crashing the CLI
@@ -94,7 +93,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _usage_error(parser: argparse.ArgumentParser, message: str) -> int:
-    """Print a usage error the way argparse does; return :data:`EXIT_USAGE`."""
-    parser.print_usage(sys.stderr)
-    print(f"{parser.prog}: error: {message}", file=sys.stderr)
+    """Print a usage error (one line and a hint); return :data:`EXIT_USAGE`."""
+    usage_error(parser.prog, message)
     return EXIT_USAGE

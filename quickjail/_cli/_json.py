@@ -1,7 +1,8 @@
 """The JSON the CLI prints, and the object ``quickjail run --json`` prints for a result.
 
-:func:`result_to_json` is shared with the MCP server and the agent-tool integrations, so a
-result reads the same everywhere; every value in it goes through
+:func:`result_to_json` is the CLI's; the MCP server and the agent tools answer
+``quickjail.runtime.helpers.RunCodeAnswer``, the same fields without timings. Every value in
+it goes through
 :func:`quickjail.sandbox.to_json_safe`, so :func:`dumps` can write any result whatever the
 program produced (a BigInt past Python's int-digit limit is ``{"$bigint": "0x…"}``).
 """

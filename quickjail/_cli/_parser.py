@@ -7,7 +7,8 @@ errors) in the parsed namespace; :func:`quickjail._cli.main` calls the handler.
 from __future__ import annotations
 
 import argparse
-from typing import Final
+import sys
+from typing import Final, NoReturn
 
 from quickjail._cli._args import (
     DEFAULT_MEMORY,
@@ -25,7 +26,7 @@ from quickjail._cli._mcp_cmd import cmd_mcp
 from quickjail._cli._run import cmd_run
 from quickjail._cli._stress_cmd import cmd_stress
 
-__all__ = ["build_parser", "quickjail_version"]
+__all__ = ["CliParser", "build_parser", "quickjail_version", "usage_error"]
 
 _RUN_EPILOG: Final = f"""\
 output without --json:
@@ -91,11 +92,27 @@ def quickjail_version() -> str:
         return "unknown"
 
 
+def usage_error(prog: str, message: str) -> None:
+    """Print a usage error as common command lines do: the error in one line, then where to
+    read more (not the whole usage block)."""
+    sys.stderr.write(f"{prog}: error: {message}\nTry '{prog} --help' for more information.\n")
+
+
+class CliParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are :func:`usage_error`'s two lines (argparse
+    prints its whole usage block first); its subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``message`` as a usage error and exit with :data:`EXIT_USAGE`."""
+        usage_error(self.prog, message)
+        sys.exit(EXIT_USAGE)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the ``quickjail`` argument parser with its ``run``, ``mcp`` and ``stress``
     subcommands."""
     raw = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
+    parser = CliParser(
         prog="quickjail",
         description="Run untrusted JavaScript or TypeScript in a QuickJS-ng WebAssembly sandbox. "
         "The program has no host capability unless a flag grants it.",

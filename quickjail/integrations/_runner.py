@@ -8,11 +8,25 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypedDict
 
 from quickjail import bridge, sandbox
-from quickjail._cli._json import result_to_json
+from quickjail.runtime.helpers import RunCodeAnswer, invalid_answer, run_code_answer
+from quickjail.sandbox.host import Kind
 
 __all__ = ["TOOL_NAME", "CodeRunner", "RunnerOptions"]
 
 TOOL_NAME: Final = "run_code"
+
+# what `code` may be, per kind: the text the model reads
+_SHAPES: Final[dict[str, str]] = {
+    "auto": "`code` may be statements ending in `return <value>` (top-level await works), "
+    "an async arrow function (called and awaited), a bare expression, or an ES module whose "
+    "default export is the result (`export default async function () { ... }` is called "
+    "and awaited); one surrounding Markdown code fence is ignored.",
+    "module": "`code` is an ES module: its default export is the result "
+    "(`export default 6 * 7`, or `export default async function () { ... }`, which is "
+    "called and awaited). Top-level await works.",
+    "script": "`code` is a classic script: the value of its last statement is the result. "
+    "Top-level await works.",
+}
 
 
 class RunnerOptions(TypedDict, total=False):
@@ -24,6 +38,7 @@ class RunnerOptions(TypedDict, total=False):
     max_timeout: float
     memory_limit_bytes: int
     language: Literal["typescript", "javascript"]
+    kind: Kind
     output_limits: sandbox.OutputLimits | None
     quotas: bridge.Quotas | None
     capabilities: str | None
@@ -40,6 +55,10 @@ class CodeRunner:
         max_timeout: Largest timeout a call may ask for; larger requests are lowered to it.
         memory_limit_bytes: Memory limit of every call.
         language: ``"typescript"`` (which also runs plain JavaScript) or ``"javascript"``.
+        kind: How ``code`` is read: ``"auto"`` (default) runs every shape models write
+            (statements ending in ``return``, one fenced block, an arrow function, a bare
+            expression, an ES module), as MCP, the CLI and code mode do; ``"module"`` only
+            an ES module; ``"script"`` only a classic script (its completion value).
         output_limits: Caps on logs, reports and the result (:class:`sandbox.OutputLimits`).
         quotas: Caps on host calls (:class:`bridge.Quotas`).
         capabilities: One sentence for the tool description saying what the bridge offers
@@ -52,6 +71,7 @@ class CodeRunner:
     max_timeout: float = 60.0
     memory_limit_bytes: int = 64 * 2**20
     language: Literal["typescript", "javascript"] = "typescript"
+    kind: Kind = "auto"
     output_limits: sandbox.OutputLimits | None = None
     quotas: bridge.Quotas | None = None
     capabilities: str | None = None
@@ -63,15 +83,19 @@ class CodeRunner:
                 raise ValueError(f"{name} must be a positive number of seconds")
         if self.max_timeout < self.timeout:
             raise ValueError("max_timeout must not be below timeout")
+        if self.kind not in _SHAPES:
+            raise ValueError(f"kind must be one of {', '.join(_SHAPES)}")
+
+    def code_description(self) -> str:
+        """The description of the ``code`` argument a model reads."""
+        return _SHAPES[self.kind]
 
     def description(self) -> str:
         """The tool description a model reads."""
         extra = self.capabilities or _bridged(self.imports, self.globals)
         return (
             "Run JavaScript or TypeScript in a fresh, isolated QuickJS sandbox and return its "
-            "result. `code` is an ES module: its default export is the result "
-            "(`export default 6 * 7`, or `export default async function () { ... }`, which "
-            "is called and awaited). Top-level await works. ECMAScript plus the web "
+            f"result. {_SHAPES[self.kind]} ECMAScript plus the web "
             "platform's standard library (TextEncoder/TextDecoder, URL, atob/btoa, "
             "structuredClone, setTimeout, AbortController, crypto, performance); no Node APIs, "
             f"no fetch or other I/O. {extra} `console.log(...)` output and "
@@ -92,6 +116,7 @@ class CodeRunner:
         ):
             raise ValueError("`timeout` must be a positive number of seconds")
         options: dict[str, Any] = {
+            "kind": self.kind,
             "language": self.language,
             "timeout": min(float(chosen), self.max_timeout),
             "memory_limit_bytes": self.memory_limit_bytes,
@@ -109,45 +134,46 @@ class CodeRunner:
 
     def _prepare(
         self, code: object, timeout: float | None
-    ) -> sandbox.CodeExecution | dict[str, Any]:
+    ) -> sandbox.CodeExecution | RunCodeAnswer:
         try:
             if not isinstance(code, str):
                 raise TypeError("`code` must be a string of JS/TS source")
             return bridge.run_code(code, **self._options(timeout))
         except (TypeError, ValueError) as exc:  # includes sandbox.TransferError
-            return _invalid(exc)
+            return invalid_answer(type(exc).__name__.lstrip("_"), str(exc))
 
     async def run(
         self,
         code: str,
         timeout: float | None = None,  # noqa: ASYNC109
-    ) -> dict[str, Any]:
+    ) -> RunCodeAnswer:
         """Run ``code`` in a fresh sandbox.
 
         Args:
-            code: The ES module's source.
+            code: The program's source, read as :attr:`kind` says.
             timeout: Seconds the run may take (default :attr:`timeout`, at most
                 :attr:`max_timeout`).
 
         Returns:
-            ``{"status", "result", "error", "reason", "reports", "logs"}``, JSON-able; a
+            The answer (:class:`quickjail.runtime.helpers.RunCodeAnswer`), JSON data; a
             malformed call is ``status == "invalid_arguments"`` with the reason in ``error``.
         """
         execution = self._prepare(code, timeout)
-        if isinstance(execution, dict):
+        if not isinstance(execution, sandbox.CodeExecution):
             return execution
-        return _answer(await execution)
+        return run_code_answer(await execution)
 
-    def run_sync(self, code: str, timeout: float | None = None) -> dict[str, Any]:
+    def run_sync(self, code: str, timeout: float | None = None) -> RunCodeAnswer:
         """:meth:`run` from synchronous code.
 
-        With async host functions this starts its own event loop, so call it from a thread
-        without one (or use :meth:`run`).
+        With async host functions the run gets an event loop of its own: this thread's, or
+        when this thread already runs one (a notebook, an async framework calling a sync
+        tool) a new thread's, where those functions then run.
         """
         execution = self._prepare(code, timeout)
-        if isinstance(execution, dict):
+        if not isinstance(execution, sandbox.CodeExecution):
             return execution
-        return _answer(execution.run_sync())
+        return run_code_answer(execution.run_sync())
 
 
 def _bridged(imports: Mapping[str, Any] | None, glob: Mapping[str, Any] | None) -> str:
@@ -161,29 +187,3 @@ def _bridged(imports: Mapping[str, Any] | None, glob: Mapping[str, Any] | None) 
     if glob:
         parts.append("the globals " + ", ".join(sorted(glob)) + " are defined")
     return "Host capabilities: " + " and ".join(parts) + "."
-
-
-def _invalid(exc: Exception) -> dict[str, Any]:
-    return {
-        "status": "invalid_arguments",
-        "result": None,
-        "error": {"name": type(exc).__name__.lstrip("_"), "message": str(exc)},
-        "reason": None,
-        "reports": [],
-        "logs": [],
-    }
-
-
-def _answer(result: sandbox.CodeResult) -> dict[str, Any]:
-    full = result_to_json(result)
-    error = full["error"]
-    return {
-        "status": full["status"],
-        "result": full["result"],
-        "error": None
-        if error is None
-        else {k: error[k] for k in ("name", "message", "line", "column", "stack")},
-        "reason": full["reason"],
-        "reports": full["reports"],
-        "logs": [{"level": e["level"], "args": e["args"]} for e in full["logs"]],
-    }

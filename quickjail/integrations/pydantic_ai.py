@@ -34,7 +34,8 @@ def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) ->
         name: The tool's name.
         **options: How each call runs (:class:`~quickjail.integrations._runner.CodeRunner`:
             ``imports``, ``globals``, ``timeout``, ``max_timeout``, ``memory_limit_bytes``,
-            ``language``, ``output_limits``, ``quotas``, ``capabilities``).
+            ``language``, ``kind`` (default ``"auto"``: any shape models write),
+            ``output_limits``, ``quotas``, ``capabilities``).
 
     Returns:
         A :class:`pydantic_ai.Tool` taking ``code`` and an optional ``timeout``.
@@ -53,13 +54,14 @@ def run_code_tool(*, name: str = TOOL_NAME, **options: Unpack[RunnerOptions]) ->
         code: str,
         timeout: float | None = None,  # noqa: ASYNC109
     ) -> dict[str, Any]:
-        """Run a program in the sandbox.
+        return dict(await runner.run(code, timeout))
 
-        Args:
-            code: Source of an ES module; its default export is the result.
-            timeout: Seconds the run may take (capped); omit for the default.
-        """
-        return await runner.run(code, timeout)
+    # pydantic-ai reads the parameters' descriptions from the docstring
+    run_code.__doc__ = (
+        "Run a program in the sandbox.\n\nArgs:\n"
+        f"    code: {runner.code_description()}\n"
+        "    timeout: Seconds the run may take (capped); omit for the default.\n"
+    )
 
     return Tool(run_code, takes_ctx=False, name=name, description=runner.description())
 

@@ -29,15 +29,21 @@ HELPERS = [
     "AbortSignal",
     "ExecutionState",
     "ImageContent",
+    "RunCodeAnswer",
     "SqlResult",
     "TextContent",
     "ThreadStorage",
+    "ToolContent",
+    "answer_schema",
     "emit_thread_event",
     "get_messages",
     "inject_message",
+    "invalid_answer",
     "queue_tool",
     "render_content",
     "render_results",
+    "result_content",
+    "run_code_answer",
 ]
 
 

@@ -19,14 +19,7 @@ PNG = bytes(range(256)) * 64  # 16 KiB of "image", must come back byte for byte
 
 async def _make_chart(state: ThreadState) -> ToolResult:
     chart = ToolAttachment.from_bytes("chart.png", "image/png", PNG, width=4000, height=3000)
-    await state.write_file("/notes/old.txt", "old", mime_type="text/plain")
-    existing = AttachmentRef(
-        id="att_existing",
-        path="/notes/old.txt",
-        name="old.txt",
-        mime_type="text/plain",
-        size=3,
-    )
+    existing = await state.write_file("/notes/old.txt", "old", mime_type="text/plain")
     return ToolResult.success("drawn", attachments=[chart, existing])
 
 
@@ -43,7 +36,7 @@ async def test_attachment_lands_under_attachments_and_comes_back_as_a_ref(
         )
         new, existing = result.attachments
         assert isinstance(new, AttachmentRef) and isinstance(existing, AttachmentRef)
-        assert existing.id == "att_existing"  # passes through untouched
+        assert existing.id.startswith("file_") and existing.path == "/notes/old.txt"
         assert new.model_dump(exclude={"id"}) == {
             "type": "file",
             "path": "/attachments/chart.png",

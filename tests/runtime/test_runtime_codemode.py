@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -10,7 +12,13 @@ import pytest
 from pydantic import BaseModel, Field
 
 from quickjail import runtime
-from quickjail.runtime import ThreadState, ToolResult, code_mode_tool, define_tool
+from quickjail.runtime import (
+    ThreadState,
+    ToolAttachment,
+    ToolResult,
+    code_mode_tool,
+    define_tool,
+)
 from quickjail.runtime.errors import ToolDefinitionError
 
 pytestmark = pytest.mark.anyio
@@ -80,8 +88,12 @@ async def test_code_mode_runs_two_tools_with_promise_all_and_persists_both(
         messages = await runtime.helpers.get_messages(thread.state)
     assert result.status == "success", result.error
     assert result.result == {
+        "status": "success",
         "result": {"weather": {"city": "Paris", "temp_c": 21}, "sum": 5},
-        "logs": ["[log] both done"],
+        "error": None,
+        "reason": None,
+        "reports": [],
+        "logs": [{"level": "log", "args": ["both done"]}],
     }
     assert sorted(started) == ["add", "weather"]
     nested = [m for m in messages if m.parent_call_id == "outer"]
@@ -127,8 +139,10 @@ async def test_code_mode_reports_program_errors_with_position(
     async with open_runtime(tools=[code_mode_tool(_tools(), timeout=30)]) as rt:
         (result,) = await (await rt.thread()).execute_tool_calls([_call(code)])
     assert result.status == "error"
-    assert result.error is not None and result.error.startswith("TypeError: bad 1")
-    assert ":2:" in result.error
+    assert result.error == "uncaught TypeError: bad 1 at line 2, column 30"
+    assert result.result["status"] == "error"
+    error = result.result["error"]
+    assert (error["name"], error["message"], error["line"]) == ("TypeError", "bad 1", 2)
 
 
 @pytest.mark.parametrize(
@@ -152,7 +166,7 @@ async def test_code_mode_persists_any_transferable_result_as_json(
         (result,) = await thread.execute_tool_calls([_call(code)])
         messages = await runtime.helpers.get_messages(thread.state, 10)
     assert result.status == "success", result.error
-    assert result.result == {"result": expected, "logs": []}
+    assert {**result.result, "reports": []} == _answer(expected)
     assert any(m.kind == "tool_result" for m in messages)
 
 
@@ -232,9 +246,15 @@ def test_code_mode_description_declares_the_tools_module() -> None:
     declaration = tool.description.split("```ts\n", 1)[1].rsplit("\n```", 1)[0]
     assert declaration == (
         'declare module "tools" {\n'
+        "  export type AttachmentRef = {\n"
+        '    id: string; type: "file"; path: string; name: string; mimeType: string; '
+        "size: number;\n"
+        "    width?: number; height?: number; description?: string;\n"
+        "  };\n"
         "  export type ToolResult<T = unknown> =\n"
-        '    | { status: "success"; result: T; error: null; attachments?: unknown[] }\n'
-        '    | { status: "error"; result: unknown; error: string };\n'
+        '    | { status: "success"; result: T; error: null; attachments?: AttachmentRef[] }\n'
+        '    | { status: "error"; result: unknown; error: string; stack?: string;\n'
+        "        attachments?: AttachmentRef[] };\n"
         "  /** Current weather. */\n"
         "  export function get_weather(args: {\n"
         "    /** City name */\n"
@@ -316,7 +336,7 @@ async def test_code_mode_runs_model_shapes_through_the_tools_global(
     async with open_runtime(tools=[tool]) as rt:
         (result,) = await (await rt.thread()).execute_tool_calls([_call(code)])
     assert result.status == "success", result.error
-    assert result.result == {"result": 5, "logs": []}
+    assert result.result == _answer(5)
 
 
 async def test_calling_a_tool_that_does_not_exist_rejects_naming_it_and_the_tools(
@@ -364,10 +384,73 @@ async def test_code_mode_keeps_a_callers_kind_and_globals(
     code = "export default LIMIT + (await tools.add({ a: 1, b: 1 })).result"
     async with open_runtime(tools=[tool]) as rt:
         (result,) = await (await rt.thread()).execute_tool_calls([_call(code)])
-    assert result.result == {"result": 9, "logs": []}, result.error
+    assert result.result == _answer(9), result.error
     async with open_runtime(tools=[tool]) as rt:
         (result,) = await (await rt.thread()).execute_tool_calls([_call("return 1")])
     assert result.status == "error"  # kind="module": a top-level return is a syntax error
+
+
+async def test_code_mode_results_use_the_specs_javascript_names(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    async def draw(state: ThreadState) -> ToolResult:
+        image = ToolAttachment.from_bytes("dot.png", "image/png", b"\x89PNG\r\n\x1a\n")
+        return ToolResult.success("drawn", attachments=[image])
+
+    async def explode(state: ThreadState) -> ToolResult:
+        raise ValueError("kaboom")
+
+    tools = [
+        define_tool(description="Draw.", execute=draw, name="draw"),
+        define_tool(description="Explode.", execute=explode, name="explode"),
+    ]
+    code = code_mode_tool(tools, timeout=30)
+    declaration = code.description.split("```ts\n", 1)[1]
+    assert "mimeType: string" in declaration and "stack?: string" in declaration
+    assert "unknown[]" not in declaration
+    program = """
+        const drawn = await tools.draw({});
+        const failed = await tools.explode({});
+        const [a] = drawn.attachments;
+        return {
+          keys: Object.keys(a).sort(),
+          mimeType: a.mimeType,
+          path: a.path,
+          hasStack: typeof failed.stack === "string",
+          stackNamesTheTool: failed.stack.includes("in explode"),
+          stackHasNoHostPath: !failed.stack.includes(HOST_DIR),
+          successHasNoStack: !("stack" in drawn),
+          error: failed.error,
+        };
+    """.replace("HOST_DIR", json.dumps(str(Path(__file__).parent)))
+    async with open_runtime(tools=[code]) as rt:
+        thread = await rt.thread()
+        (result,) = await thread.execute_tool_calls(
+            [{"id": "c", "name": "run_code", "arguments": {"code": program}}]
+        )
+    assert result.ok, result.error
+    assert result.result["result"] == {
+        "keys": ["id", "mimeType", "name", "path", "size", "type"],
+        "mimeType": "image/png",
+        "path": "/attachments/dot.png",
+        "hasStack": True,
+        "stackNamesTheTool": True,
+        "stackHasNoHostPath": True,
+        "successHasNoStack": True,
+        "error": "ValueError: kaboom",
+    }
+
+
+def _answer(value: Any) -> dict[str, Any]:
+    """The code-mode tool's answer to a program that returned ``value`` and logged nothing."""
+    return {
+        "status": "success",
+        "result": value,
+        "error": None,
+        "reason": None,
+        "reports": [],
+        "logs": [],
+    }
 
 
 class NoteArgs(BaseModel):

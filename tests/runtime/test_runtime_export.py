@@ -9,7 +9,6 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, Field, TypeAdapter
 
-from quickjail import runtime
 from quickjail.runtime import ToolResult, define_tool, export_tools
 from quickjail.runtime.errors import ProviderFormatError
 
@@ -214,14 +213,88 @@ def test_mcp_snapshot() -> None:
     ]
 
 
+# the schema document's parameter types have no "integer": the standard format writes it as
+# a number that is a multiple of 1 (the same values); every other node is the canonical one
+STANDARD_WEATHER_PARAMS = {
+    **WEATHER_PARAMS,
+    "properties": {
+        **WEATHER_PARAMS["properties"],
+        "days": {"default": 1, "maximum": 7, "minimum": 1, "type": "number", "multipleOf": 1},
+        "level": {"enum": [1, 2], "type": "number", "multipleOf": 1},
+    },
+}
+STANDARD_SEARCH_PARAMS = {
+    **SEARCH_PARAMS,
+    "properties": {
+        **SEARCH_PARAMS["properties"],
+        "limit": {"anyOf": [{"type": "number", "multipleOf": 1}, {"type": "null"}]},
+    },
+}
+_STANDARD_ROWS = [
+    ("get_weather", "Get the weather forecast.", STANDARD_WEATHER_PARAMS, False),
+    ("search", "Search.", STANDARD_SEARCH_PARAMS, True),
+    ("ping", "Ping.", PING_PARAMS, True),
+]
+
+
 def test_standard_snapshot() -> None:
     assert export_tools(TOOLS, "standard") == [
         {
             "type": "function",
             "definition": {"schema": {"name": n, "description": d, "parameters": p, "strict": s}},
         }
-        for n, d, p, s in _ROWS
+        for n, d, p, s in _STANDARD_ROWS
     ]
+
+
+def test_the_standard_export_uses_only_the_schema_documents_parameter_types() -> None:
+    allowed = {"string", "number", "boolean", "array", "object", "null"}
+
+    def types(node: Any) -> set[str]:
+        found: set[str] = set()
+        if isinstance(node, dict):
+            kind = node.get("type")
+            found |= set(kind) if isinstance(kind, list) else {kind} if kind else set()
+            for key, value in node.items():
+                if key not in ("enum", "const", "default", "required"):
+                    found |= types(value)
+        elif isinstance(node, list):
+            for value in node:
+                found |= types(value)
+        return found
+
+    class Mixed(BaseModel):
+        n: int
+        ns: list[int | None]
+        table: dict[str, int]
+
+    mixed = define_tool(description="Mixed.", args=Mixed, execute=_run, name="mixed")
+    for tool in [*TOOLS, mixed]:
+        (exported,) = export_tools([tool], "standard")
+        assert types(exported["definition"]["schema"]["parameters"]) <= allowed
+    # the tool itself still validates (and publishes) integers as integers
+    assert mixed.input_schema["properties"]["n"] == {"type": "integer"}
+
+
+@pytest.mark.parametrize(
+    "format", ["openai-responses", "openai-chat", "anthropic", "gemini", "mcp", "standard"]
+)
+def test_a_parameter_description_over_4096_characters_is_refused_on_export(format: str) -> None:
+    class Inner(BaseModel):
+        note: str = Field(description="x" * 4097)
+
+    class Outer(BaseModel):
+        rows: list[Inner] = Field(description="y" * 4096)
+
+    tool = define_tool(description="Rows.", args=Outer, execute=_run, name="rows")
+    with pytest.raises(ProviderFormatError, match=r"parameter rows\.\[\]\.note is 4097 characters"):
+        export_tools([tool], format)  # type: ignore[arg-type]
+
+    class Fine(BaseModel):
+        rows: list[str] = Field(description="y" * 4096)
+
+    fine = define_tool(description="Rows.", args=Fine, execute=_run, name="fine")
+    assert export_tools([fine], format)  # type: ignore[arg-type]
 
 
 def test_typescript_declaration_snapshot() -> None:
@@ -339,13 +412,6 @@ def test_gemini_keeps_multi_type_unions_as_any_of_with_nullable() -> None:
 
 
 # ----------------------------------------------------------------------------- refusals
-
-
-def test_name_outside_provider_pattern_is_an_error_naming_the_tool() -> None:
-    with pytest.warns(runtime.errors.ToolNameWarning):
-        bad = define_tool(description="d", execute=_run0, name="has-dash")
-    with pytest.raises(ProviderFormatError, match="'has-dash'"):
-        export_tools([bad], "openai-chat")
 
 
 def test_description_over_4096_characters_is_an_error_naming_the_tool() -> None:

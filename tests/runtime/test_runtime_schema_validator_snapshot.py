@@ -145,12 +145,12 @@ def test_error_text_names_the_field_and_what_was_expected() -> None:
     with pytest.raises(ToolValidationError) as caught:
         anyio.run(tool.execute, {"x": {"k": [{"v": "5"}]}})
     assert caught.value.issues == [
-        {"path": "x.k.0.v", "message": 'expected an integer (got a string "5")'}
+        {"path": ["x", "k", 0, "v"], "message": 'expected an integer (got a string "5")'}
     ]
     with pytest.raises(ToolValidationError) as caught:
         anyio.run(tool.execute, {"x": {"k": [{"v": 5, "w": 1}]}})
     assert caught.value.issues == [
-        {"path": "x.k.0.w", "message": "unexpected key (allowed keys: v)"}
+        {"path": ["x", "k", 0, "w"], "message": "unexpected key (allowed keys: v)"}
     ]
 
 
@@ -176,7 +176,7 @@ def test_a_huge_hostile_value_gets_a_bounded_list_of_issues() -> None:
         anyio.run(tool.execute, hostile)
     assert len(caught.value.issues) == 5
     assert caught.value.issues[0] == {
-        "path": "items.0.q",
+        "path": ["items", 0, "q"],
         "message": "unexpected key (allowed keys: p)",
     }
     assert anyio.run(tool.execute, {"items": [{"p": 1}, {"q": 2}] * 50_000}) == 100_000

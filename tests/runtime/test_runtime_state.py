@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -158,7 +159,7 @@ async def test_execution_state_and_turn_count_track_batches(
 
     async def probe(state: ThreadState) -> ToolResult:
         ex = state.execution
-        seen.append((state.turn_count, ex.step_count, ex.side, ex.abort_signal.aborted))
+        seen.append((state.turn_count, ex.step_count, ex.current_side, ex.abort_signal.aborted))
         return ToolResult.success()
 
     tool = define_tool(description="probe", execute=probe, name="probe")
@@ -276,3 +277,29 @@ async def test_tools_use_files_through_their_state(
         )
     assert ok.result == ["/a.txt"]
     assert bad.status == "error" and "ThreadPathError" in (bad.error or "")
+
+
+async def test_execution_state_names_the_current_side_as_the_spec_does(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    sides: list[str] = []
+
+    async def probe(state: ThreadState) -> ToolResult:
+        sides.append(state.execution.current_side)
+        return ToolResult.success()
+
+    tool = define_tool(description="probe", execute=probe, name="probe")
+    async with open_runtime(tools=[tool]) as rt:
+        thread = await rt.thread()
+        await thread.execute_tool_calls([{"id": "c", "name": "probe", "arguments": {}}])
+        thread.state.execution.current_side = "b"  # a dual-agent host hands over
+        await thread.execute_tool_calls([{"id": "d", "name": "probe", "arguments": {}}])
+        execution = thread.state.execution
+        with pytest.warns(DeprecationWarning, match="use current_side"):
+            assert execution.side == "b"  # the old name still reads, with a warning
+    assert sides == ["a", "b"]
+    assert [f.name for f in dataclasses.fields(runtime.helpers.ExecutionState)] == [
+        "step_count",
+        "current_side",
+        "abort_signal",
+    ]

@@ -183,7 +183,9 @@ async def test_copying_a_reference_to_a_missing_traversing_or_resized_file_is_re
 ) -> None:
     a, b = await rt.thread(), await rt.thread()
     await a.state.write_file("/attachments/x.txt", "12345")
-    ok = AttachmentRef(id="att_1", path="/attachments/x.txt", name="x.txt", mime_type="t", size=5)
+    ok = AttachmentRef(
+        id="att_1", path="/attachments/x.txt", name="x.txt", mime_type="text/plain", size=5
+    )
     with pytest.raises(ThreadFileNotFoundError):
         await a.copy_attachments([ok.model_copy(update={"size": 4})], to=b)
     with pytest.raises(ThreadFileNotFoundError):

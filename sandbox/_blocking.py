@@ -1,11 +1,68 @@
-"""How a thread waiting for a sync run is woken by the worker that ends it."""
+"""How synchronous code waits for a run: the wake-ups of a blocked caller's thread
+(:class:`Wake`, :class:`Later`) and the private event loop a run with async callables needs
+(:func:`on_own_loop`).
+"""
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-__all__ = ["Later", "Wake"]
+if TYPE_CHECKING:
+    import anyio
+else:  # a sync run without async callables never needs anyio: import it on first use
+    from quickjail.sandbox._lazy import lazy_module
+
+    anyio = lazy_module("anyio")
+
+__all__ = ["Later", "Wake", "on_own_loop"]
+
+
+def on_own_loop(fn: Callable[[], Awaitable[None]], stop: Callable[[str], None]) -> None:
+    """Run ``fn`` to its end on an event loop of its own, blocking the caller.
+
+    On this thread when it runs no event loop; otherwise (a sync call from async code, e.g. in
+    a notebook, where ``anyio.run`` refuses to start a second loop) on a thread of its own,
+    so ``fn``'s async callables run on that thread's loop, not the caller's. An exception of
+    the caller's wait (``KeyboardInterrupt``) calls ``stop("interrupted")``, waits for ``fn``
+    to end and is re-raised; ``fn``'s own exception is re-raised here.
+
+    Args:
+        fn: The coroutine function to run (``CodeExecution`` driving its run).
+        stop: Stops the run (``CodeExecution.terminate``).
+    """
+    if not _runs_event_loop():
+        anyio.run(fn)
+        return
+    failure: list[BaseException] = []
+
+    def drive() -> None:
+        try:
+            anyio.run(fn)
+        except BaseException as exc:  # handed to the caller's thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=drive, name="quickjail-run-sync", daemon=True)
+    thread.start()
+    try:
+        thread.join()
+    except BaseException:
+        stop("interrupted")
+        thread.join()
+        raise
+    if failure:
+        raise failure[0]
+
+
+def _runs_event_loop() -> bool:
+    """Whether this thread is running an event loop that anyio knows (asyncio or trio)."""
+    try:
+        anyio.get_current_task()
+    except RuntimeError:  # anyio.NoEventLoopError (sniffio's error before anyio 4.11)
+        return False
+    return True
 
 
 class Later:
