@@ -28,6 +28,7 @@ ALLOWED_IMPORTS = frozenset(
         "mmap",
         "mprotect",
         "munmap",
+        "sigaction",
         "sysconf",
     }
 )
