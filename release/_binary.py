@@ -28,7 +28,6 @@ ALLOWED_IMPORTS = frozenset(
         "mmap",
         "mprotect",
         "munmap",
-        "sigaction",
         "sysconf",
     }
 )

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from quickjail.sandbox import _capi, _hostlib, _native, _router, _signals, _stacks
+from quickjail.sandbox import _capi, _hostlib, _native, _router, _stacks
 from quickjail.sandbox._abi import SCRATCH_SIZE
 from quickjail.sandbox._bytecode import BytecodeCache
 from quickjail.sandbox._capi import lib
@@ -130,7 +130,6 @@ class EngineState:
         engine = lib.wasm_engine_new_with_config(config)  # takes the config
         if not engine:
             raise RuntimeError("wasmtime could not create an engine")
-        _signals.capture()  # wasmtime installed its trap handlers: keep them (_signals.py)
         self.engine: int = engine
         self.module = self._load_module(cache or cache_dir(), description)
         self.linker: int = lib.wasmtime_linker_new(self.engine)
