@@ -473,18 +473,41 @@ def test_the_mac_covers_the_context_and_every_byte() -> None:
 # a resumed guest is as hostile as a compromised one: the host's controls hold
 
 
-@pytest.mark.parametrize("fill", [b"\x00", b"\xff", b"random"], ids=["zeros", "ones", "random"])
-def test_memory_forged_by_a_key_holder_fails_the_run_and_nothing_else(fill: bytes) -> None:
-    import os
+_FORGED = """
+import os, sys
+import quickjail
+from quickjail import bridge
+from quickjail.sandbox import _continuation
 
-    r = pay()
-    assert r.continuation is not None
-    cont = r.continuation
-    junk = [(i, os.urandom(4096) if fill == b"random" else fill * 4096) for i, _ in cont.pages]
-    forged = _continuation.Continuation(cont.build_id, cont.memory_size, junk, cont.state)
-    out = resume(forged.seal(KEY), {r.paused[0].call_id: 1}, memory_limit_bytes=16 * 2**20)
-    assert out.status in ("error", "memory", "terminated"), out
-    assert quickjail.run_code_sync("export default 6 * 7").result == 42
+def approve(n):
+    raise bridge.Pause({"n": n})
+
+fill = sys.argv[1]
+r = bridge.run_code_sync("export default await approve(42)", globals={"approve": approve})
+cont = r.continuation
+junk = [(i, os.urandom(4096) if fill == "random" else bytes([int(fill)]) * 4096)
+        for i, _ in cont.pages]
+forged = _continuation.Continuation(cont.build_id, cont.memory_size, junk, cont.state)
+key = b"k" * 32
+out = quickjail.resume_sync(forged.seal(key), key=key, answers={r.paused[0].call_id: 1},
+                            globals={"approve": approve}, memory_limit_bytes=16 * 2**20,
+                            timeout=30)
+assert quickjail.run_code_sync("export default 6 * 7").result == 42
+print(out.status)
+"""
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("fill", ["0", "255", "random"], ids=["zeros", "ones", "random"])
+def test_memory_forged_by_a_key_holder_fails_the_run_and_nothing_else(fill: str) -> None:
+    # in a fresh process: a fault handler installed after the engine (ray.init() installs one;
+    # this suite's Ray tests run earlier in this process) would make the guest's out-of-bounds
+    # trap end the process (README, "What this design does not protect against")
+    proc = subprocess.run(
+        [sys.executable, "-c", _FORGED, fill], capture_output=True, text=True, timeout=170
+    )
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    assert proc.stdout.split()[-1] in ("error", "memory", "terminated"), proc.stdout
 
 
 def test_the_paused_memory_must_fit_the_resumed_runs_memory_limit() -> None:

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -279,16 +282,13 @@ FORGERIES: dict[str, Callable[[list[tuple[int, bytes]]], list[tuple[int, bytes]]
 }
 
 
-@pytest.mark.parametrize("forge", list(FORGERIES.values()), ids=list(FORGERIES))
-def test_a_signed_continuation_with_forged_memory_ends_its_run_not_the_host(
-    forge: Callable[[list[tuple[int, bytes]]], list[tuple[int, bytes]]],
-) -> None:
-    """Whoever holds the key can seal any memory: the resumed guest is then a compromised
-    one, and its run ends with a guest outcome inside its limits; the host goes on."""
+def forged_run(name: str) -> str:
+    """Resume a run whose memory was forged (``FORGERIES[name]``) and sealed under the key;
+    check its outcome stays the guest's; return its status."""
     first = run_code_sync(FORGED_SOURCE, globals={"p": _pause}, language="javascript")
     assert first.status == "paused" and first.continuation is not None
     c = first.continuation
-    forged = Continuation(c.build_id, c.memory_size, forge(c.pages), c.state)
+    forged = Continuation(c.build_id, c.memory_size, FORGERIES[name](c.pages), c.state)
     res = resume_sync(
         forged.seal(KEY),
         key=KEY,
@@ -303,6 +303,27 @@ def test_a_signed_continuation_with_forged_memory_ends_its_run_not_the_host(
         assert_no_host_text(res.error.message, "the forged run's error")
     after = run_code_sync("export default 1 + 1")
     assert after.status == "success" and after.result == 2
+    return res.status
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("name", list(FORGERIES))
+def test_a_signed_continuation_with_forged_memory_ends_its_run_not_the_host(name: str) -> None:
+    """Whoever holds the key can seal any memory: the resumed guest is then a compromised
+    one, and its run ends with a guest outcome inside its limits; the host goes on.
+
+    In a fresh process: wild memory makes the guest trap out of bounds, which wasmtime's signal
+    handler turns into an error, unless a handler installed after quickjail's engine takes the
+    signal first (``ray.init()`` installs one, and this suite's Ray tests run in this process
+    earlier): then the trap ends the process (README, "What this design does not protect
+    against").
+    """
+    here = str(Path(__file__).resolve().parent)
+    code = f"import sys; sys.path.insert(0, {here!r}); import test_resumed_guest as t; "
+    code += f"print(t.forged_run({name!r}))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=170)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stderr[-3000:]}"
+    assert proc.stdout.split()[-1] in GUEST_OUTCOMES, proc.stdout
 
 
 @pytest.mark.parametrize(
