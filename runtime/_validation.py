@@ -70,16 +70,7 @@ def validate_input(
     """
     if model is not None and isinstance(args, model):
         return args
-    if isinstance(args, BaseModel):
-        args = args.model_dump(mode="json")
-    if args is None:
-        args = {}
-    if not isinstance(args, Mapping):
-        _fail("input", what, [issue((), f"expected an object, got {_json_type(args)}")])
-    try:
-        data = plain_arguments(dict(args))
-    except ArgumentsError as exc:
-        _fail("input", what, [issue((), str(exc))])
+    data = _plain_input(args, what)
     if model is None:
         if data:
             _fail("input", what, [_unexpected(k, ()) for k in sorted(data)[:MAX_ISSUES]])
@@ -102,6 +93,19 @@ def validate_json_input(schema: JsonSchema, args: object, what: str) -> dict[str
     Raises:
         ToolValidationError: ``target="input"``, with the issues.
     """
+    data: dict[str, Any] = drop_absent_nulls(_plain_input(args, what), schema)
+    refused = _walk(data, schema, (), {}, required=True)
+    if refused:
+        _fail("input", what, refused[:MAX_ISSUES], len(refused))
+    return data
+
+
+def _plain_input(args: object, what: str) -> dict[str, Any]:
+    """A call's arguments as plain JSON data (a model dumped, ``None`` as ``{}``).
+
+    Raises:
+        ToolValidationError: ``target="input"``: not an object, or not JSON data.
+    """
     if isinstance(args, BaseModel):
         args = args.model_dump(mode="json")
     if args is None:
@@ -112,10 +116,6 @@ def validate_json_input(schema: JsonSchema, args: object, what: str) -> dict[str
         data: dict[str, Any] = plain_arguments(dict(args))
     except ArgumentsError as exc:
         _fail("input", what, [issue((), str(exc))])
-    data = drop_absent_nulls(data, schema)
-    refused = _walk(data, schema, (), {}, required=True)
-    if refused:
-        _fail("input", what, refused[:MAX_ISSUES], len(refused))
     return data
 
 

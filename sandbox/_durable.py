@@ -28,10 +28,8 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from quickjail.sandbox import _router
 from quickjail.sandbox._continuation import Continuation, diff_pages, initial_image
 from quickjail.sandbox._limits import OutputLimits
-from quickjail.sandbox._native import NativeInstance
 from quickjail.sandbox._result import PausedCall
 from quickjail.sandbox.errors import ContinuationError
 
@@ -112,15 +110,7 @@ def _function_index(functions: tuple[Any, ...], name: str) -> int:
 
 def _fresh_memory(engine: EngineState) -> bytes:
     """The memory of a fresh instance: the module's initial image."""
-    inst = NativeInstance(
-        engine.engine,
-        engine.pre,
-        -1,
-        _router.epoch_callback(),
-        0,
-        fuel=1 << 40 if engine.metered else None,
-        deadline=1 << 40,
-    )
+    inst = engine.bare_instance()
     try:
         base, size = inst.memory()
         return ctypes.string_at(base, size)

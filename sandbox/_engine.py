@@ -250,11 +250,11 @@ class EngineState:
         router.store_data.owner = id(router)
         return inst, key
 
-    def _probe(self) -> int:
-        """The scratch buffer's address (the same in every instance: they share the image)."""
+    def bare_instance(self) -> _native.NativeInstance:
+        """A fresh instance for the host's own look at the image (the caller closes it)."""
         # no memory limit, a deadline no epoch advance reaches, and key 0 (no router: a
-        # callback that did run would stop the probe)
-        inst = _native.NativeInstance(
+        # callback that did run would stop it)
+        return _native.NativeInstance(
             self.engine,
             self.pre,
             -1,
@@ -263,6 +263,10 @@ class EngineState:
             fuel=1 << 40 if self.metered else None,
             deadline=1 << 40,
         )
+
+    def _probe(self) -> int:
+        """The scratch buffer's address (the same in every instance: they share the image)."""
+        inst = self.bare_instance()
         try:
             return inst.call_export(b"qj_scratch") & 0xFFFFFFFF
         finally:
