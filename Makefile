@@ -39,7 +39,9 @@ test: $(STAMP) ## The whole check: ruff (lint + format), mypy strict, the whole 
 	@$(MAKE) --no-print-directory typecheck-view
 	@$(PY) -m mypy
 	$(STEP) "pytest (several minutes)"
-	@$(PY) -m pytest -q
+	@$(PY) -m pytest -q --ignore=tests/executors/test_ray_executor.py
+	$(STEP) "pytest: the Ray executor, in a process of its own (a Ray driver may end its process after ray.shutdown, issue 28 item 2)"
+	@$(PY) -m pytest -q tests/executors/test_ray_executor.py
 
 check: test ## Same as test
 
