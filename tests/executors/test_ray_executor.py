@@ -8,6 +8,7 @@ a status, a report or a generous multiple.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -64,6 +65,9 @@ def cluster() -> Iterator[None]:
     try:
         yield
     finally:
+        # free the tests' actor and object handles while Ray still runs: one freed later, on
+        # another thread, touches Ray after ray.shutdown, and Ray then ends this process
+        gc.collect()
         ray.shutdown()
         os.environ.clear()
         os.environ.update(env)
