@@ -42,6 +42,7 @@ from quickjail.executors._errors import (
     ExecutorError,
     QueueFull,
 )
+from quickjail.executors._ray_owner import RayOwner
 from quickjail.executors._remote import MAX_START_FAILURES, RemoteExecutor, WorkerLost
 from quickjail.executors._serve import ServedRun
 from quickjail.sandbox._execution import _soon
@@ -396,7 +397,7 @@ class RayExecutor(RemoteExecutor):
         self._actors: list[_Actor] = []
         self._waiting: collections.deque[_Waiter] = collections.deque()
         self._actor_class: Any = None
-        self._owns_ray = False
+        self._owner: RayOwner | None = None
         self._started = False
         self._closed = False
         self._failures = 0
@@ -484,8 +485,8 @@ class RayExecutor(RemoteExecutor):
             actor.how = "the Ray executor was closed during the run"
             if ray.is_initialized():
                 ray.kill(actor.handle, no_restart=True)
-        if self._owns_ray and ray.is_initialized():
-            ray.shutdown()
+        if self._owner is not None:
+            self._owner.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._waiting)} waiting"
@@ -510,8 +511,9 @@ class RayExecutor(RemoteExecutor):
         if not ray.is_initialized():
             if self._init is None:
                 raise ExecutorError("Ray is not initialized: call ray.init() or give init={...}")
-            ray.init(**self._init)
-            self._owns_ray = True
+            owner = RayOwner(ray.init, ray.shutdown)
+            owner.start(self._init)
+            self._owner = owner
         self._actor_class = ray.remote(
             concurrency_groups={"runs": self._concurrency, "control": CONTROL_CONCURRENCY},
             max_restarts=0,
