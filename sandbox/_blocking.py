@@ -84,10 +84,13 @@ class Later:
             wake.set()
 
     def wait(self) -> None:
+        """Block until :meth:`set`; a wait interrupted (``KeyboardInterrupt``) may wait again."""
         with self._lock:
             if self._done:
                 return
-            wake = self._wake = Wake()
+            if self._wake is None:
+                self._wake = Wake()
+            wake = self._wake
         wake.wait()
 
 

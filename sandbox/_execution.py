@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Generator
@@ -26,6 +27,7 @@ from quickjail.sandbox._abi import QJ_FAIL, QJ_PENDING
 from quickjail.sandbox._blocking import Later, Wake, on_own_loop
 from quickjail.sandbox._continuation import Continuation
 from quickjail.sandbox._durable import Answer
+from quickjail.sandbox._family import adopt, calling
 from quickjail.sandbox._hostcall import PendingCall
 from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._program import Program, content_id
@@ -95,6 +97,7 @@ class CodeExecution:
         self._content_id: str | None = None
         self._delivered = 0  # reports the report callback has taken (async driver)
         self._delivering = False  # the report callback's task has not drained its stream yet
+        adopt(self)  # started by a host function: stops with the run that called it
 
     @property
     def content_id(self) -> str:
@@ -196,10 +199,21 @@ class CodeExecution:
             self._engine.workers.submit(self._whole_run_job(box, wake.set, self._sync_report))
         except BaseException:
             wake.set()  # no job will: close the write end here
-            raise
-        finally:
             wake.wait()
+            raise
+        self._wait_or_stop(wake.wait)
         return self._outcome_of(box)
+
+    def _wait_or_stop(self, wait: Callable[[], None]) -> None:
+        """Wait for the run's end on its worker; an exception of the wait (Ctrl-C's
+        ``KeyboardInterrupt``, raised on this thread) stops the run, waits for it to end, and
+        is re-raised: an interrupted caller never leaves its guest running."""
+        try:
+            wait()
+        except BaseException:
+            self.terminate("interrupted")
+            wait()
+            raise
 
     def _run_here(
         self, stack: _stacks.GuestStack, box: list[CodeResult | BaseException]
@@ -216,7 +230,8 @@ class CodeExecution:
             if ticker is not None:
                 ticker.leave()
             _stacks.leave(stack)
-        later.wait()  # at once, unless the run waits for timers (its next slices: workers)
+        # at once, unless the run waits for timers (its next slices: workers)
+        self._wait_or_stop(later.wait)
         return self._outcome_of(box)
 
     async def _wait_quietly(self) -> None:
@@ -618,10 +633,11 @@ class CodeExecution:
         ``SystemExit``/``KeyboardInterrupt`` stop the run and reach the awaiter bare, never
         wrapped in a task group's exception group.
         """
+        token = calling.set(run)  # runs the function starts are the run's (sandbox._family)
         try:
             value = await call.fn.fn(*call.args)
         except anyio.get_cancelled_exc_class() as exc:
-            if anyio.current_effective_deadline() == -math.inf:
+            if anyio.current_effective_deadline() == -math.inf or _cancelled_natively():
                 raise
             ok, data = run.dispatch.settle(call.fn, exc, ok=False)
         except Pause as exc:
@@ -640,7 +656,22 @@ class CodeExecution:
             return None
         else:
             ok, data = run.dispatch.settle(call.fn, value, ok=True)
+        finally:
+            calling.reset(token)
         return call.call_id, ok, data
+
+
+def _cancelled_natively() -> bool:
+    """Whether this asyncio task was asked to stop outside anyio (``Task.cancel``, as asyncio's
+    runner does on Ctrl-C): its cancellation is then the task's, not a host function's own."""
+    asyncio = sys.modules.get("asyncio")  # not imported: no asyncio loop runs this task
+    if asyncio is None:
+        return False
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # another event loop (trio)
+        return False
+    return task is not None and task.cancelling() > 0
 
 
 def _soon(token: anyio.lowlevel.EventLoopToken | None, fn: Callable[..., None], *args: Any) -> None:

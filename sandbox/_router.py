@@ -8,6 +8,7 @@ callbacks find theirs through a registry keyed by the integer each store was cre
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Protocol
 
@@ -80,9 +81,20 @@ class _Stores:
     def get(self, key: int) -> HostRouter | None:
         return self._routers.get(key)
 
+    def __len__(self) -> int:
+        """How many stores are live (a run holds one until it ends)."""
+        return len(self._routers)
+
+    def forget(self) -> None:
+        """After ``fork``, in the child: the parent's runs do not go on here (their threads
+        are gone), and a lock another thread held at the fork stays held."""
+        self._lock = threading.Lock()
+        self._routers = {}
+
 
 stores = _Stores()
 register = stores.add
+os.register_at_fork(after_in_child=stores.forget)
 
 
 def _decide(key: int) -> int:

@@ -7,6 +7,7 @@ from typing import Any
 
 from quickjail.sandbox import _engine
 from quickjail.sandbox._execution import CodeExecution
+from quickjail.sandbox._family import adopt
 from quickjail.sandbox._limits import OutputLimits
 from quickjail.sandbox._options import check_options
 from quickjail.sandbox._program import prepare
@@ -106,7 +107,9 @@ def run_code(
     if executor is not None:
         if not callable(getattr(executor, "execution", None)):
             raise TypeError("executor must be None or an executor (see quickjail.executors)")
-        return executor.execution(opts, prepare(opts))
+        execution = executor.execution(opts, prepare(opts))
+        adopt(execution)  # started by a host function: stops with the run that called it
+        return execution
     engine = _engine.get_engine(metered=opts.fuel is not None)
     return CodeExecution(engine, opts, prepare(opts))
 

@@ -1,0 +1,39 @@
+"""Runs started by a run's host functions: stopping a run stops them too.
+
+A sync host function may start a run of its own (``run_code_sync`` inside it), and an async one
+may await one. Such a nested run works for the run that called the function, so when that run
+is stopped (``terminate``, its timeout, Ctrl-C) the nested run is stopped with it: otherwise
+its guest would go on, on some worker thread, after everything that waited for it is gone.
+While a host function executes, :data:`calling` names the run that called it; every run
+made meanwhile in that context (in this process, or on an executor) is adopted by that run.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import Protocol
+
+__all__ = ["Parent", "Stoppable", "adopt", "calling"]
+
+
+class Stoppable(Protocol):
+    """A run's handle: what a parent stops."""
+
+    def terminate(self, reason: str = ...) -> None: ...
+
+
+class Parent(Protocol):
+    """A run whose host functions may start runs (``Run``)."""
+
+    def adopt(self, child: Stoppable) -> None: ...
+
+
+calling: ContextVar[Parent | None] = ContextVar("quickjail_calling_run", default=None)
+"""The run whose host function is executing in this context, if any."""
+
+
+def adopt(child: Stoppable) -> None:
+    """Tie ``child`` to the run whose host function is executing here (a no-op outside one)."""
+    parent = calling.get()
+    if parent is not None:
+        parent.adopt(child)
