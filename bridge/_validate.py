@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import threading
 import types
 import typing
@@ -101,6 +102,15 @@ class _Spec:
 
 _specs: weakref.WeakKeyDictionary[Any, dict[bool, _Spec | None]] = weakref.WeakKeyDictionary()
 _specs_lock = threading.Lock()
+
+
+def _new_specs_lock() -> None:
+    """After ``fork``, in the child: a lock another thread held at the fork stays held."""
+    global _specs_lock
+    _specs_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_specs_lock)
 
 
 def _spec(fn: Callable[..., Any], label: str) -> _Spec | None:

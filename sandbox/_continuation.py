@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import itertools
+import os
 import struct
 import threading
 import time
@@ -292,6 +293,15 @@ def diff_pages(
 
 _images: dict[str, bytes] = {}
 _images_lock = threading.Lock()
+
+
+def _new_images_lock() -> None:
+    """After ``fork``, in the child: a lock another thread held at the fork stays held."""
+    global _images_lock
+    _images_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_images_lock)
 
 
 def initial_image(build_id: str, read: Any) -> bytes:

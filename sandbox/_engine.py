@@ -319,6 +319,23 @@ _engines: dict[bool, EngineState] = {}
 _engine_lock = threading.Lock()
 
 
+def _forget_after_fork() -> None:
+    """In a child made by ``fork``: the parent's engines are left behind, not used.
+
+    Only the forking thread lives on in a child, so the engines' deadline and worker threads
+    are gone (a timeout would never fire, a timer never wake), and a lock another thread held
+    at the fork (the engine's, or one inside wasmtime) stays held for good. The child's first
+    run makes engines of its own, with threads of their own (the compiled guest comes from
+    the disk cache).
+    """
+    global _engine_lock
+    _engines.clear()
+    _engine_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
 def get_engine(cache: Path | None = None, *, metered: bool = False) -> EngineState:
     """The process's engine (or its fuel-metered twin), created on first use."""
     eng = _engines.get(metered)

@@ -19,6 +19,7 @@ store's data pointer is the address of its :class:`StoreData`.
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from pathlib import Path
 from typing import Any, Final
@@ -123,6 +124,16 @@ _addresses: dict[str, int] = {}
 _kept: list[Any] = []  # Python objects the library holds borrowed, for good
 _play: Any = None
 _epoch: int = 0
+
+
+def _new_lock() -> None:
+    """After ``fork``, in the child: a lock another thread held at the fork stays held (the
+    library itself stays loaded: its state is the process's, copied whole)."""
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock)
 
 
 def clock_time_get() -> int:

@@ -32,6 +32,15 @@ _RETRY_SPAWN = 1.0  # seconds before trying again when the OS refused a new thre
 _STACK_LOCK = threading.Lock()  # threading.stack_size is process-wide
 
 
+def _new_stack_lock() -> None:
+    """After ``fork``, in the child: a lock another thread held at the fork stays held."""
+    global _STACK_LOCK
+    _STACK_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_stack_lock)
+
+
 def start_thread(target: Callable[[], object], name: str) -> threading.Thread:
     """Start a daemon thread with a :data:`WORKER_STACK` native stack: guest code may run on it.
 
