@@ -28,6 +28,8 @@ ALLOWED_IMPORTS = frozenset(
         "mmap",
         "mprotect",
         "munmap",
+        "sigaction",
+        "sigemptyset",
         "sysconf",
     }
 )

@@ -170,6 +170,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "wasmtime_module_new": (_ptr, [_ptr, _c.c_char_p, _size, _PP]),
     "wasmtime_module_deserialize_file": (_ptr, [_ptr, _c.c_char_p, _PP]),
     "wasmtime_module_serialize": (_ptr, [_ptr, _c.POINTER(ByteVec)]),
+    "wasmtime_module_image_range": (None, [_ptr, _PP, _PP]),
     "wasmtime_module_imports": (None, [_ptr, _c.POINTER(PtrVec)]),
     "wasm_importtype_vec_delete": (None, [_c.POINTER(PtrVec)]),
     "wasm_importtype_module": (_c.POINTER(ByteVec), [_ptr]),

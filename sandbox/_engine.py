@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from quickjail.sandbox import _capi, _hostlib, _native, _router, _stacks
+from quickjail.sandbox import _capi, _hostlib, _native, _router, _signals, _stacks
 from quickjail.sandbox._abi import SCRATCH_SIZE
 from quickjail.sandbox._bytecode import BytecodeCache
 from quickjail.sandbox._capi import lib
@@ -132,6 +132,8 @@ class EngineState:
             raise RuntimeError("wasmtime could not create an engine")
         self.engine: int = engine
         self.module = self._load_module(cache or cache_dir(), description)
+        # wasmtime installed its trap handlers with the engine: keep guest traps theirs
+        _signals.capture(self.module)
         self.linker: int = lib.wasmtime_linker_new(self.engine)
         self._define_imports()
         pre = ctypes.c_void_p()

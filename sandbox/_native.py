@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from quickjail.sandbox import _capi, _hostlib, _stacks
+from quickjail.sandbox import _capi, _hostlib, _signals, _stacks
 from quickjail.sandbox._capi import lib
 from quickjail.sandbox._hostlib import StoreData
 from quickjail.sandbox._prefault import HotPages
@@ -122,6 +122,7 @@ class NativeInstance:
         keeps it alive as long as the store); without it the guest's clock answers EBADF and
         ``qj.host`` E_HOST. ``hot``: the engine's hot pages, populated (or this run sampled).
         """
+        _signals.guard()  # a guest's trap must reach wasmtime's handler, not a later one
         self._data = data
         self._hot = hot
         self._sampled = False
