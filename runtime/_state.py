@@ -20,6 +20,7 @@ from ._result import AttachmentRef, ToolAttachment, ToolResult
 from ._secrets import Redactor, SecretBox
 from ._storage import ThreadStorage
 from ._tenvs import parse_tenvs
+from ._tool import reachable_tools
 from .errors import SecretKeyError, ThreadFileNotFoundError
 
 if TYPE_CHECKING:
@@ -128,7 +129,8 @@ class ThreadCore:
         self.pending: deque[ParsedCall] = deque()
         self.batch_lock = anyio.Lock()
         self.secret_names: set[str] = set()
-        for tool in tools.values():
+        self.reachable = reachable_tools(tools.values())
+        for tool in self.reachable:
             self.declare(tool)
         self.root = ThreadState(self)
 
@@ -191,13 +193,14 @@ class ThreadCore:
         return None
 
     async def missing_required(self, pending: Iterable[str] = ()) -> list[tuple[str, str, str]]:
-        """``(variable, tool, description)`` of each required variable no layer sets.
+        """``(variable, tool, description)`` of each required variable no layer sets, for
+        every local tool of the thread and every tool they reach (code mode's).
 
         Args:
             pending: Names about to be set on the thread (count as set).
         """
         about_to_set, out = set(pending), []
-        for tool in self.tools.values():
+        for tool in self.reachable:
             if tool.execution_mode != "local":
                 continue
             for var in tool.variables:
