@@ -246,3 +246,21 @@ async def test_a_secret_of_a_tool_reached_through_code_mode_is_stored_encrypted_
     assert SECRET not in repr(result) + repr(messages) + repr(rendered)
     assert SECRET.encode() not in while_open
     assert SECRET.encode() not in db_bytes(db_path)
+
+
+async def test_an_agent_layer_secret_of_a_tool_reached_through_code_mode_is_redacted(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    call = {
+        "type": "tool_use",
+        "id": "c",
+        "name": "run_code",
+        "input": {"code": "return (await tools.call_api({})).result.sent;"},
+    }
+    async with open_runtime(tools=_code_mode_only(), agent_env={"API_TOKEN": SECRET}) as rt:
+        thread = await rt.thread()
+        (result,) = await thread.execute_tool_calls([call])
+        messages = await runtime.helpers.get_messages(thread.state)
+    assert result.ok, result.error
+    assert result.result["result"] == "Authorization: Bearer [REDACTED]"
+    assert SECRET not in repr(result) + repr(messages)
