@@ -195,12 +195,15 @@ def fit_message(
             ``isError`` and ``structuredContent`` for an object value.
         max_result_chars: The server's ``--max-result-chars``.
         structured: Whether the tool declares an output schema; ``structuredContent`` is sent
-            only then (the text carries the value for every other tool: sent once).
+            only then (the text carries the value for every other tool: sent once), and for
+            a failure only if it is a ``run_code`` answer: another failure's value need not
+            match the schema, and a client holding it to the schema would refuse the result.
         answer: Whether the value is a ``run_code`` answer (code mode's), cut inside it.
     """
     content: list[dict[str, Any]] = list(rendered.get("content") or [])
-    value = rendered.get("structuredContent") if structured else None
     is_error = bool(rendered.get("isError"))
+    sent = structured and (answer or not is_error)
+    value = rendered.get("structuredContent") if sent else None
     text = str(content[0].get("text", "")) if content and content[0].get("type") == "text" else ""
     images = [c for c in content if c.get("type") == "image"]
     budget = max_result_chars

@@ -139,3 +139,19 @@ def test_images_that_would_overflow_the_message_are_left_out_and_listed() -> Non
     assert message_bytes(result) <= MAX_MESSAGE_BYTES
     assert [c.type for c in result.content] == ["text", "image", "image"]
     assert "1 of 3 images not sent" in result.content[0].text  # type: ignore[union-attr]
+
+
+def test_a_failure_carries_structured_content_only_as_a_run_code_answer() -> None:
+    failure = {
+        "content": [{"type": "text", "text": "Error: no rows"}],
+        "isError": True,
+        "structuredContent": {"detail": "not in the output schema"},
+    }
+    result = fit_message(failure, max_result_chars=1_000, structured=True, answer=False)
+    assert result.is_error is True and result.structured_content is None
+    answer = _answer(
+        status="error", error={"name": "E", "message": "m", "line": 1, "column": 1, "stack": None}
+    )
+    failed_run = {**failure, "structuredContent": answer}
+    result = fit_message(failed_run, max_result_chars=1_000, structured=True, answer=True)
+    assert result.structured_content == answer
