@@ -177,7 +177,10 @@ class ThreadCore:
         if found is not None:
             owner, kind, value = found
             if kind != "secret":
-                return value.decode()
+                text = value.decode()
+                if name in self.secret_names:  # stored in clear before a tool declared it
+                    self.redactor.add(text)
+                return text
             if not decrypt:
                 return ""
             if self.box is None:
@@ -211,12 +214,15 @@ class ThreadCore:
         return out
 
     async def load_secrets(self) -> None:
-        """Decrypt the secrets of the thread and its ancestors (with a key) to redact them."""
-        if self.box is None:
-            return
+        """Learn the secret values of the thread and its ancestors, to redact them: stored
+        secrets (decrypted, with a key) and text values of variables a tool declares secret
+        (stored in clear before a tool declared them, e.g. one reached through code mode)."""
         for row in self.chain:
             for name, kind, value in await self.store.list_variables(row.id):
-                if kind == "secret":
+                if kind != "secret":
+                    if name in self.secret_names:
+                        self.redactor.add(value.decode())
+                elif self.box is not None:
                     self.redactor.add(self.box.decrypt(value, self.context(row.id, name)))
 
     def redact_result(self, result: ToolResult) -> ToolResult:

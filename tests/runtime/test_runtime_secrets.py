@@ -264,3 +264,24 @@ async def test_an_agent_layer_secret_of_a_tool_reached_through_code_mode_is_reda
     assert result.ok, result.error
     assert result.result["result"] == "Authorization: Bearer [REDACTED]"
     assert SECRET not in repr(result) + repr(messages)
+
+
+async def test_a_secret_stored_in_clear_before_code_mode_declared_it_is_redacted_when_reopened(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    # what the code-mode tool's thread stored before its tools counted: the value as text
+    async with open_runtime() as rt:
+        await rt.thread("legacy", env={"API_TOKEN": SECRET})
+    call = {
+        "type": "tool_use",
+        "id": "c",
+        "name": "run_code",
+        "input": {"code": "return (await tools.call_api({})).result.sent;"},
+    }
+    async with open_runtime(tools=_code_mode_only()) as rt:
+        thread = await rt.thread("legacy")
+        (result,) = await thread.execute_tool_calls([call])
+        messages = await runtime.helpers.get_messages(thread.state)
+    assert result.ok, result.error
+    assert result.result["result"] == "Authorization: Bearer [REDACTED]"
+    assert SECRET not in repr(result) + repr(messages)
