@@ -5,15 +5,17 @@ defines instead (see :func:`build_tools_server`). Built on the low-level server 
 ``mcp`` SDK (2.x): the ``run_code`` input schema is written out here, arguments are checked here,
 and every call runs in a fresh sandbox with the server's limits. A program's failure is a tool
 result with ``isError`` set (so the model can read it and retry), never a protocol error; only
-an unknown tool name is one.
+an unknown tool name is one. Results are cut to ``--max-result-chars`` and no message is larger
+than a client takes (:mod:`quickjail._mcp_results`); while serving, ``sys.stdout`` is the
+standard error, so a tool's ``print()`` never reaches the protocol stream.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
+import sys
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 
 from quickjail import bridge
 from quickjail._cli._parser import quickjail_version
+from quickjail._mcp_results import DEFAULT_MAX_RESULT_CHARS, answer_result, fit_message
 from quickjail.runtime.helpers import answer_schema, invalid_answer, run_code_answer
 from quickjail.sandbox.host import Executor
 
@@ -38,6 +41,7 @@ __all__ = [
     "SECRET_KEY_ENV",
     "TOOL_NAME",
     "ServerOptions",
+    "ToolsDatabaseError",
     "build_server",
     "build_tools_server",
     "input_schema",
@@ -68,6 +72,8 @@ class ServerOptions:
         tools_db: The runtime database of ``tools_module`` (one thread per MCP session).
         kind: How a call's code is read when it does not choose (``run_code``'s ``kind``):
             ``"auto"`` runs any of the code shapes models write.
+        max_result_chars: A result's JSON text is cut past this many characters, with a note
+            where the cut is (see :mod:`quickjail._mcp_results`).
     """
 
     allow_read: Path | None = None
@@ -77,6 +83,11 @@ class ServerOptions:
     tools_module: str | None = None
     tools_db: Path | None = None
     kind: str = "auto"
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+
+
+class ToolsDatabaseError(Exception):
+    """The ``--tools`` database cannot be opened; the message names it and what to do."""
 
 
 def input_schema(default_kind: str = "auto") -> dict[str, Any]:
@@ -213,15 +224,6 @@ def _parse_call(arguments: Mapping[str, Any] | None, options: ServerOptions) -> 
     return _Call(code, str(kind), str(language), execute, timeout)
 
 
-def _text_result(data: Mapping[str, Any], is_error: bool) -> types.CallToolResult:
-    text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
-        structured_content=dict(data),
-        is_error=is_error,
-    )
-
-
 class _RunCodeTool:
     """The request handlers; holds the server's options and its read-only directory."""
 
@@ -274,9 +276,14 @@ class _RunCodeTool:
                 run_options["imports"] = {"fs": self._fs}
             execution = bridge.run_code(call.code, **run_options)
         except (TypeError, ValueError) as exc:  # includes _BadArguments and TransferError
-            return _text_result(invalid_answer(type(exc).__name__.lstrip("_"), str(exc)), True)
+            answer = invalid_answer(type(exc).__name__.lstrip("_"), str(exc))
+            return answer_result(dict(answer), True, self._options.max_result_chars)
         result = await execution
-        return _text_result(run_code_answer(result), result.status != "success")
+        return answer_result(
+            dict(run_code_answer(result)),
+            result.status != "success",
+            self._options.max_result_chars,
+        )
 
 
 def build_server(
@@ -369,10 +376,14 @@ class _RuntimeTools:
     the server, and one stdio run is one MCP session.
     """
 
-    def __init__(self, rt: Runtime) -> None:
+    def __init__(self, rt: Runtime, max_result_chars: int) -> None:
         self._rt = rt
+        self._max_result_chars = max_result_chars
         self._tools = {tool.name: tool for tool in rt.tools}
         self._listed = [types.Tool.model_validate(tool.to_mcp()) for tool in rt.tools]
+        self._structured = {t.name for t in self._listed if t.output_schema is not None}
+        answer = output_schema()
+        self._answers = {t.name for t in rt.tools if t.output_schema == answer}
 
     @contextlib.asynccontextmanager
     async def lifespan(self, server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
@@ -408,18 +419,28 @@ class _RuntimeTools:
         }
         (result,) = await thread.execute_tool_calls([call])
         (rendered,) = await render_content([result], "mcp", thread.state)
-        return types.CallToolResult.model_validate(rendered)
+        return fit_message(
+            rendered,
+            max_result_chars=self._max_result_chars,
+            structured=params.name in self._structured,
+            answer=params.name in self._answers,
+        )
 
 
-def build_tools_server(rt: Runtime) -> Server[Any]:
+def build_tools_server(
+    rt: Runtime, max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+) -> Server[Any]:
     """Build the MCP server of an open runtime's tools (not started).
 
     Every MCP session (every run of the server over stdio) gets its own thread (``mcp-<hex>``)
     in the runtime's database; calls run as ``Thread.execute_tool_calls`` runs them: strictly
     validated, secrets redacted, and a failure is a result with ``isError`` set. Image
-    attachments come back as MCP images.
+    attachments come back as MCP images. ``structuredContent`` is sent for a tool that
+    declares an output schema (with its JSON as text, as MCP asks), the text alone for the
+    others; a result is cut to ``max_result_chars`` characters (see
+    :mod:`quickjail._mcp_results`).
     """
-    handlers = _RuntimeTools(rt)
+    handlers = _RuntimeTools(rt, max_result_chars)
     return Server(
         "quickjail-tools",
         version=quickjail_version(),
@@ -432,12 +453,33 @@ def build_tools_server(rt: Runtime) -> Server[Any]:
 
 async def _serve_tools(options: ServerOptions, tools: list[Tool]) -> None:
     from quickjail.runtime import Runtime
+    from quickjail.runtime.errors import StoreError
 
     db = options.tools_db if options.tools_db is not None else Path("quickjail-tools.db")
     key = os.environ.get(SECRET_KEY_ENV) or None
-    async with Runtime(db, tools=tools, secret_key=key) as rt:
-        server = build_tools_server(rt)
-        async with stdio_server() as (read_stream, write_stream):
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            rt = await stack.enter_async_context(Runtime(db, tools=tools, secret_key=key))
+        except StoreError as exc:
+            where = "given as --tools-db" if options.tools_db is not None else "the default"
+            raise ToolsDatabaseError(
+                f"cannot open the tools database {str(db.absolute())!r} ({where}): {exc}; "
+                "give --tools-db PATH in a writable directory"
+            ) from None
+        server = build_tools_server(rt, options.max_result_chars)
+        await _run_stdio(server)
+
+
+async def _run_stdio(server: Server[Any]) -> None:
+    """Run ``server`` on stdin/stdout; meanwhile ``sys.stdout`` is the standard error.
+
+    The SDK points file descriptor 1 at the standard error while it serves, but what a tool
+    ``print()`` s waits in ``sys.stdout``'s buffer (without ``PYTHONUNBUFFERED``) and was
+    written after the SDK gave the descriptor back to the protocol stream: into the stream.
+    """
+    sys.stdout.flush()
+    async with stdio_server() as (read_stream, write_stream):
+        with contextlib.redirect_stdout(sys.stderr):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
@@ -456,8 +498,7 @@ async def _serve(
             else None
         )
         server = build_server(options, fs, executor)
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        await _run_stdio(server)
 
 
 def serve(
@@ -470,5 +511,8 @@ def serve(
         tools: With ``options.tools_module``, the tools :func:`load_tools` already loaded
             (with the same ``executor``).
         executor: Where every call's code runs (None: in this process); the caller closes it.
+
+    Raises:
+        ToolsDatabaseError: The ``--tools`` database cannot be opened.
     """
     anyio.run(_serve, options, tools, executor)

@@ -150,6 +150,7 @@ def code_mode_tool(
         execution_mode="local",
         execution_provider=None,
         schemas=(checked.input_schema, answer_schema()),
+        reaches=tuple(index.values()),
     )
 
 

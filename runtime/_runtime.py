@@ -14,7 +14,7 @@ from ._secrets import SecretBox
 from ._state import EventHook, ThreadCore
 from ._store import DEFAULT_MAX_THREAD_BYTES, Store, ThreadRow
 from ._thread import Thread
-from ._tool import Tool
+from ._tool import Tool, reachable_tools
 from .errors import MissingVariablesError, RuntimeClosedError
 
 __all__ = ["Runtime"]
@@ -128,7 +128,8 @@ class Runtime:
 
         Variables merge prompt → agent → thread, the later layer winning; the thread layer is
         the thread's own values over those it inherits from its ancestors. Every required
-        variable of the thread's tools must have a value once merged, or nothing is created.
+        variable of the thread's tools (and of the tools they reach, as code mode's) must have
+        a value once merged, or nothing is created.
 
         Args:
             thread_id: The thread to reopen or create; a new random id when ``None``.
@@ -189,7 +190,9 @@ class Runtime:
                 if len(ancestors) >= MAX_THREAD_DEPTH:
                     raise ValueError(f"threads nest at most {MAX_THREAD_DEPTH} deep")
             turns = 0
-        scoped = frozenset(v.name for t in tool_map.values() for v in t.variables if v.scoped)
+        scoped = frozenset(
+            v.name for t in reachable_tools(tool_map.values()) for v in t.variables if v.scoped
+        )
         layers = (base.prompt_env, base.agent_env) if base else (self._prompt_env, self._agent_env)
         core = ThreadCore(
             chain=[ThreadRow(tid, parent_id, turns, scoped), *ancestors],

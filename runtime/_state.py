@@ -20,6 +20,7 @@ from ._result import AttachmentRef, ToolAttachment, ToolResult
 from ._secrets import Redactor, SecretBox
 from ._storage import ThreadStorage
 from ._tenvs import parse_tenvs
+from ._tool import reachable_tools
 from .errors import SecretKeyError, ThreadFileNotFoundError
 
 if TYPE_CHECKING:
@@ -128,7 +129,8 @@ class ThreadCore:
         self.pending: deque[ParsedCall] = deque()
         self.batch_lock = anyio.Lock()
         self.secret_names: set[str] = set()
-        for tool in tools.values():
+        self.reachable = reachable_tools(tools.values())
+        for tool in self.reachable:
             self.declare(tool)
         self.root = ThreadState(self)
 
@@ -175,7 +177,10 @@ class ThreadCore:
         if found is not None:
             owner, kind, value = found
             if kind != "secret":
-                return value.decode()
+                text = value.decode()
+                if name in self.secret_names:  # stored in clear before a tool declared it
+                    self.redactor.add(text)
+                return text
             if not decrypt:
                 return ""
             if self.box is None:
@@ -191,13 +196,14 @@ class ThreadCore:
         return None
 
     async def missing_required(self, pending: Iterable[str] = ()) -> list[tuple[str, str, str]]:
-        """``(variable, tool, description)`` of each required variable no layer sets.
+        """``(variable, tool, description)`` of each required variable no layer sets, for
+        every local tool of the thread and every tool they reach (code mode's).
 
         Args:
             pending: Names about to be set on the thread (count as set).
         """
         about_to_set, out = set(pending), []
-        for tool in self.tools.values():
+        for tool in self.reachable:
             if tool.execution_mode != "local":
                 continue
             for var in tool.variables:
@@ -208,12 +214,15 @@ class ThreadCore:
         return out
 
     async def load_secrets(self) -> None:
-        """Decrypt the secrets of the thread and its ancestors (with a key) to redact them."""
-        if self.box is None:
-            return
+        """Learn the secret values of the thread and its ancestors, to redact them: stored
+        secrets (decrypted, with a key) and text values of variables a tool declares secret
+        (stored in clear before a tool declared them, e.g. one reached through code mode)."""
         for row in self.chain:
             for name, kind, value in await self.store.list_variables(row.id):
-                if kind == "secret":
+                if kind != "secret":
+                    if name in self.secret_names:
+                        self.redactor.add(value.decode())
+                elif self.box is not None:
                     self.redactor.add(self.box.decrypt(value, self.context(row.id, name)))
 
     def redact_result(self, result: ToolResult) -> ToolResult:

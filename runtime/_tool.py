@@ -6,7 +6,7 @@ import copy
 import inspect
 import re
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, NoReturn
 
@@ -33,7 +33,15 @@ from .errors import (
 if TYPE_CHECKING:
     from ._state import ThreadState
 
-__all__ = ["SNAKE_RE", "Execute", "Formatter", "Tool", "Variable", "default_format"]
+__all__ = [
+    "SNAKE_RE",
+    "Execute",
+    "Formatter",
+    "Tool",
+    "Variable",
+    "default_format",
+    "reachable_tools",
+]
 
 SNAKE_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
@@ -111,6 +119,7 @@ class Tool:
         "_input_schema",
         "_name",
         "_output_schema",
+        "_reaches",
         "_returns",
         "_schema_only",
         "_takes_meta",
@@ -133,13 +142,16 @@ class Tool:
         tenvs: type[BaseModel] | None = None,
         title: str | None = None,
         schemas: tuple[JsonSchema, JsonSchema | None] | None = None,
+        reaches: tuple[Tool, ...] = (),
     ) -> None:
         """Store an already validated definition; use :func:`define_tool` instead.
 
         ``schemas`` (input, output) are the published JSON Schemas of a tool no pydantic
         model backs (``args`` and ``returns`` are then ``None``): its input is held to them
-        and passed to ``execute`` as a dict.
+        and passed to ``execute`` as a dict. ``reaches`` are the tools this one calls on the
+        thread it runs on (code mode's): a thread holding it needs their variables too.
         """
+        self._reaches = reaches
         self._tenvs = tenvs
         self._name = name
         self._title = title
@@ -189,6 +201,15 @@ class Tool:
     def variables(self) -> tuple[Variable, ...]:
         """Variables the tool declares (``variables=`` then the fields of ``tenvs=``)."""
         return self._variables
+
+    @property
+    def reaches(self) -> tuple[Tool, ...]:
+        """The tools this tool calls on its thread (a code-mode tool's), empty for most.
+
+        A thread with this tool checks their required variables, stores their secret
+        variables as secrets and redacts their values, as for its own tools.
+        """
+        return self._reaches
 
     @property
     def tenvs_model(self) -> type[BaseModel] | None:
@@ -469,6 +490,25 @@ class Tool:
             f"tool {self._name!r} returned a result that",
         )
         return raw.model_copy(update={"result": value})
+
+
+def reachable_tools(tools: Iterable[Tool]) -> list[Tool]:
+    """``tools`` and every tool they reach (:attr:`Tool.reaches`, transitively), each once.
+
+    What a thread's variables are checked, typed and redacted against: a tool reachable only
+    through code mode runs on the thread as much as a tool the model calls directly.
+    """
+    out: list[Tool] = []
+    seen: set[int] = set()
+    stack = list(tools)[::-1]
+    while stack:
+        tool = stack.pop()
+        if id(tool) in seen:
+            continue
+        seen.add(id(tool))
+        out.append(tool)
+        stack.extend(reversed(tool.reaches))
+    return out
 
 
 def _thread_meta(state: ThreadState | None) -> dict[str, Any] | None:

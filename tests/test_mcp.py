@@ -364,7 +364,9 @@ async def test_tools_server_validates_strictly_and_returns_failures_as_results(
                 "export default await tools.add({a: 2, b: 5});"
             },
         )
-    assert ok.is_error is False and ok.structured_content == {"sum": 3}
+    # no output schema: the value goes once, as text
+    assert ok.is_error is False and ok.structured_content is None
+    assert json.loads(_text(ok)) == {"sum": 3}
     assert coerced.is_error is True and 'a: expected an integer (got a string "1")' in _text(
         coerced
     )
@@ -547,3 +549,130 @@ async def test_code_mode_answers_a_failure_as_the_plain_tool_does_without_a_doub
     assert mode.structured_content["error"].keys() == plain.structured_content["error"].keys()
     assert _text(mode).startswith("Error: uncaught Error: boom at line 2")
     assert "Error: Error:" not in _text(mode)
+
+
+CHATTY_MODULE = """
+from quickjail.runtime import ThreadState, ToolResult, define_tool
+
+
+async def _chatty(state: ThreadState) -> ToolResult:
+    print("debug output of a tool")
+    return ToolResult.success("done")
+
+
+async def _big(state: ThreadState) -> ToolResult:
+    return ToolResult.success("b" * 3_000_000)
+
+
+chatty = define_tool(description="Print, then answer.", execute=_chatty, name="chatty")
+big = define_tool(description="Answer at length.", execute=_big, name="big")
+"""
+
+
+def _server_env() -> dict[str, str]:
+    """The environment of a server subprocess, without ``PYTHONUNBUFFERED``."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def test_a_tools_print_never_reaches_the_mcp_stream(tmp_path: Path) -> None:
+    import subprocess
+
+    module = tmp_path / "chatty_tools.py"
+    module.write_text(CHATTY_MODULE, encoding="utf-8")
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "chatty"}},
+    ]
+    command = [sys.executable, "-m", "quickjail", "mcp", "--tools", str(module)]
+    server = subprocess.Popen(
+        [*command, "--tools-db", str(tmp_path / "tools.db")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_server_env(),
+    )
+    assert server.stdin is not None and server.stdout is not None
+    lines = []
+    for message in messages:
+        server.stdin.write(json.dumps(message).encode() + b"\n")
+        server.stdin.flush()
+        if "id" in message:
+            lines.append(server.stdout.readline())
+    # the session ends: the server exits, flushing what its buffers hold
+    out, err = server.communicate(timeout=100)
+    lines += out.splitlines()
+    assert server.returncode == 0, err
+    assert [json.loads(line)["id"] for line in lines] == [1, 2]
+    assert json.loads(lines[1])["result"]["content"][0]["text"] == "done"
+    assert b"debug output of a tool" in err
+
+
+def _unwritable_dir(tmp_path: Path) -> Path:
+    """A directory where no database file can be created (even by root: /proc on Linux)."""
+    if Path("/proc/self").is_dir():
+        return Path("/proc")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    return locked
+
+
+def test_tools_in_an_unwritable_directory_is_a_one_line_error_naming_the_database(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+
+    module = tmp_path / "chatty_tools.py"
+    module.write_text(CHATTY_MODULE, encoding="utf-8")
+    cwd = _unwritable_dir(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "quickjail", "mcp", "--tools", str(module)],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=_server_env(),
+        timeout=100,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    error = done.stderr.splitlines()[0]
+    assert str(cwd / "quickjail-tools.db") in error and "--tools-db" in error
+    assert done.stdout == ""
+
+
+async def test_big_results_arrive_cut_with_a_note_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
+    module = tmp_path / "chatty_tools.py"
+    module.write_text(CHATTY_MODULE, encoding="utf-8")
+    args = ("--tools", str(module), "--tools-db", str(tmp_path / "t.db"))
+    async with connect(*args, "--max-result-chars", "10000") as session:
+        big = await session.call_tool("big", {})
+        code = await session.call_tool("run_code", {"code": 'return "c".repeat(50_000)'})
+        after = await session.call_tool("chatty", {})
+    note = "characters not sent; --max-result-chars 10000]"
+    assert big.is_error is False and big.structured_content is None
+    assert len(_text(big)) <= 10_000 and _text(big).endswith(f"of 3000000 {note}")
+    assert code.is_error is False and code.structured_content is not None
+    assert code.structured_content["result"].endswith(f"of 50000 {note}")
+    assert len(_text(code)) <= 10_000
+    assert json.loads(_text(code)) == code.structured_content
+    assert _text(after) == "done"
+    async with connect("--max-result-chars", "10000") as session:
+        plain = await session.call_tool("run_code", {"code": 'return "p".repeat(50_000)'})
+    assert plain.structured_content is not None
+    assert plain.structured_content["result"].endswith(f"of 50000 {note}")
+    assert json.loads(_text(plain)) == plain.structured_content

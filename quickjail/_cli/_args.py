@@ -23,6 +23,7 @@ __all__ = [
     "parse_global",
     "parse_json",
     "parse_module",
+    "parse_result_chars",
     "parse_seconds",
     "parse_seed",
     "parse_size",
@@ -128,6 +129,20 @@ def parse_workers(text: str) -> int:
     if not 1 <= value <= MAX_WORKERS:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a worker count; give an integer from 1 to {MAX_WORKERS}, e.g. 2"
+        )
+    return value
+
+
+def parse_result_chars(text: str) -> int:
+    """Parse a result length in characters: an integer from 1,000 up."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1_000:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a result length; give a number of characters from 1000 up, "
+            "e.g. 200000"
         )
     return value
 

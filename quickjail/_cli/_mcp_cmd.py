@@ -48,6 +48,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         tools_module=args.tools,
         tools_db=Path(args.tools_db) if args.tools_db is not None else None,
         kind=args.kind,
+        max_result_chars=args.max_result_chars,
     )
     with contextlib.ExitStack() as stack:
         executor = None
@@ -64,5 +65,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                     f"--tools {args.tools!r}: {type(exc).__name__}: {exc}; give a module "
                     "(dotted name or .py file) that defines tools with define_tool"
                 ) from None
-        _mcp.serve(options, tools, executor)
+        try:
+            _mcp.serve(options, tools, executor)
+        except _mcp.ToolsDatabaseError as exc:
+            raise UsageError(str(exc)) from None
     return EXIT_OK

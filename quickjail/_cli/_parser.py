@@ -16,6 +16,7 @@ from quickjail._cli._args import (
     parse_global,
     parse_json,
     parse_module,
+    parse_result_chars,
     parse_seconds,
     parse_seed,
     parse_size,
@@ -262,7 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument(
         "--tools-db",
         metavar="PATH",
-        help="runtime database of --tools (default: quickjail-tools.db in the current directory)",
+        help="runtime database of --tools (default: quickjail-tools.db in the current "
+        "directory, which must then be writable)",
     )
     mcp.add_argument(
         "--timeout",
@@ -291,6 +293,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=parse_size,
         default=DEFAULT_MEMORY,
         help="memory limit of each call: bytes or K/M/G (default: 64M)",
+    )
+    mcp.add_argument(
+        "--max-result-chars",
+        metavar="N",
+        type=parse_result_chars,
+        default=1_000_000,
+        help="cut a result's JSON text past N characters, saying so where it is cut "
+        "(default: 1000000); a message never exceeds 9 MiB, below the 10 MiB an MCP "
+        "TypeScript SDK client takes",
     )
     mcp.add_argument(
         "--workers",

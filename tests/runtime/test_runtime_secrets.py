@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from quickjail import runtime
 from quickjail.runtime import ThreadState, ToolAttachment, ToolResult, Variable, define_tool
+from quickjail.runtime.errors import MissingVariablesError
 
 pytestmark = pytest.mark.anyio
 
@@ -186,3 +187,101 @@ async def test_a_secret_a_tool_stores_from_its_arguments_is_redacted_from_its_st
     assert SECRET not in repr(messages)
     assert SECRET.encode() not in while_open
     assert SECRET.encode() not in db_bytes(db_path)
+
+
+async def _call_api(state: ThreadState) -> ToolResult:
+    token = await state.env("API_TOKEN")
+    if token is None:
+        return ToolResult.failure("no token")
+    return ToolResult.success({"sent": f"Authorization: Bearer {token}"})
+
+
+def _code_mode_only() -> list[runtime.Tool]:
+    """A runtime whose only tool is code mode, reaching a tool with a required secret."""
+    call_api = define_tool(
+        description="Call the API.",
+        execute=_call_api,
+        name="call_api",
+        variables=[Variable("API_TOKEN", type="secret", required=True, description="API key")],
+    )
+    return [runtime.code_mode_tool([call_api])]
+
+
+async def test_a_thread_without_a_required_variable_of_a_tool_reached_through_code_mode_is_refused(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    async with open_runtime(tools=_code_mode_only()) as rt:
+        with pytest.raises(MissingVariablesError) as raised:
+            await rt.thread("no-token")
+        assert raised.value.missing == [("API_TOKEN", "call_api", "API key")]
+        assert (await rt.thread("with-token", env={"API_TOKEN": SECRET})).thread_id
+
+
+async def test_a_secret_of_a_tool_reached_through_code_mode_is_stored_encrypted_and_never_returned(
+    open_runtime: Callable[..., runtime.Runtime], db_path: Path
+) -> None:
+    code = (
+        "const r = await tools.call_api({});\n"
+        "console.log(r.result.sent);\n"
+        "report(r.result.sent);\n"
+        "return r.result.sent;"
+    )
+    call = {"type": "tool_use", "id": "c", "name": "run_code", "input": {"code": code}}
+    async with open_runtime(tools=_code_mode_only()) as rt:
+        thread = await rt.thread("coded", env={"API_TOKEN": SECRET})
+        (result,) = await thread.execute_tool_calls([call])
+        messages = await runtime.helpers.get_messages(thread.state)
+        rendered = await runtime.helpers.render_content([result], "mcp", thread.state)
+        while_open = db_bytes(db_path)
+    with sqlite3.connect(db_path) as conn:
+        kinds = conn.execute("SELECT name, type FROM variables").fetchall()
+    conn.close()
+    assert kinds == [("API_TOKEN", "secret")]
+    assert result.ok, result.error
+    assert result.result["result"] == "Authorization: Bearer [REDACTED]"
+    assert result.result["reports"] == ["Authorization: Bearer [REDACTED]"]
+    nested = [m for m in messages if m.parent_call_id == "c"]
+    assert [m.kind for m in nested] == ["tool_call", "tool_result"]
+    assert nested[1].content["result"] == {"sent": "Authorization: Bearer [REDACTED]"}
+    assert SECRET not in repr(result) + repr(messages) + repr(rendered)
+    assert SECRET.encode() not in while_open
+    assert SECRET.encode() not in db_bytes(db_path)
+
+
+async def test_an_agent_layer_secret_of_a_tool_reached_through_code_mode_is_redacted(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    call = {
+        "type": "tool_use",
+        "id": "c",
+        "name": "run_code",
+        "input": {"code": "return (await tools.call_api({})).result.sent;"},
+    }
+    async with open_runtime(tools=_code_mode_only(), agent_env={"API_TOKEN": SECRET}) as rt:
+        thread = await rt.thread()
+        (result,) = await thread.execute_tool_calls([call])
+        messages = await runtime.helpers.get_messages(thread.state)
+    assert result.ok, result.error
+    assert result.result["result"] == "Authorization: Bearer [REDACTED]"
+    assert SECRET not in repr(result) + repr(messages)
+
+
+async def test_a_secret_stored_in_clear_before_code_mode_declared_it_is_redacted_when_reopened(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    # what the code-mode tool's thread stored before its tools counted: the value as text
+    async with open_runtime() as rt:
+        await rt.thread("legacy", env={"API_TOKEN": SECRET})
+    call = {
+        "type": "tool_use",
+        "id": "c",
+        "name": "run_code",
+        "input": {"code": "return (await tools.call_api({})).result.sent;"},
+    }
+    async with open_runtime(tools=_code_mode_only()) as rt:
+        thread = await rt.thread("legacy")
+        (result,) = await thread.execute_tool_calls([call])
+        messages = await runtime.helpers.get_messages(thread.state)
+    assert result.ok, result.error
+    assert result.result["result"] == "Authorization: Bearer [REDACTED]"
+    assert SECRET not in repr(result) + repr(messages)
