@@ -32,7 +32,7 @@ pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="session")
-def ts_client(pytestconfig: pytest.Config) -> Path:
+def ts_client(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The client script in a directory where ``npm ci`` installed the pinned SDK."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
@@ -44,7 +44,13 @@ def ts_client(pytestconfig: pytest.Config) -> Path:
     lock = (PROJECT / "package-lock.json").read_bytes()
     key = hashlib.sha256(manifest + b"\0" + lock).hexdigest()[:16]
     cache = os.environ.get("QUICKJAIL_CACHE_DIR")
-    base = Path(cache) if cache else pytestconfig.cache.mkdir("mcp_ts_client")
+    store = getattr(pytestconfig, "cache", None)  # None under -p no:cacheprovider
+    if cache:
+        base = Path(cache)
+    elif store is not None:
+        base = store.mkdir("mcp_ts_client")
+    else:
+        base = tmp_path_factory.mktemp("mcp_ts_client")
     target = base / f"mcp-ts-client-{key}"
     if not (target / "node_modules" / ".quickjail-installed").exists():
         staging = base / f"mcp-ts-client-{key}.tmp{os.getpid()}"
