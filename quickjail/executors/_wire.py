@@ -7,8 +7,11 @@ so guest values cross with the exact codec and nesting they had. On a pipe each 
 preceded by its ``u32`` length (:func:`read_frame`), checked against ``MAX_FRAME_BYTES``
 before the body is read.
 
-Caller → worker: ``start`` (the checked options and the prepared program), ``reply`` (a host
-call's outcome), ``terminate``. Worker → caller: ``report``, ``call`` (a host call), ``result``.
+Caller → worker: ``start`` (the checked options and the prepared program; for a resumed run
+also its continuation and answers), ``reply`` (a host call's outcome), ``pause`` (the host
+function paused the call: :class:`~quickjail.sandbox.host.Pause` and its info), ``terminate``.
+Worker → caller: ``report``, ``call`` (a host call), ``result`` (for a paused run with its
+continuation, see :mod:`quickjail.executors._durable`).
 A pool's worker also says ``ready`` once, when its engine is warm, and takes its ``terminate``
 frames on a control pipe of their own (:func:`stop_frame`), so a run may occupy the thread that
 reads the main pipe.
@@ -49,6 +52,7 @@ __all__ = [
     "CONTROL_FD_ENV",
     "MAX_FRAME_BYTES",
     "MAX_HEAD_BYTES",
+    "PAUSE",
     "READY",
     "REPLY",
     "REPORT",
@@ -74,6 +78,7 @@ __all__ = [
 
 START: Final = "start"
 REPLY: Final = "reply"
+PAUSE: Final = "pause"
 TERMINATE: Final = "terminate"
 REPORT: Final = "report"
 CALL: Final = "call"
@@ -99,7 +104,7 @@ _U32 = struct.Struct("<I")
 _MSG_HEAD = struct.Struct("<BI")  # a value message: flags, JSON length
 _EMPTY_LIST: Final = _values.encode([])
 """The value message of ``[]``: a result without tail reports or logs sends and reads it as is."""
-_STATUSES: Final = frozenset({"success", "error", "memory", "link_error", "terminated"})
+_STATUSES: Final = frozenset({"success", "error", "memory", "link_error", "terminated", "paused"})
 _INT_METRICS: Final = (
     "peak_memory_bytes",
     "host_calls",
@@ -281,10 +286,14 @@ class Start:
     program: Program
     functions: list[tuple[str, int]]  # (name, FN_* mode) by dispatch id
     report: bool  # whether the caller has a report callback
+    resumed: tuple[bytes, bytes] | None = None  # a resumed run's sealed continuation, answers
 
 
-def start_frame(opts: RunOptions, program: Program) -> bytes:
-    """The ``start`` frame of a run (host functions go by name and mode only)."""
+def start_frame(
+    opts: RunOptions, program: Program, resumed: tuple[bytes, bytes] | None = None
+) -> bytes:
+    """The ``start`` frame of a run (host functions go by name and mode only); ``resumed``:
+    a resumed run's continuation (sealed for transit) and its answers message."""
     limits = [getattr(opts.output_limits, name) for name in _LIMIT_FIELDS]
     fields = {
         "source": program.source,
@@ -305,11 +314,14 @@ def start_frame(opts: RunOptions, program: Program) -> bytes:
         "seed": opts.seed,
         "limits": limits,
         "report": opts.report is not None,
+        "resume": resumed is not None,
     }
     # the globals message and the arguments are value messages of their own: payloads, so
     # the head stays plain JSON
     payloads: list[bytes | _values.Message] = [program.globals_message]
-    if opts.args_message is not None:
+    if resumed is not None:
+        payloads.extend(resumed)  # a resumed run has no arguments: its entry was called
+    elif opts.args_message is not None:
         payloads.append(opts.args_message)  # encoded once, by check_options
     return pack(START, [fields], payloads)
 
@@ -413,7 +425,8 @@ def start_from(
         heads: the worker's recent heads, to read a repeated one only once.
     """
     (f, functions, limits), payloads = _start_head(frame, heads)
-    if len(payloads) not in (1, 2):
+    resumed = f.get("resume") is True
+    if len(payloads) not in ((3,) if resumed else (1, 2)):
         raise ProtocolError("not a start frame")
     # the arguments go to the guest as they came, never decoded here: framing and cap checked
     args = payloads[1] if len(payloads) == 2 else None
@@ -451,16 +464,26 @@ def start_from(
         if proxy is None
         else tuple(proxy(fid, name, mode) for fid, (name, mode) in enumerate(functions)),
     )
-    return Start(opts, program, functions, bool(f["report"]))
+    return Start(
+        opts,
+        program,
+        functions,
+        bool(f["report"]),
+        (payloads[1], payloads[2]) if resumed else None,
+    )
 
 
 def result_frame(
-    result: CodeResult, tail_reports: list[Any], shown: Callable[[Any], bool]
+    result: CodeResult,
+    tail_reports: list[Any],
+    shown: Callable[[Any], bool],
+    sealed: bytes | None = None,
 ) -> bytes:
     """The ``result`` frame of a finished run (worker side).
 
     ``tail_reports`` are the reports not streamed yet; ``shown(exc)`` tells the host errors
-    that are the caller's own (a proxied call's failure) and stay out of the frame.
+    that are the caller's own (a proxied call's failure) and stay out of the frame; a paused
+    run's continuation, ``sealed`` for transit, is its last payload.
     """
     err = result.error
     error = None
@@ -472,6 +495,8 @@ def result_frame(
     if err is not None:
         error = [err.name, err.message, err.stack, err.line, err.column, err.filename]
         payloads.append(_encode_or(err.value, "the thrown value"))
+    elif sealed is not None:
+        payloads.append(sealed)
     m = result.metrics
     metrics = {name: getattr(m, name) for name in _INT_METRICS}
     metrics.update(wall_ms=m.wall_ms, guest_cpu_ms=m.guest_cpu_ms, fuel_used=m.fuel_used)
@@ -519,6 +544,7 @@ class RemoteResult:
     metrics: dict[str, Any]  # RunMetrics' fields, checked
     duration_ms: float
     host_errors: list[str]
+    sealed: bytes | None = None  # a paused run's continuation (hostile: _durable checks it)
 
 
 def result_from(
@@ -536,6 +562,11 @@ def result_from(
         raise ProtocolError("a result with an unknown status")
     if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON_CHARS):
         raise ProtocolError("a result with a bad reason")
+    sealed = None
+    if status == "paused":
+        if error is not None or len(payloads) != 4:
+            raise ProtocolError("a paused result without its continuation")
+        sealed = payloads.pop()
     try:
         value = _values.decode(payloads[0], budget=budget)
         tail = [] if payloads[1] == _EMPTY_LIST else _values.decode(payloads[1], budget=budget)
@@ -559,6 +590,7 @@ def result_from(
         metrics=_metrics_from(metrics),
         duration_ms=_non_negative(duration),
         host_errors=_texts_from(errors),
+        sealed=sealed,
     )
 
 
