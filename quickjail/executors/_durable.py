@@ -37,6 +37,7 @@ __all__ = [
     "answer_in_caller",
     "open_sent",
     "plan_from",
+    "reports_before",
     "seal_for_transit",
 ]
 
@@ -158,6 +159,16 @@ def answer_in_caller(
             value = _values.decode(data) if isinstance(data, bytes) else {"name": "Error"}
         out.append([call_id, fid, ok, value])
     return _values.encode(out, path="answers")
+
+
+def reports_before(cont: Continuation) -> tuple[int, int]:
+    """The reports, and their bytes, of a paused run's legs before the resume (its output
+    limits count every leg); 0 for what the counters do not hold as an int."""
+    counters = cont.state.get("counters")
+    if not isinstance(counters, dict):
+        return 0, 0
+    got = [counters.get(name) for name in ("reports", "report_bytes")]
+    return (got[0] if type(got[0]) is int else 0), (got[1] if type(got[1]) is int else 0)
 
 
 def plan_from(payload: bytes, memory_limit_bytes: int) -> list[_durable.Answer]:

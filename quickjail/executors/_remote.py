@@ -7,8 +7,11 @@ concurrent as in-process), the run's ``HostCalls`` (quotas), ``prepare`` (valida
 report callback, and the real exceptions for ``CodeResult.host_errors``.
 
 The worker is hostile, like a compromised guest: every frame is size-capped by the transport
-and checked here (:mod:`quickjail.executors._wire`), its payloads are decoded with a budget
-from the run's memory cap, and its reports are counted against ``max_reports``. Anything
+and checked here (:mod:`quickjail.executors._wire`), its payloads are decoded with the run's
+budget, and every output limit holds here too, before anything is decoded: reports against
+``max_reports`` and ``max_report_bytes`` (every leg of a durable run), the result against
+``max_result_bytes``, the logs against ``max_logs`` and ``max_log_bytes`` (sizes with a
+quarter of room for values the worker encodes again: ``_wire.re_encoded``). Anything
 else ends the run as ``error`` (reason ``"protocol_violation"``) and kills the worker. The
 caller also holds the deadline: no result ``DEADLINE_GRACE`` seconds after the run's timeout
 (or ``TERMINATE_GRACE`` after a ``terminate``) and the worker is killed; the run ends
@@ -76,7 +79,6 @@ DEADLINE_GRACE: Final = 2.0
 it (the worker enforces the timeout itself; this only catches a hung or stopped worker)."""
 TERMINATE_GRACE: Final = 2.0
 """Seconds after ``terminate`` the caller waits for the worker's result before killing it."""
-_BUDGET_FACTOR: Final = 2  # the caller decodes re-encoded values: room for encoding slack
 
 
 class RemoteExecutor(ExecutorBase):
@@ -163,8 +165,10 @@ class RemoteExecution(HostCallSide, CodeExecution):
         self._dispatch: Dispatch | None = None  # the run's host-call side, made once
         self._paused: tuple[Continuation, list[PausedCall]] | None = None  # a paused result's
         self._sent_resume: tuple[bytes, bytes] | None = None  # sealed for transit, answers
+        self._reports_before, self._report_bytes = 0, 0  # the run's, every leg (max_report*)
         if resumed is not None and isinstance(program, Program):
             cont, plan = resumed
+            self._reports_before, self._report_bytes = _durable.reports_before(cont)
             answers = _durable.answer_in_caller(cont, plan, program, self._host_side()[0])
             self._sent_resume = (_durable.seal_for_transit(cont), answers)
 
@@ -358,7 +362,7 @@ class RemoteExecution(HostCallSide, CodeExecution):
         if self._dispatch is None:
             opts, program = self._opts, self._program
             budget = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
-            budget.limit *= _BUDGET_FACTOR
+            budget.limit = _wire.re_encoded(budget.limit)  # values the worker encoded again
             functions = program.functions if isinstance(program, Program) else ()
             calls = opts.host.calls() if opts.host is not None and functions else None
             self._dispatch = Dispatch(functions, calls, self._keep_error, budget, log=self._log)
@@ -466,8 +470,9 @@ class RemoteExecution(HostCallSide, CodeExecution):
         if kind == _wire.REPORT:
             if fields or len(payloads) != 1:
                 raise _wire.ProtocolError("a malformed report frame")
-            if len(self._reports) >= limits.max_reports:
+            if self._reports_before + len(self._reports) >= limits.max_reports:
                 raise _wire.ProtocolError("more reports than max_reports")
+            self._charge_reports(len(payloads[0]))
             value = _decode(payloads[0], budget)
             self._reports.append(value)
             self._notify_reports()
@@ -479,8 +484,13 @@ class RemoteExecution(HostCallSide, CodeExecution):
             self._sync_call = self._sync_call or not fn.is_async
             return fn, call_id, payloads[0]
         if kind == _wire.RESULT:
-            out = _wire.result_from(fields, payloads, budget)
-            if len(self._reports) + len(out.tail_reports) > limits.max_reports:
+            if len(payloads) > 1:
+                self._charge_reports(len(payloads[1]))  # the reports not streamed yet
+            out = _wire.result_from(fields, payloads, budget, limits)
+            if (
+                self._reports_before + len(self._reports) + len(out.tail_reports)
+                > limits.max_reports
+            ):
                 raise _wire.ProtocolError("more reports than max_reports")
             if len(out.logs) > limits.max_logs + 1:  # + the "logs dropped" note
                 raise _wire.ProtocolError("more logs than max_logs")
@@ -499,6 +509,13 @@ class RemoteExecution(HostCallSide, CodeExecution):
                 )
             return out
         raise _wire.ProtocolError(f"an unexpected {kind!r} frame")
+
+    def _charge_reports(self, nbytes: int) -> None:
+        """Count a report payload's bytes: the run's reports, every leg, are held to
+        ``max_report_bytes`` here too (a worker past it breaks the protocol)."""
+        self._report_bytes += nbytes
+        if self._report_bytes > _wire.re_encoded(self._opts.output_limits.max_report_bytes):
+            raise _wire.ProtocolError("reports larger than max_report_bytes")
 
     def _check_call(
         self, fields: list[Any], payloads: list[bytes], dispatch: Dispatch

@@ -66,6 +66,7 @@ __all__ = [
     "framed",
     "looks_like_result",
     "pack",
+    "re_encoded",
     "read_frame",
     "result_frame",
     "result_from",
@@ -98,6 +99,9 @@ MAX_REASON_CHARS: Final = 256
 MAX_HOST_ERROR_CHARS: Final = 4096
 """How much of each worker-side host error's text crosses (``RuntimeError(text)``)."""
 MAX_CALL_ID: Final = 2**53 - 1
+REENCODE_BYTES: Final = 64 * 1024
+"""Bytes a worker may send past an output limit's quarter of slack (see :func:`re_encoded`)."""
+_LOG_ENTRY_BYTES: Final = 128  # a log entry's level, timestamp and framing; a rejection's text
 _HEAD_BUDGET: Final = 16 * MAX_HEAD_BYTES  # what decoding a head may allocate
 _SMALL_HEAD: Final = 4096  # bytes: a head this short is copied out for the quick decode
 _U32 = struct.Struct("<I")
@@ -547,10 +551,23 @@ class RemoteResult:
     sealed: bytes | None = None  # a paused run's continuation (hostile: _durable checks it)
 
 
+def re_encoded(cap: int) -> int:
+    """The most a worker may send against an output cap of ``cap`` bytes (or the caller may
+    decode against a budget of ``cap``): the worker's run held the guest's own bytes to the
+    cap, and the values cross encoded again by the host's encoder, which writes a few types
+    a little longer (a Date about 10 %); a quarter and ``REENCODE_BYTES`` of room for that."""
+    return cap + cap // 4 + REENCODE_BYTES
+
+
 def result_from(
-    fields: list[Any], payloads: list[bytes], budget: _values.DecodeBudget
+    fields: list[Any],
+    payloads: list[bytes],
+    budget: _values.DecodeBudget,
+    limits: OutputLimits | None = None,
 ) -> RemoteResult:
-    """Check and read a ``result`` frame's fields (caller side; the worker is hostile).
+    """Check and read a ``result`` frame's fields (caller side; the worker is hostile); with
+    ``limits``, the result, the thrown value and the logs are held to the run's output limits
+    (:func:`re_encoded`) before anything is decoded.
 
     Raises:
         ProtocolError: a field of the wrong type or out of its bounds.
@@ -567,6 +584,8 @@ def result_from(
         if error is not None or len(payloads) != 4:
             raise ProtocolError("a paused result without its continuation")
         sealed = payloads.pop()
+    if limits is not None:
+        _check_sizes(payloads, limits)
     try:
         value = _values.decode(payloads[0], budget=budget)
         tail = [] if payloads[1] == _EMPTY_LIST else _values.decode(payloads[1], budget=budget)
@@ -592,6 +611,18 @@ def result_from(
         host_errors=_texts_from(errors),
         sealed=sealed,
     )
+
+
+def _check_sizes(payloads: list[bytes], limits: OutputLimits) -> None:
+    """A result's value or thrown value over ``max_result_bytes``, or its logs over
+    ``max_log_bytes`` (with each entry's own bytes), break the protocol: the worker's run
+    would have refused them."""
+    result_cap = re_encoded(limits.max_result_bytes)
+    if len(payloads[0]) > result_cap or (len(payloads) == 4 and len(payloads[3]) > result_cap):
+        raise ProtocolError("a result larger than max_result_bytes")
+    entries = limits.max_logs + limits.max_rejections + 1  # + the "logs dropped" note
+    if len(payloads[2]) > re_encoded(limits.max_log_bytes) + entries * _LOG_ENTRY_BYTES:
+        raise ProtocolError("logs larger than max_log_bytes")
 
 
 def _error_from(error: Any, thrown: Any, has_value: bool) -> ErrorInfo | None:

@@ -69,6 +69,17 @@ def main() -> None:
         elif behaviour == "report-flood":
             for _ in range(start.opts.output_limits.max_reports + 1):
                 send(report)
+        elif behaviour == "report-bytes-flood":  # within max_reports, past max_report_bytes
+            big = _wire.pack(_wire.REPORT, (), (_values_message("x" * 8 * 2**20),))
+            for _ in range(start.opts.output_limits.max_reports):
+                send(big)
+        elif behaviour == "result-bytes-flood":
+            text = "x" * 2 * start.opts.output_limits.max_result_bytes
+            send(_wire.result_frame(CodeResult(status="success", result=text), [], lambda e: 0))
+        elif behaviour == "log-bytes-flood":
+            line = LogEntry("log", ["x" * start.opts.output_limits.max_log_bytes], 0.0)
+            logs = [line] * start.opts.output_limits.max_logs
+            send(_wire.result_frame(CodeResult(status="success", logs=logs), [], lambda e: 0))
         elif behaviour == "decode-bomb":
             bomb = b"[" + b"[]," * (4 * 2**20) + b"[]]"
             message = b"\0" + _U32.pack(len(bomb)) + bomb + _U32.pack(0)
