@@ -22,7 +22,6 @@ caller also holds the deadline: no result ``DEADLINE_GRACE`` seconds after the r
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 import threading
 import time
@@ -166,6 +165,7 @@ class RemoteExecution(HostCallSide, CodeExecution):
         self._paused: tuple[Continuation, list[PausedCall]] | None = None  # a paused result's
         self._sent_resume: tuple[bytes, bytes] | None = None  # sealed for transit, answers
         self._reports_before, self._report_bytes = 0, 0  # the run's, every leg (max_report*)
+        self._began: float | None = None  # when the run was awaited: its timeout counts from it
         if resumed is not None and isinstance(program, Program):
             cont, plan = resumed
             self._reports_before, self._report_bytes = _durable.reports_before(cont)
@@ -282,6 +282,7 @@ class RemoteExecution(HostCallSide, CodeExecution):
             self._host_errors.append(exc)
 
     async def _drive(self) -> CodeResult:
+        self._begin()
         self._token = anyio.lowlevel.current_token()
         self._stop_event = anyio.Event()
         self._poke_event = anyio.Event()
@@ -338,10 +339,11 @@ class RemoteExecution(HostCallSide, CodeExecution):
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(connect)
-                while self._stop is None:
+                while not self._timed_out(time.monotonic()):
                     assert self._stop_event is not None
-                    await self._stop_event.wait()
-                    self._stop_event = anyio.Event()
+                    with anyio.move_on_after(self._timeout_at(time.monotonic()) - time.monotonic()):
+                        await self._stop_event.wait()
+                        self._stop_event = anyio.Event()
                 tg.cancel_scope.cancel()
         except BaseException:
             if box:  # cancelled just as a worker was found: it goes back as it was
@@ -416,9 +418,9 @@ class RemoteExecution(HostCallSide, CodeExecution):
         killed = False
         while True:
             now = time.monotonic()
-            if self._stop is not None and stop_sent is None:
+            if self._timed_out(now) and stop_sent is None:
                 stop_sent = now
-                conn.stop(self._stop)
+                conn.stop(self._stop or "")
                 continue
             at = math.inf
             if not killed:
@@ -429,7 +431,7 @@ class RemoteExecution(HostCallSide, CodeExecution):
                     killed = True
                     at = math.inf
             frame: bytes | None = None
-            with anyio.move_on_after(at - now) as scope:
+            with anyio.move_on_after(min(at, self._timeout_at(now)) - now) as scope:
                 self._wait_scope = scope
                 try:
                     frame = await conn.receive()
@@ -601,6 +603,33 @@ class RemoteExecution(HostCallSide, CodeExecution):
             continuation=None if self._paused is None else self._paused[0],
         )
 
+    def _begin(self) -> None:
+        """The run is awaited: its timeout counts from now, the wait for a worker included,
+        unless the executor is still starting its workers (loading an engine does not count
+        in-process either; the worker's own deadline then holds, from the run's start)."""
+        if not getattr(self._transport, "warming", False):
+            self._began = time.monotonic()
+
+    def _timeout_at(self, now: float) -> float:
+        """When the run's timeout passes, counted from its await as in-process: the time it
+        waits in the executor's queue for a worker counts (``math.inf``: no timeout, or the
+        run is stopping already)."""
+        timeout = self._opts.timeout
+        if timeout is None or self._stop is not None or self._began is None:
+            return math.inf
+        extra = 0.0
+        if not self._opts.timeout_includes_host_calls:
+            extra = self._host_time + (now - self._host_since if self._host_busy else 0)
+        return self._began + timeout + extra
+
+    def _timed_out(self, now: float) -> bool:
+        """Whether the run is stopping: a stop was asked, or its timeout passed (then it stops
+        as ``terminate("timeout")`` would; the worker ends it as its own timeout does)."""
+        with self._lock:
+            if self._stop is None and now >= self._timeout_at(now):
+                self._stop = "timeout"
+            return self._stop is not None
+
     def _due(self, started: float, stop_sent: float | None, now: float) -> tuple[float, str]:
         """When the worker is killed if it has not ended by then, and the reason."""
         due: list[tuple[float, str]] = []
@@ -613,47 +642,6 @@ class RemoteExecution(HostCallSide, CodeExecution):
                 extra = self._host_time + (now - self._host_since if self._host_busy else 0)
             due.append((started + timeout + DEADLINE_GRACE + extra, "timeout"))
         return min(due) if due else (math.inf, "")
-
-    async def _until_reports_taken(self, started: float) -> None:
-        """After the result: wait until the report callback took every report, but not past
-        the run's deadline or a stop (then it is cancelled, and a RuntimeError says so)."""
-        timeout = self._opts.timeout
-        at = math.inf if timeout is None else started + timeout
-        with anyio.move_on_after(max(at - time.monotonic(), 0)):
-            while self._delivering and self._stop is None:
-                assert self._poke_event is not None
-                await self._poke_event.wait()
-                self._poke_event = anyio.Event()
-        if self._delivering:
-            stop = self._stop or "timeout"
-            self._keep_error(
-                RuntimeError(
-                    f"the report callback was cancelled when the run stopped ({stop}) after "
-                    f"taking {self._delivered} of {len(self._reports)} reports"
-                )
-            )
-
-    async def _feed_reports(self, cb: Callable[[Any], Any], receive: Any) -> None:
-        async with receive:
-            async for value in receive:
-                try:
-                    out = cb(value)
-                    if inspect.isawaitable(out):
-                        await out
-                except anyio.get_cancelled_exc_class() as exc:
-                    if anyio.current_effective_deadline() == -math.inf:
-                        raise
-                    self._keep_error(exc)
-                except Exception as exc:
-                    self._keep_error(exc)
-                except BaseException as exc:
-                    self._keep_error(exc)
-                    self._fatal = exc
-                    self.terminate("interrupted")
-                    break
-                self._delivered += 1
-        self._delivering = False
-        self._poke()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

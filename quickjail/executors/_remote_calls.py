@@ -1,17 +1,20 @@
-"""The caller's side of a remote run's host calls: serve each one as in-process, and answer.
+"""The caller's side of what a remote run calls back: host calls and the report callback.
 
 :class:`HostCallSide` is a part of :class:`~quickjail.executors._remote.RemoteExecution`: a
 call the worker forwards is admitted, decoded and validated by the run's
 :class:`~quickjail.sandbox._hostcall.Dispatch`, called (a sync function on the shared
 host-call threads, an async one in the run's task group), and answered with a ``reply``
 frame, or a ``pause`` frame when the function raised :class:`Pause` and the call can wait
-(the dispatch records it: the worker's continuation is checked against it).
+(the dispatch records it: the worker's continuation is checked against it). Reports go to
+the report callback in order, on a task of their own, as in-process.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -20,15 +23,23 @@ from quickjail.executors import _wire
 from quickjail.executors._executor import Connection, WorkerLost, on_host_thread
 from quickjail.sandbox import _values
 from quickjail.sandbox._hostcall import Dispatch
+from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox.host import HostFunction, Pause
 
 __all__ = ["HostCallSide", "reply_frame"]
 
 
 class HostCallSide:
-    """Serving a remote run's host calls (the time spent in them, a sync call in flight)."""
+    """Serving a remote run's host calls (the time spent in them, a sync call in flight) and
+    feeding its report callback."""
 
     if TYPE_CHECKING:
+        _opts: RunOptions
+        _stop: str | None
+        _delivering: bool
+        _delivered: int
+        _reports: list[Any]
+        _poke_event: anyio.Event | None
         _host_busy: int
         _host_since: float
         _host_time: float
@@ -39,6 +50,8 @@ class HostCallSide:
         def _keep_error(self, exc: BaseException) -> None: ...
 
         def terminate(self, reason: str = "terminated") -> None: ...
+
+        def _poke(self) -> None: ...
 
     async def _serve_host_call(
         self, conn: Connection, dispatch: Dispatch, fn: HostFunction, call_id: int, data: bytes
@@ -125,6 +138,47 @@ class HostCallSide:
         self._host_busy -= 1
         if self._host_busy == 0:
             self._host_time += time.monotonic() - self._host_since
+
+    async def _until_reports_taken(self, started: float) -> None:
+        """After the result: wait until the report callback took every report, but not past
+        the run's deadline or a stop (then it is cancelled, and a RuntimeError says so)."""
+        timeout = self._opts.timeout
+        at = math.inf if timeout is None else started + timeout
+        with anyio.move_on_after(max(at - time.monotonic(), 0)):
+            while self._delivering and self._stop is None:
+                assert self._poke_event is not None
+                await self._poke_event.wait()
+                self._poke_event = anyio.Event()
+        if self._delivering:
+            stop = self._stop or "timeout"
+            self._keep_error(
+                RuntimeError(
+                    f"the report callback was cancelled when the run stopped ({stop}) after "
+                    f"taking {self._delivered} of {len(self._reports)} reports"
+                )
+            )
+
+    async def _feed_reports(self, cb: Callable[[Any], Any], receive: Any) -> None:
+        async with receive:
+            async for value in receive:
+                try:
+                    out = cb(value)
+                    if inspect.isawaitable(out):
+                        await out
+                except anyio.get_cancelled_exc_class() as exc:
+                    if anyio.current_effective_deadline() == -math.inf:
+                        raise
+                    self._keep_error(exc)
+                except Exception as exc:
+                    self._keep_error(exc)
+                except BaseException as exc:
+                    self._keep_error(exc)
+                    self._fatal = exc
+                    self.terminate("interrupted")
+                    break
+                self._delivered += 1
+        self._delivering = False
+        self._poke()
 
 
 def reply_frame(call_id: int, ok: bool, reply: _values.Reply) -> bytes:

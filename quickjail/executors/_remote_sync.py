@@ -89,6 +89,7 @@ class SyncDriver:
 
     def drive(self) -> CodeResult:
         ex = self._ex
+        ex._begin()
         program = ex._program
         if ex._stop is None and isinstance(program, ErrorInfo):
             return ex._end(CodeResult(status="error", error=program))
@@ -124,12 +125,15 @@ class SyncDriver:
         killed = False
         while True:
             now = time.monotonic()
-            if ex._stop is not None and stop_sent is None:
+            stopping = ex._timed_out(now)  # a stop, or the timeout (queue time counts)
+            with ex._lock:
+                soft = ex._timeout_at(now)  # when it passes, if it has not
+            if stopping and stop_sent is None:
                 if conn.close_unstarted():  # still waiting for a worker: it never runs
                     ex._delivering = False
                     return CodeResult(status="terminated", reason=ex._stop)
                 stop_sent = now
-                conn.stop(ex._stop)
+                conn.stop(ex._stop or "timeout")
             at = float("inf")
             if not killed:
                 # waiting for a worker: as if it started now (the wait then ends early, and
@@ -143,7 +147,7 @@ class SyncDriver:
                     killed = True
                     at = float("inf")
             try:
-                frame = conn.receive_sync(at - now)
+                frame = conn.receive_sync(min(at, soft) - now)
             except WorkerLost as exc:
                 return ex._lost(exc.how)
             except _wire.ProtocolError as exc:
