@@ -136,6 +136,25 @@ def test_an_async_host_pause_on_a_pool_gives_the_paused_result(pool: ProcessPool
     assert (again.status, again.result) == ("success", {"verdict": "approved"}), again
 
 
+def test_a_call_that_cannot_wait_fails_on_a_pool_as_in_process(pool: ProcessPool) -> None:
+    def odd(x: Any) -> Any:
+        raise bridge.Pause({"callback": print})  # an info that cannot travel
+
+    src = """
+    export default async function () {
+      let a, b;
+      try { a = approve(1); } catch (e) { a = e.name; }
+      try { b = await odd(1); } catch (e) { b = e.name; }
+      return [a, b];
+    }
+    """
+    host = {"approve": bridge.synchronous(approve), "odd": odd}
+    here = quickjail.run_code_sync(src, globals=host)
+    there = quickjail.run_code_sync(src, globals=host, executor=pool)
+    assert (here.status, here.result) == ("success", ["TypeError", "TypeError"]), here
+    assert (there.status, there.result, there.paused) == (here.status, here.result, [])
+
+
 # resuming anywhere
 
 
