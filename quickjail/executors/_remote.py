@@ -17,6 +17,10 @@ caller also holds the deadline: no result ``DEADLINE_GRACE`` seconds after the r
 (or ``TERMINATE_GRACE`` after a ``terminate``) and the worker is killed; the run ends
 ``terminated`` with that reason. A worker that dies ends the run ``error`` (reason
 ``"worker_lost"``, ``error.name == "WorkerLost"``, the message says how it died).
+
+A host function's ``Pause`` parks the call on the worker; a run that pauses there comes back
+with its continuation, checked here before it is the caller's (:mod:`._durable`), and a
+resumed run (:meth:`RemoteExecutor.resumption`) carries one to its worker.
 """
 
 from __future__ import annotations
