@@ -12,7 +12,7 @@ from quickjail.bridge._table import BridgeTable
 from quickjail.sandbox import durable
 from quickjail.sandbox.errors import ContinuationError
 from quickjail.sandbox.errors import ResumeError as SandboxResumeError
-from quickjail.sandbox.host import DEFAULT_MEMORY_LIMIT, blocking
+from quickjail.sandbox.host import DEFAULT_MEMORY_LIMIT, Executor, blocking
 
 __all__ = ["resume", "resume_sync"]
 
@@ -29,6 +29,7 @@ def resume(
     timeout: float | None = None,
     memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT,
     max_age: float | None = None,
+    executor: Executor | None = None,
 ) -> sandbox.CodeExecution:
     """Continue a paused run exactly where it stopped, in this process or any other.
 
@@ -50,6 +51,9 @@ def resume(
             and the sealed bytes are refused unless smaller than about this cap (before
             anything is checked or inflated).
         max_age: refuse a continuation sealed longer ago than this many seconds.
+        executor: where the resumed run executes: None (this process) or one of
+            ``quickjail.executors``, whichever the run paused on; the sealed bytes are
+            opened here and the key never leaves this process.
 
     Returns:
         The run's handle, as ``run_code``'s.
@@ -76,7 +80,14 @@ def resume(
             ) from None
     host = BridgeTable(imports, globals, quotas) if imports or globals else None
     try:
-        return durable.resume(opened, answers=answers, host=host, report=report, timeout=timeout)
+        return durable.resume(
+            opened,
+            answers=answers,
+            host=host,
+            report=report,
+            timeout=timeout,
+            executor=executor,
+        )
     except SandboxResumeError as exc:
         raise ResumeError(str(exc)) from None
 

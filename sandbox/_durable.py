@@ -35,9 +35,17 @@ from quickjail.sandbox.errors import ContinuationError
 
 if TYPE_CHECKING:
     from quickjail.sandbox._engine import EngineState
+    from quickjail.sandbox._options import RunOptions
     from quickjail.sandbox._run import Run
 
-__all__ = ["Answer", "capture", "restore", "saved_options", "saved_paused"]
+__all__ = [
+    "Answer",
+    "capture",
+    "options_record",
+    "restore",
+    "saved_options",
+    "saved_paused",
+]
 
 _U64: Final = 2**64
 _COUNTERS: Final = (
@@ -78,19 +86,7 @@ def capture(run: Run) -> Continuation:
         clock = {"monotonic_ns": (time.monotonic_ns() + data.virtual_ns) % _U64}
     usage = getattr(run.dispatch.calls, "usage", None)
     state: dict[str, Any] = {
-        "options": {
-            "source": opts.source,
-            "fn": opts.fn,
-            "kind": opts.kind,
-            "language": opts.language,
-            "filename": opts.filename,
-            "modules": dict(opts.modules),
-            "dynamic_code": opts.dynamic_code,
-            "deterministic": opts.deterministic,
-            "seed": opts.seed,
-            "timeout_includes_host_calls": opts.timeout_includes_host_calls,
-            "output_limits": dataclasses.asdict(opts.output_limits),
-        },
+        "options": options_record(opts),
         "functions": [fn.name for fn in functions],
         "paused": paused,
         "counters": run.counters(),
@@ -99,6 +95,24 @@ def capture(run: Run) -> Continuation:
         "fuel": run.instance.fuel_left() if opts.fuel is not None else None,
     }
     return Continuation(engine.guest.build_id, size, pages, state)
+
+
+def options_record(opts: RunOptions) -> dict[str, Any]:
+    """The ``options`` record of a run's state: what its program is and the options that
+    hold for the whole run (an executor's caller writes its own over a worker's)."""
+    return {
+        "source": opts.source,
+        "fn": opts.fn,
+        "kind": opts.kind,
+        "language": opts.language,
+        "filename": opts.filename,
+        "modules": dict(opts.modules),
+        "dynamic_code": opts.dynamic_code,
+        "deterministic": opts.deterministic,
+        "seed": opts.seed,
+        "timeout_includes_host_calls": opts.timeout_includes_host_calls,
+        "output_limits": dataclasses.asdict(opts.output_limits),
+    }
 
 
 def _function_index(functions: tuple[Any, ...], name: str) -> int:

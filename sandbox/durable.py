@@ -25,7 +25,7 @@ from quickjail.sandbox._options import RunOptions, check_options
 from quickjail.sandbox._program import prepare
 from quickjail.sandbox._result import ErrorInfo
 from quickjail.sandbox.errors import ContinuationError, ResumeError
-from quickjail.sandbox.host import DEFAULT_MEMORY_LIMIT, HostTable, Rejection, blocking
+from quickjail.sandbox.host import DEFAULT_MEMORY_LIMIT, Executor, HostTable, Rejection, blocking
 
 __all__ = ["Opened", "open_continuation", "resume", "resume_sync"]
 
@@ -137,6 +137,7 @@ def resume(
     host: HostTable | None = None,
     report: Callable[[Any], Any] | None = None,
     timeout: float | None = None,
+    executor: Executor | None = None,
 ) -> CodeExecution:
     """Continue a paused run where it stopped; ``await`` the handle as ``run_code``'s.
 
@@ -147,6 +148,9 @@ def resume(
         host: the host functions, by the same names in the same order as the paused run's.
         report: called with each ``report(value)`` from now on.
         timeout: seconds for the rest of the run (a fresh deadline).
+        executor: where the resumed run executes (None: this process); it must have a
+            ``resumption(opts, program, continuation, answers)`` method, as the
+            ``quickjail.executors`` do.
 
     Raises:
         ResumeError: a missing or extra host function, an unknown call id, a missing answer.
@@ -191,6 +195,12 @@ def resume(
     names = [fn.name for fn in program.functions]
     check_functions(opened.functions, names)
     plan = opened.answers(answers)
+    if executor is not None:
+        resumption = getattr(executor, "resumption", None)
+        if not callable(resumption):
+            raise TypeError(f"{type(executor).__name__} cannot resume paused runs")
+        execution: CodeExecution = resumption(opts, program, opened.continuation, plan)
+        return execution
     engine = _engine.get_engine(metered=opts.fuel is not None)
     return CodeExecution(engine, opts, program, (opened.continuation, plan))
 

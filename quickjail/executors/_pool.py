@@ -19,7 +19,6 @@ queue of at most ``max_queued`` runs; past that, awaiting a run raises :class:`Q
 from __future__ import annotations
 
 import collections
-import math
 import os
 import select
 import signal
@@ -27,7 +26,6 @@ import site
 import subprocess
 import sys
 import threading
-import time
 import weakref
 from pathlib import Path
 from typing import Final
@@ -41,6 +39,7 @@ from quickjail.executors._errors import (
     ExecutorError,
     QueueFull,
 )
+from quickjail.executors._pool_conn import MAX_BUFFERED_BYTES, PoolConnection
 from quickjail.executors._remote import RemoteExecutor, WorkerLost
 from quickjail.sandbox._execution import _soon
 from quickjail.sandbox._log import LOGGER
@@ -49,8 +48,6 @@ __all__ = ["CLOSE_GRACE", "DEFAULT_MAX_QUEUED", "MAX_BUFFERED_BYTES", "ProcessPo
 
 DEFAULT_MAX_QUEUED: Final = 1000
 """Runs that may wait for a free worker before awaiting one more raises ``QueueFull``."""
-MAX_BUFFERED_BYTES: Final = _wire.MAX_FRAME_BYTES
-"""Bytes of a worker's frames held for its run at most; past that its pipe waits."""
 CLOSE_GRACE: Final = 5.0
 """Seconds ``close()`` gives an idle worker to exit at the end of its stdin before killing it."""
 _EXTERNAL_KILLS: Final = frozenset({-signal.SIGKILL, -signal.SIGTERM})
@@ -99,180 +96,6 @@ def _how(returncode: int | None) -> str:
     return f"exit code {returncode}"
 
 
-class _Connection:
-    """One run's channel to one worker: the worker's frames wait here for the run's task.
-
-    A thread-driven run's connection may exist before its worker does: it waits in the pool's
-    queue, and the thread that frees a worker binds it and sends its ``start`` (the run's
-    thread waits for frames all along, and is not woken for that)."""
-
-    def __init__(
-        self,
-        pool: ProcessPool,
-        worker: _Worker | None,
-        token: anyio.lowlevel.EventLoopToken | None,
-    ) -> None:
-        self._pool = pool
-        self._worker = worker
-        self._slot: _Slot | None = None  # its place in the queue while it waits for a worker
-        self._token = token  # None: a thread drives the run (the ``*_sync`` methods)
-        self._cond = threading.Condition()
-        self._frames: collections.deque[bytes] = collections.deque()
-        self._bytes = 0
-        self._end: BaseException | None = None
-        self._event = anyio.Event() if token is not None else None
-        self._closed = False
-        self._poked = False
-        self._run: int | None = None  # the run's number on its worker, once its start is sent
-        self._finished = False  # the worker sent the result and went on to other runs
-        self.started_at: float | None = None
-        """``time.monotonic()`` when the run's ``start`` was sent."""
-
-    # the worker's reader thread
-
-    def abandon(self) -> None:
-        """The worker is being killed: a reader waiting for room drops its frame."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-
-    def put(self, frame: bytes) -> None:
-        """Queue a frame; blocks while ``MAX_BUFFERED_BYTES`` wait (or until closed)."""
-        with self._cond:
-            while self._bytes and self._bytes + len(frame) > MAX_BUFFERED_BYTES:
-                if self._closed or self._end is not None:
-                    return
-                self._cond.wait()
-            self._frames.append(frame)
-            self._bytes += len(frame)
-            self._cond.notify_all()
-        _soon(self._token, self._wake)
-
-    def fail(self, exc: BaseException) -> None:
-        """The worker is gone (WorkerLost) or broke the framing (ProtocolError)."""
-        with self._cond:
-            if self._end is None:
-                self._end = exc
-            self._cond.notify_all()
-        _soon(self._token, self._wake)
-
-    # the run's task
-
-    def _wake(self) -> None:
-        assert self._event is not None
-        self._event.set()
-
-    async def send(self, frame: bytes) -> None:
-        self.send_sync(frame)
-
-    async def receive(self) -> bytes:
-        while True:
-            with self._cond:
-                frame = self._take_locked()
-                if frame is not None:
-                    return frame
-                self._event = anyio.Event()
-            await self._event.wait()
-
-    def _take_locked(self) -> bytes | None:
-        if self._frames:
-            frame = self._frames.popleft()
-            self._bytes -= len(frame)
-            self._cond.notify_all()
-            return frame
-        if self._end is not None:
-            raise self._end
-        return None
-
-    # the thread driving a run without an event loop (RemoteExecution.run_sync)
-
-    def send_sync(self, frame: bytes) -> None:
-        """Send a frame to the worker from any thread (never blocks).
-
-        Raises:
-            WorkerLost: the worker is gone, or this run is over (a host call that returns
-                after its run ended must not reach the worker's next run).
-        """
-        with self._cond:  # held while writing: close() cannot hand the worker on meanwhile
-            worker = self._worker
-            if self._closed or self._finished:
-                raise WorkerLost("the run is over")
-            if worker is None:
-                raise WorkerLost("the run has no worker yet")
-            worker.write(frame)
-            if self._run is None:  # the first frame is the run's start
-                self._run = worker.started()
-                self.started_at = time.monotonic()
-
-    def stop(self, reason: str) -> None:
-        """Ask the worker to stop this run (any thread; never blocks; nothing before the run's
-        start was sent, or after it ended)."""
-        with self._cond:
-            run = None if self._closed or self._finished else self._run
-            worker = self._worker
-        if run is not None and worker is not None:
-            worker.stop(run, reason)
-
-    def receive_sync(self, timeout: float) -> bytes | None:
-        """The worker's next frame, waiting at most ``timeout`` seconds (``math.inf``: no
-        limit); None when the wait ended first or :meth:`poke` woke it.
-
-        Raises:
-            WorkerLost, ProtocolError: as :meth:`receive`.
-        """
-        with self._cond:
-            if not self._frames and self._end is None and not self._poked:
-                self._cond.wait(None if timeout == math.inf else max(timeout, 0.0))
-            self._poked = False
-            return self._take_locked()
-
-    def finish(self) -> None:
-        """The worker sent the run's result and goes on to other runs: nothing more goes to
-        it for this run (a late host-call reply must not reach the next one); the frames wait
-        to be taken."""
-        with self._cond:
-            self._finished = True  # not closed: the result is still to be put here
-
-    def close_unstarted(self) -> bool:
-        """Close it if the run's ``start`` was not sent (then nothing can send it any more: it
-        leaves the queue, or its worker goes back as it was): True; False, with nothing
-        changed, if it was."""
-        with self._cond:
-            if self._run is not None:
-                return False
-            self._closed = True
-        self._pool._done(self)
-        return True
-
-    def poke(self) -> None:
-        """Wake a :meth:`receive_sync` waiting now or next (any thread)."""
-        with self._cond:
-            self._poked = True
-            self._cond.notify_all()
-
-    def kill(self) -> None:
-        if self.close_unstarted():
-            return  # nothing ran, and the pool can no longer start it
-        # after the result the worker may serve the next run already: it is killed all the
-        # same (its run found it broken), and that run is told why
-        worker = self._worker
-        if worker is not None:
-            worker.kill("an earlier run on it found it broken" if self._finished else None)
-
-    async def aclose(self) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """The run is done with the worker: it goes back to the pool (see :meth:`aclose`)."""
-        with self._cond:
-            self._closed = True
-            stray = bool(self._frames) and not self._finished
-            self._cond.notify_all()
-        if stray and self._worker is not None:  # frames after its end: a protocol break
-            self._worker.kill()
-        self._pool._done(self)
-
-
 class _Worker:
     """One worker process, its reader and writer threads."""
 
@@ -300,7 +123,7 @@ class _Worker:
         self._runs = 0  # start frames written: the worker numbers its runs the same way
         self.ready = False
         self.dead = False
-        self.conn: _Connection | None = None
+        self.conn: PoolConnection | None = None
         self.how: str | None = None  # why the caller killed it, when it did
         self._killed = False
         self._lock = threading.Lock()
@@ -506,7 +329,7 @@ class _Slot:
 
     __slots__ = ("conn", "error", "event", "queued", "start", "token", "worker")
 
-    def __init__(self, conn: _Connection | None = None, start: bytes = b"") -> None:
+    def __init__(self, conn: PoolConnection | None = None, start: bytes = b"") -> None:
         self.conn = conn  # set: a thread's run, waiting on its connection (connect_sync)
         self.start = start  # then its start frame, sent by whoever hands it a worker
         self.token = anyio.lowlevel.current_token() if conn is None else None
@@ -591,12 +414,19 @@ class ProcessPool(RemoteExecutor):
         with self._lock:
             return [w.pid for w in self._workers]
 
+    @property
+    def warming(self) -> bool:
+        """Whether workers are not started or still starting: a run awaited now may wait for
+        one to load its engine, which its timeout does not count (as in-process)."""
+        with self._lock:
+            return not self._started or not all(w.ready for w in self._workers)
+
     def start(self) -> None:
         """Start the workers now rather than on the first run (idempotent)."""
         with self._lock:
             self._start_locked()
 
-    async def connect(self) -> _Connection:
+    async def connect(self) -> PoolConnection:
         """A connection to a free worker, waiting in the queue for one.
 
         Raises:
@@ -607,7 +437,7 @@ class ProcessPool(RemoteExecutor):
         """
         token = anyio.lowlevel.current_token()
         slot = self._queue(token)
-        if isinstance(slot, _Connection):
+        if isinstance(slot, PoolConnection):
             return slot
         try:
             assert slot.event is not None
@@ -625,7 +455,7 @@ class ProcessPool(RemoteExecutor):
         assert slot.worker is not None
         return self._hand(slot.worker, token)
 
-    def connect_nowait(self) -> _Connection | None:
+    def connect_nowait(self) -> PoolConnection | None:
         """A connection to a worker that is free now (and no run waits before this one),
         else None (then :meth:`connect` waits in the queue). Called on the run's loop.
 
@@ -638,11 +468,11 @@ class ProcessPool(RemoteExecutor):
                 return self._hand(self._idle.popleft(), anyio.lowlevel.current_token())
         return None
 
-    def connect_sync(self, start: bytes) -> _Connection:
+    def connect_sync(self, start: bytes) -> PoolConnection:
         """:meth:`connect` for a thread, which never waits here: the connection of a run on a
         free worker with ``start`` sent, or of a run waiting in the queue, whose ``start``
         the thread that frees a worker sends (the run's thread waits for its frames all
-        along; see :class:`_Connection`). A failure of the pool while it waits
+        along; see :class:`PoolConnection`). A failure of the pool while it waits
         (``ExecutorClosed``, ``WorkerStartError``) comes from ``receive_sync``; stopping it
         meanwhile is ``close_unstarted``.
 
@@ -661,7 +491,7 @@ class ProcessPool(RemoteExecutor):
 
     def _queue(
         self, token: anyio.lowlevel.EventLoopToken | None, start: bytes | None = None
-    ) -> _Connection | _Slot:
+    ) -> PoolConnection | _Slot:
         """A free worker's connection at once, or the slot of a run now waiting for one (with
         ``start``: a thread's run, whose connection waits in the slot)."""
         with self._lock:
@@ -678,7 +508,7 @@ class ProcessPool(RemoteExecutor):
             if start is None:
                 slot = _Slot()
             else:
-                waiting = _Connection(self, None, None)
+                waiting = PoolConnection(self, None, None)
                 slot = _Slot(waiting, start)
                 waiting._slot = slot
             self._waiting.append(slot)
@@ -728,8 +558,8 @@ class ProcessPool(RemoteExecutor):
         for _ in range(self._size):
             self._workers.append(_Worker(self))
 
-    def _hand(self, worker: _Worker, token: anyio.lowlevel.EventLoopToken | None) -> _Connection:
-        conn = _Connection(self, worker, token)
+    def _hand(self, worker: _Worker, token: anyio.lowlevel.EventLoopToken | None) -> PoolConnection:
+        conn = PoolConnection(self, worker, token)
         worker.conn = conn
         return conn
 
@@ -738,13 +568,13 @@ class ProcessPool(RemoteExecutor):
             self._failures = 0
         self._release(worker, None)
 
-    def _finished(self, worker: _Worker, conn: _Connection) -> None:
+    def _finished(self, worker: _Worker, conn: PoolConnection) -> None:
         """The worker sent ``conn``'s result (its reader thread calls this): the worker goes
         on at once, before the run's own thread has even woken to read it."""
         conn.finish()
         self._release(worker, conn)
 
-    def _release(self, worker: _Worker, conn: _Connection | None) -> None:
+    def _release(self, worker: _Worker, conn: PoolConnection | None) -> None:
         """A run is done with a worker (or a new one is ready): the next waiting run, or idle.
         A waiting thread's run gets its ``start`` sent from here."""
         with self._lock:
@@ -775,7 +605,7 @@ class ProcessPool(RemoteExecutor):
         except WorkerLost as exc:  # it was stopped first (then nothing reads this), or died
             handed.fail(exc)
 
-    def _done(self, conn: _Connection) -> None:
+    def _done(self, conn: PoolConnection) -> None:
         """A run is done with its connection: its worker goes on, or it leaves the queue."""
         with self._lock:
             slot = conn._slot

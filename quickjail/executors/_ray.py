@@ -413,6 +413,13 @@ class RayExecutor(RemoteExecutor):
         """Runs each actor executes at once."""
         return self._concurrency
 
+    @property
+    def warming(self) -> bool:
+        """Whether actors are not started or have not served a run yet: a run awaited now may
+        wait for one to load its engine, which its timeout does not count (as in-process)."""
+        with self._lock:
+            return not self._started or not all(a.served for a in self._actors)
+
     def actor_pids(self) -> list[int]:
         """The process ids of the live actors (starts them and waits until they are up)."""
         self.start()

@@ -7,41 +7,56 @@ concurrent as in-process), the run's ``HostCalls`` (quotas), ``prepare`` (valida
 report callback, and the real exceptions for ``CodeResult.host_errors``.
 
 The worker is hostile, like a compromised guest: every frame is size-capped by the transport
-and checked here (:mod:`quickjail.executors._wire`), its payloads are decoded with a budget
-from the run's memory cap, and its reports are counted against ``max_reports``. Anything
+and checked here (:mod:`quickjail.executors._wire`), its payloads are decoded with the run's
+budget, and every output limit holds here too, before anything is decoded: reports against
+``max_reports`` and ``max_report_bytes`` (every leg of a durable run), the result against
+``max_result_bytes``, the logs against ``max_logs`` and ``max_log_bytes`` (sizes with a
+quarter of room for values the worker encodes again: ``_wire.re_encoded``). Anything
 else ends the run as ``error`` (reason ``"protocol_violation"``) and kills the worker. The
 caller also holds the deadline: no result ``DEADLINE_GRACE`` seconds after the run's timeout
 (or ``TERMINATE_GRACE`` after a ``terminate``) and the worker is killed; the run ends
 ``terminated`` with that reason. A worker that dies ends the run ``error`` (reason
 ``"worker_lost"``, ``error.name == "WorkerLost"``, the message says how it died).
+
+A host function's ``Pause`` parks the call on the worker; a run that pauses there comes back
+with its continuation, checked here before it is the caller's (:mod:`._durable`), and a
+resumed run (:meth:`RemoteExecutor.resumption`) carries one to its worker.
 """
 
 from __future__ import annotations
 
-import collections
 import dataclasses
-import inspect
 import math
 import threading
 import time
 from collections.abc import Callable
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Protocol, Self, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import anyio
 import anyio.lowlevel
 
-from quickjail.executors import _wire
-from quickjail.executors._errors import ExecutorClosed, ExecutorError, WorkerStartError
+from quickjail.executors import _durable, _wire
+from quickjail.executors._executor import (
+    HOST_THREADS_CAP,
+    MAX_START_FAILURES,
+    Connection,
+    ExecutorBase,
+    Killable,
+    Transport,
+    WorkerLost,
+    host_threads,
+)
+from quickjail.executors._remote_calls import HostCallSide, reply_frame
 from quickjail.sandbox import _engine, _values
+from quickjail.sandbox._continuation import Continuation
+from quickjail.sandbox._durable import Answer
 from quickjail.sandbox._execution import CodeExecution, _soon
-from quickjail.sandbox._hostcall import Dispatch, invoke
-from quickjail.sandbox._log import LOGGER, RunLog
+from quickjail.sandbox._hostcall import Dispatch
+from quickjail.sandbox._log import RunLog
 from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._program import Program, content_id
-from quickjail.sandbox._result import CodeResult, ErrorInfo, RunMetrics
+from quickjail.sandbox._result import CodeResult, ErrorInfo, PausedCall, RunMetrics
 from quickjail.sandbox._run import MAX_HOST_ERRORS
-from quickjail.sandbox._threads import Deadlines, Workers
 from quickjail.sandbox.errors import TransferError
 from quickjail.sandbox.host import HostFunction, is_async_callable
 
@@ -59,6 +74,7 @@ __all__ = [
     "Transport",
     "WorkerLost",
     "host_threads",
+    "reply_frame",
 ]
 
 DEADLINE_GRACE: Final = 2.0
@@ -66,92 +82,10 @@ DEADLINE_GRACE: Final = 2.0
 it (the worker enforces the timeout itself; this only catches a hung or stopped worker)."""
 TERMINATE_GRACE: Final = 2.0
 """Seconds after ``terminate`` the caller waits for the worker's result before killing it."""
-HOST_THREADS_CAP: Final = 4096
-"""Threads serving the sync host calls of remote runs at most, process-wide: a shared pool
-that grows on demand (a blocking call never waits for, or holds up, another run's calls)
-and whose idle threads exit; the cap only keeps a runaway from exhausting the process."""
-MAX_START_FAILURES: Final = 3
-"""Workers (processes, actors) in a row that may die before they serve before the runs waiting
-for one raise ``WorkerStartError`` and no more are started until the next run (which tries
-again: the cause may have passed)."""
-_BUDGET_FACTOR: Final = 2  # the caller decodes re-encoded values: room for encoding slack
 
 
-class WorkerLost(Exception):
-    """The worker went away during the run (it died, was killed, or its channel broke).
-
-    ``how`` says what is known, e.g. ``"the worker process died (killed by SIGKILL)"``.
-    """
-
-    def __init__(self, how: str) -> None:
-        super().__init__(how)
-        self.how = how
-
-
-class Connection(Protocol):
-    """One remote run's channel to the worker that runs it."""
-
-    async def send(self, frame: bytes) -> None:
-        """Send a frame to the worker (the transport frames it)."""
-        ...
-
-    async def receive(self) -> bytes:
-        """The worker's next frame, size-capped by the transport.
-
-        Raises:
-            WorkerLost: the worker is gone (the message says how).
-            ProtocolError: the worker broke the framing (a frame over the cap).
-        """
-        ...
-
-    def stop(self, reason: str) -> None:
-        """Ask the worker to stop the run: any thread, never blocks, a no-op before the run's
-        start was sent; a gone worker is told by ``receive``."""
-        ...
-
-    def kill(self) -> None:
-        """Stop the worker hard; any thread; idempotent. ``receive`` then raises WorkerLost."""
-        ...
-
-    async def aclose(self) -> None:
-        """The run is over: the worker goes back to its pool, or is replaced if killed."""
-        ...
-
-
-class _Killable(Protocol):
-    def kill(self) -> None: ...
-
-
-class Transport(Protocol):
-    """Where remote runs go: a pool of worker processes, a cluster's actors."""
-
-    async def connect(self) -> Connection:
-        """A channel to a worker ready for one run; waits for capacity (the bounded queue)."""
-        ...
-
-
-class RemoteExecutor:
-    """What the executors share: handles for their runs, the open/closed state, and the
-    context-manager protocol (``with`` or ``async with``; leaving calls :meth:`close`).
-
-    A subclass sets ``_what`` (how errors name it), keeps ``_closed`` and implements
-    ``connect`` (the :class:`Transport`) and an idempotent ``close``.
-    """
-
-    _what = "the executor"
-    _closed = False
-    _failures = 0  # workers in a row that died before they served
-    _broken: str | None = None  # why no more are started until the next run
-    _waiting: collections.deque[Any]  # runs waiting for a worker (each has .error, .wake())
-
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called."""
-        return self._closed
-
-    def close(self) -> None:
-        """Stop the workers (idempotent)."""
-        raise NotImplementedError
+class RemoteExecutor(ExecutorBase):
+    """An executor whose runs are :class:`RemoteExecution` handles over its transport."""
 
     def execution(self, opts: RunOptions, program: Program | ErrorInfo) -> CodeExecution:
         """The handle of a run on this executor (the :class:`~quickjail.sandbox.host.Executor`
@@ -163,47 +97,19 @@ class RemoteExecutor:
         self._check_open()
         return RemoteExecution(cast(Transport, self), opts, program)
 
-    def _fail_waiting(self, kind: type[ExecutorError], message: str) -> list[Any]:
-        """Under the lock: the runs waiting for a worker, each told to raise ``kind(message)``
-        (wake them, outside the lock when possible); none wait any more."""
-        waiting, self._waiting = list(self._waiting), collections.deque()
-        for waiter in waiting:
-            waiter.error = kind(message)
-        return waiting
+    def resumption(
+        self, opts: RunOptions, program: Program, cont: Continuation, plan: list[Answer]
+    ) -> CodeExecution:
+        """The handle of a paused run resumed on this executor (``resume(..., executor=)``):
+        the paused calls are answered here, through the run's ``HostCalls``, and the worker
+        gets the continuation and the answers (never the key).
 
-    def _start_failed(self, detail: str) -> bool:
-        """Under the lock: count a worker that died before it served. At
-        ``MAX_START_FAILURES`` in a row the executor is broken until the next run, every
-        waiting run raises ``WorkerStartError("<n> <detail>")``, and True is returned."""
-        self._failures += 1
-        if self._failures < MAX_START_FAILURES:
-            return False
-        self._broken = f"{self._failures} {detail}"
-        LOGGER.error("%s cannot start workers: %s", self._what, self._broken)
-        for waiter in self._fail_waiting(WorkerStartError, self._broken):
-            waiter.wake()
-        return True
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise ExecutorClosed(f"{self._what} is closed")
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self.close)
+        Raises:
+            ExecutorClosed: the executor was closed.
+            ContinuationError: the continuation's quota state does not fit the quotas.
+        """
+        self._check_open()
+        return RemoteExecution(cast(Transport, self), opts, program, (cont, plan))
 
 
 _build_id: str | None = None
@@ -216,22 +122,7 @@ def _guest_build_id() -> str:
     return _build_id
 
 
-_host_pool: Workers | None = None
-_host_pool_lock = threading.Lock()
-
-
-def host_threads() -> Workers:
-    """The threads that call sync host functions for remote runs (created on first use)."""
-    global _host_pool
-    with _host_pool_lock:
-        if _host_pool is None:
-            _host_pool = Workers(
-                1, HOST_THREADS_CAP, Deadlines(), grow_after=0.0, name="quickjail-host-call"
-            )
-        return _host_pool
-
-
-class RemoteExecution(CodeExecution):
+class RemoteExecution(HostCallSide, CodeExecution):
     """A run executing on a worker: the same handle, semantics and result as in-process.
 
     Cancelling the awaiting task kills the worker's run (the worker is replaced) and the
@@ -239,7 +130,11 @@ class RemoteExecution(CodeExecution):
     """
 
     def __init__(
-        self, transport: Transport, opts: RunOptions, program: Program | ErrorInfo
+        self,
+        transport: Transport,
+        opts: RunOptions,
+        program: Program | ErrorInfo,
+        resumed: tuple[Continuation, list[Answer]] | None = None,
     ) -> None:
         # not CodeExecution.__init__: no engine here; every public method is overridden
         self._transport = transport
@@ -270,6 +165,16 @@ class RemoteExecution(CodeExecution):
         self._forwarded = 0  # host calls the worker forwarded
         self._counted = (0, 0)  # the dispatch's calls and refusals when the result arrived
         self._wake_sync: Callable[[], None] | None = None  # wakes the sync driver's thread
+        self._dispatch: Dispatch | None = None  # the run's host-call side, made once
+        self._paused: tuple[Continuation, list[PausedCall]] | None = None  # a paused result's
+        self._sent_resume: tuple[bytes, bytes] | None = None  # sealed for transit, answers
+        self._reports_before, self._report_bytes = 0, 0  # the run's, every leg (max_report*)
+        self._began: float | None = None  # when the run was awaited: its timeout counts from it
+        if resumed is not None and isinstance(program, Program):
+            cont, plan = resumed
+            self._reports_before, self._report_bytes = _durable.reports_before(cont)
+            answers = _durable.answer_in_caller(cont, plan, program, self._host_side()[0])
+            self._sent_resume = (_durable.seal_for_transit(cont), answers)
 
     @property
     def content_id(self) -> str:
@@ -381,6 +286,7 @@ class RemoteExecution(CodeExecution):
             self._host_errors.append(exc)
 
     async def _drive(self) -> CodeResult:
+        self._begin()
         self._token = anyio.lowlevel.current_token()
         self._stop_event = anyio.Event()
         self._poke_event = anyio.Event()
@@ -412,7 +318,7 @@ class RemoteExecution(CodeExecution):
         if not isinstance(self._program, Program):
             return b""
         try:
-            return _wire.start_frame(self._opts, self._program)
+            return _wire.start_frame(self._opts, self._program, self._sent_resume)
         except BaseException:
             self._end_stopped()
             raise
@@ -437,10 +343,11 @@ class RemoteExecution(CodeExecution):
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(connect)
-                while self._stop is None:
+                while not self._timed_out(time.monotonic()):
                     assert self._stop_event is not None
-                    await self._stop_event.wait()
-                    self._stop_event = anyio.Event()
+                    with anyio.move_on_after(self._timeout_at(time.monotonic()) - time.monotonic()):
+                        await self._stop_event.wait()
+                        self._stop_event = anyio.Event()
                 tg.cancel_scope.cancel()
         except BaseException:
             if box:  # cancelled just as a worker was found: it goes back as it was
@@ -456,12 +363,20 @@ class RemoteExecution(CodeExecution):
             raise errors[0]
         return box[0]
 
+    def _host_side(self) -> tuple[Dispatch, _values.DecodeBudget]:
+        """The run's dispatch (its ``HostCalls``: quotas, made once) and decode budget."""
+        if self._dispatch is None:
+            opts, program = self._opts, self._program
+            budget = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
+            budget.limit = _wire.re_encoded(budget.limit)  # values the worker encoded again
+            functions = program.functions if isinstance(program, Program) else ()
+            calls = opts.host.calls() if opts.host is not None and functions else None
+            self._dispatch = Dispatch(functions, calls, self._keep_error, budget, log=self._log)
+        return self._dispatch, self._dispatch.budget
+
     async def _session(self, conn: Connection, program: Program, start: bytes) -> CodeResult:
         opts = self._opts
-        budget = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
-        budget.limit *= _BUDGET_FACTOR
-        calls = opts.host.calls() if opts.host is not None and program.functions else None
-        dispatch = Dispatch(program.functions, calls, self._keep_error, budget, log=self._log)
+        dispatch, budget = self._host_side()
         cb = opts.report
         started = time.monotonic()
         try:
@@ -507,9 +422,9 @@ class RemoteExecution(CodeExecution):
         killed = False
         while True:
             now = time.monotonic()
-            if self._stop is not None and stop_sent is None:
+            if self._timed_out(now) and stop_sent is None:
                 stop_sent = now
-                conn.stop(self._stop)
+                conn.stop(self._stop or "")
                 continue
             at = math.inf
             if not killed:
@@ -520,7 +435,7 @@ class RemoteExecution(CodeExecution):
                     killed = True
                     at = math.inf
             frame: bytes | None = None
-            with anyio.move_on_after(at - now) as scope:
+            with anyio.move_on_after(min(at, self._timeout_at(now)) - now) as scope:
                 self._wait_scope = scope
                 try:
                     frame = await conn.receive()
@@ -561,8 +476,9 @@ class RemoteExecution(CodeExecution):
         if kind == _wire.REPORT:
             if fields or len(payloads) != 1:
                 raise _wire.ProtocolError("a malformed report frame")
-            if len(self._reports) >= limits.max_reports:
+            if self._reports_before + len(self._reports) >= limits.max_reports:
                 raise _wire.ProtocolError("more reports than max_reports")
+            self._charge_reports(len(payloads[0]))
             value = _decode(payloads[0], budget)
             self._reports.append(value)
             self._notify_reports()
@@ -574,14 +490,38 @@ class RemoteExecution(CodeExecution):
             self._sync_call = self._sync_call or not fn.is_async
             return fn, call_id, payloads[0]
         if kind == _wire.RESULT:
-            out = _wire.result_from(fields, payloads, budget)
-            if len(self._reports) + len(out.tail_reports) > limits.max_reports:
+            if len(payloads) > 1:
+                self._charge_reports(len(payloads[1]))  # the reports not streamed yet
+            out = _wire.result_from(fields, payloads, budget, limits)
+            if (
+                self._reports_before + len(self._reports) + len(out.tail_reports)
+                > limits.max_reports
+            ):
                 raise _wire.ProtocolError("more reports than max_reports")
             if len(out.logs) > limits.max_logs + 1:  # + the "logs dropped" note
                 raise _wire.ProtocolError("more logs than max_logs")
             self._counted = (dispatch.count, dispatch.refusals)  # as the result arrived
+            if out.sealed is not None:
+                assert isinstance(self._program, Program)  # a run without one sends nothing
+                count, refusals = self._counts(out)
+                self._paused = _durable.accept_paused(
+                    out.sealed,
+                    build_id=_guest_build_id(),
+                    opts=self._opts,
+                    program=self._program,
+                    dispatch=dispatch,
+                    host_calls=count,
+                    refusals=refusals,
+                )
             return out
         raise _wire.ProtocolError(f"an unexpected {kind!r} frame")
+
+    def _charge_reports(self, nbytes: int) -> None:
+        """Count a report payload's bytes: the run's reports, every leg, are held to
+        ``max_report_bytes`` here too (a worker past it breaks the protocol)."""
+        self._report_bytes += nbytes
+        if self._report_bytes > _wire.re_encoded(self._opts.output_limits.max_report_bytes):
+            raise _wire.ProtocolError("reports larger than max_report_bytes")
 
     def _check_call(
         self, fields: list[Any], payloads: list[bytes], dispatch: Dispatch
@@ -623,7 +563,7 @@ class RemoteExecution(CodeExecution):
             host_errors=list(self._host_errors),
         )
 
-    def _violation(self, conn: Connection | _Killable, detail: str) -> CodeResult:
+    def _violation(self, conn: Connection | Killable, detail: str) -> CodeResult:
         conn.kill()
         message = f"the worker broke the protocol ({detail}); it was killed"
         return CodeResult(
@@ -634,13 +574,18 @@ class RemoteExecution(CodeExecution):
             host_errors=[*self._host_errors, _wire.ProtocolError(detail)],
         )
 
+    def _counts(self, out: _wire.RemoteResult) -> tuple[int, int]:
+        """The run's host calls and quota refusals: the worker's, with the calls it forwarded
+        counted as the caller admitted them, and the caller's refusals."""
+        count, refusals = self._counted
+        calls = max(out.metrics["host_calls"] - self._forwarded + count, 0)
+        return calls, out.metrics["quota_refusals"] + refusals
+
     def _assemble(self, out: _wire.RemoteResult) -> CodeResult:
         reports = [*self._reports, *out.tail_reports]
         host_errors = [*self._host_errors, *(RuntimeError(t) for t in out.host_errors)]
-        count, refusals = self._counted
         fields = out.metrics
-        fields["host_calls"] = max(fields["host_calls"] - self._forwarded + count, 0)
-        fields["quota_refusals"] += refusals
+        fields["host_calls"], fields["quota_refusals"] = self._counts(out)
         fields["reports"] = len(reports)
         metrics = RunMetrics(**fields)
         reason = out.reason
@@ -658,76 +603,36 @@ class RemoteExecution(CodeExecution):
             metrics=metrics,
             reason=reason,
             host_errors=host_errors[:MAX_HOST_ERRORS],
+            paused=[] if self._paused is None else self._paused[1],
+            continuation=None if self._paused is None else self._paused[0],
         )
 
-    async def _serve_host_call(
-        self, conn: Connection, dispatch: Dispatch, fn: HostFunction, call_id: int, data: bytes
-    ) -> None:
-        """Serve one host call as the in-process dispatch does, and reply."""
-        self._host_started()
-        try:
-            ok, reply = await self._serve_call(dispatch, fn, data)
-        finally:
-            self._host_ended()
-            if not fn.is_async:
-                self._sync_call = False
-        self._in_flight.discard(call_id)
-        try:
-            await conn.send(_wire.pack(_wire.REPLY, (call_id, ok), (reply,)))
-        except (WorkerLost, OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass  # the worker is gone; the receiver sees it
+    def _begin(self) -> None:
+        """The run is awaited: its timeout counts from now, the wait for a worker included,
+        unless the executor is still starting its workers (loading an engine does not count
+        in-process either; the worker's own deadline then holds, from the run's start)."""
+        if not getattr(self._transport, "warming", False):
+            self._began = time.monotonic()
 
-    async def _serve_call(
-        self, dispatch: Dispatch, fn: HostFunction, data: bytes
-    ) -> tuple[bool, _values.Reply]:
-        begun = dispatch.begin(fn, data)
-        if not isinstance(begun, tuple):
-            return False, begun
-        args, charged = begun
-        try:
-            if fn.is_async:
-                try:
-                    value = await fn.fn(*args)
-                except anyio.get_cancelled_exc_class() as exc:
-                    if anyio.current_effective_deadline() == -math.inf:
-                        raise  # the run ended: this task is being cancelled
-                    return dispatch.settle(fn, exc, ok=False)
-                except Exception as exc:
-                    return dispatch.settle(fn, exc, ok=False)
-                except BaseException as exc:
-                    return self._interrupted(dispatch, fn, exc)
-                return dispatch.settle(fn, value, ok=True)
-            try:
-                # on the shared growing pool, as in-process on the run's guest thread: a
-                # blocking host function never waits for, or holds up, another run's calls
-                ok, outcome = await _on_host_thread(fn, args)
-            except anyio.get_cancelled_exc_class():
-                raise
-            except BaseException as exc:  # SystemExit, KeyboardInterrupt from the function
-                return self._interrupted(dispatch, fn, exc)
-            return dispatch.settle(fn, outcome, ok=ok)
-        finally:
-            dispatch.budget.used -= charged
+    def _timeout_at(self, now: float) -> float:
+        """When the run's timeout passes, counted from its await as in-process: the time it
+        waits in the executor's queue for a worker counts (``math.inf``: no timeout, or the
+        run is stopping already)."""
+        timeout = self._opts.timeout
+        if timeout is None or self._stop is not None or self._began is None:
+            return math.inf
+        extra = 0.0
+        if not self._opts.timeout_includes_host_calls:
+            extra = self._host_time + (now - self._host_since if self._host_busy else 0)
+        return self._began + timeout + extra
 
-    def _interrupted(
-        self, dispatch: Dispatch, fn: HostFunction, exc: BaseException
-    ) -> tuple[bool, _values.Reply]:
-        """A host function raised SystemExit/KeyboardInterrupt: stop the run; the driver
-        re-raises it bare once the run has ended, as in-process."""
-        self._keep_error(exc)
-        self._fatal = exc
-        self.terminate("interrupted")
-        return dispatch.settle(fn, RuntimeError("interrupted"), ok=False, record=False)
-
-    def _host_started(self) -> None:
-        if self._host_busy == 0:
-            self._host_since = time.monotonic()
-        self._host_busy += 1
-
-    def _host_ended(self) -> None:
-        self._host_busy -= 1
-        if self._host_busy == 0:
-            self._host_time += time.monotonic() - self._host_since
+    def _timed_out(self, now: float) -> bool:
+        """Whether the run is stopping: a stop was asked, or its timeout passed (then it stops
+        as ``terminate("timeout")`` would; the worker ends it as its own timeout does)."""
+        with self._lock:
+            if self._stop is None and now >= self._timeout_at(now):
+                self._stop = "timeout"
+            return self._stop is not None
 
     def _due(self, started: float, stop_sent: float | None, now: float) -> tuple[float, str]:
         """When the worker is killed if it has not ended by then, and the reason."""
@@ -742,73 +647,10 @@ class RemoteExecution(CodeExecution):
             due.append((started + timeout + DEADLINE_GRACE + extra, "timeout"))
         return min(due) if due else (math.inf, "")
 
-    async def _until_reports_taken(self, started: float) -> None:
-        """After the result: wait until the report callback took every report, but not past
-        the run's deadline or a stop (then it is cancelled, and a RuntimeError says so)."""
-        timeout = self._opts.timeout
-        at = math.inf if timeout is None else started + timeout
-        with anyio.move_on_after(max(at - time.monotonic(), 0)):
-            while self._delivering and self._stop is None:
-                assert self._poke_event is not None
-                await self._poke_event.wait()
-                self._poke_event = anyio.Event()
-        if self._delivering:
-            stop = self._stop or "timeout"
-            self._keep_error(
-                RuntimeError(
-                    f"the report callback was cancelled when the run stopped ({stop}) after "
-                    f"taking {self._delivered} of {len(self._reports)} reports"
-                )
-            )
-
-    async def _feed_reports(self, cb: Callable[[Any], Any], receive: Any) -> None:
-        async with receive:
-            async for value in receive:
-                try:
-                    out = cb(value)
-                    if inspect.isawaitable(out):
-                        await out
-                except anyio.get_cancelled_exc_class() as exc:
-                    if anyio.current_effective_deadline() == -math.inf:
-                        raise
-                    self._keep_error(exc)
-                except Exception as exc:
-                    self._keep_error(exc)
-                except BaseException as exc:
-                    self._keep_error(exc)
-                    self._fatal = exc
-                    self.terminate("interrupted")
-                    break
-                self._delivered += 1
-        self._delivering = False
-        self._poke()
-
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Report:
     value: Any
-
-
-async def _on_host_thread(fn: HostFunction, args: tuple[Any, ...]) -> tuple[bool, Any]:
-    """:func:`invoke` on a host-call thread; a cancelled waiter abandons the call (the
-    function runs to its end there; its outcome is dropped)."""
-    token = anyio.lowlevel.current_token()
-    done = anyio.Event()
-    box: list[tuple[bool, Any] | BaseException] = []
-
-    def job() -> None:
-        try:
-            box.append(invoke(fn, args))
-        except BaseException as exc:  # SystemExit, KeyboardInterrupt: the awaiter raises it
-            box.append(exc)
-        _soon(token, done.set)
-
-    host_threads().submit(job)
-    await done.wait()
-    out = box[0]
-    if isinstance(out, BaseException):
-        raise out
-    return out
 
 
 _SyncDriver: type[SyncDriver] | None = None

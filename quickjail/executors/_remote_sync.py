@@ -18,10 +18,10 @@ from typing import Any, Protocol
 
 from quickjail.executors import _wire
 from quickjail.executors._remote import (
-    _BUDGET_FACTOR,
     RemoteExecution,
     WorkerLost,
     host_threads,
+    reply_frame,
 )
 from quickjail.sandbox import _values
 from quickjail.sandbox._hostcall import Dispatch, invoke
@@ -89,6 +89,7 @@ class SyncDriver:
 
     def drive(self) -> CodeResult:
         ex = self._ex
+        ex._begin()
         program = ex._program
         if ex._stop is None and isinstance(program, ErrorInfo):
             return ex._end(CodeResult(status="error", error=program))
@@ -118,21 +119,21 @@ class SyncDriver:
         it had a worker); the transport sent or sends its ``start``."""
         ex = self._ex
         opts = ex._opts
-        budget = _values.DecodeBudget.for_run(opts.memory_limit_bytes)
-        budget.limit *= _BUDGET_FACTOR
-        calls = opts.host.calls() if opts.host is not None and program.functions else None
-        dispatch = Dispatch(program.functions, calls, ex._keep_error, budget, log=ex._log)
+        dispatch, budget = ex._host_side()
         ex._delivering = opts.report is not None
         stop_sent: float | None = None
         killed = False
         while True:
             now = time.monotonic()
-            if ex._stop is not None and stop_sent is None:
+            stopping = ex._timed_out(now)  # a stop, or the timeout (queue time counts)
+            with ex._lock:
+                soft = ex._timeout_at(now)  # when it passes, if it has not
+            if stopping and stop_sent is None:
                 if conn.close_unstarted():  # still waiting for a worker: it never runs
                     ex._delivering = False
                     return CodeResult(status="terminated", reason=ex._stop)
                 stop_sent = now
-                conn.stop(ex._stop)
+                conn.stop(ex._stop or "timeout")
             at = float("inf")
             if not killed:
                 # waiting for a worker: as if it started now (the wait then ends early, and
@@ -146,7 +147,7 @@ class SyncDriver:
                     killed = True
                     at = float("inf")
             try:
-                frame = conn.receive_sync(at - now)
+                frame = conn.receive_sync(min(at, soft) - now)
             except WorkerLost as exc:
                 return ex._lost(exc.how)
             except _wire.ProtocolError as exc:
@@ -192,9 +193,10 @@ class SyncDriver:
         ex = self._ex
         begun = dispatch.begin(fn, data)
         if not isinstance(begun, tuple):
-            self._finish(conn, call_id, False, begun)
+            self._finish(conn, call_id, reply_frame(call_id, False, begun))
             return
         args, charged = begun
+        raw, dispatch.decoded = dispatch.decoded, []  # what a Pause records
         with ex._lock:
             ex._host_started()
 
@@ -203,26 +205,27 @@ class SyncDriver:
                 try:
                     ok, outcome = invoke(fn, args)
                 except BaseException as exc:  # SystemExit, KeyboardInterrupt from the function
-                    reply = ex._interrupted(dispatch, fn, exc)
+                    frame = reply_frame(call_id, *ex._interrupted(dispatch, fn, exc))
                 else:
-                    reply = dispatch.settle(fn, outcome, ok=ok)
+                    frame = ex._outcome_frame(dispatch, fn, call_id, raw, ok, outcome)
             except BaseException as exc:  # encoding the reply failed: the run must not hang
                 ex._keep_error(exc)
-                reply = False, _values.encode({"name": "Error", "message": "host call failed"})
+                failed = _values.encode({"name": "Error", "message": "host call failed"})
+                frame = reply_frame(call_id, False, failed)
             finally:
                 with ex._lock:
                     ex._host_ended()
                 self._released.append(charged)
-            self._finish(conn, call_id, *reply)
+            self._finish(conn, call_id, frame)
 
         host_threads().submit(job)
 
-    def _finish(self, conn: SyncConnection, call_id: int, ok: bool, reply: _values.Reply) -> None:
+    def _finish(self, conn: SyncConnection, call_id: int, frame: bytes) -> None:
         ex = self._ex
         ex._sync_call = False
         ex._in_flight.discard(call_id)
         try:
-            conn.send_sync(_wire.pack(_wire.REPLY, (call_id, ok), (reply,)))
+            conn.send_sync(frame)
         except Exception:
             pass  # the worker is gone; receiving says so
         # no poke: the driver takes the budget back with the next frame, and a deadline it

@@ -8,6 +8,11 @@ and what an exception may show are the caller's (it replies with the value, or t
 ``(name, message)`` the program must see). Reports stream as ``report`` frames as they
 happen; the rest of the :class:`~quickjail.sandbox.CodeResult` goes in the ``result`` frame.
 
+A ``pause`` reply makes the proxy raise :class:`~quickjail.sandbox.host.Pause` with the
+caller's info, so the call parks here as it would in-process; a run that pauses sends its
+continuation sealed for transit (:mod:`quickjail.executors._durable`), and a ``start`` that
+carries one resumes it.
+
 Transport-agnostic: ``send`` delivers a frame to the caller (any thread), and the transport
 hands the caller's frames to :meth:`ServedRun.deliver` (any thread).
 """
@@ -21,13 +26,13 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from quickjail.executors import _wire
+from quickjail.executors import _durable, _wire
 from quickjail.sandbox import _engine, _values
 from quickjail.sandbox._abi import FN_ASYNC, FN_VALUE
 from quickjail.sandbox._execution import CodeExecution, _soon
 from quickjail.sandbox._result import CodeResult, ErrorInfo
-from quickjail.sandbox.errors import TransferError
-from quickjail.sandbox.host import HostCalls, HostFunction
+from quickjail.sandbox.errors import ContinuationError, TransferError
+from quickjail.sandbox.host import HostCalls, HostFunction, Pause
 
 __all__ = ["ServedRun"]
 
@@ -77,13 +82,14 @@ class _ProxyTable:
 class _Waiter:
     """A proxied call waiting for its reply (a thread's event, or an event loop's)."""
 
-    __slots__ = ("aevent", "event", "reply", "token")
+    __slots__ = ("aevent", "event", "paused", "reply", "token")
 
     def __init__(self, token: anyio.lowlevel.EventLoopToken | None) -> None:
         self.token = token
         self.event = threading.Event()
         self.aevent = anyio.Event() if token is not None else None
         self.reply: tuple[bool, bytes] | None = None
+        self.paused = False  # the reply is a Pause's info
 
     def wake(self) -> None:
         self.event.set()
@@ -126,7 +132,19 @@ class ServedRun:
             start, proxy=self._proxy, host=_ProxyTable(), report=self._report, heads=heads
         )
         engine = _engine.get_engine(metered=s.opts.fuel is not None)
-        self._execution = CodeExecution(engine, s.opts, s.program)
+        resumed = None
+        if s.resumed is not None:
+            sealed, answers = s.resumed
+            try:
+                cont = _durable.open_sent(
+                    sealed,
+                    build_id=engine.guest.build_id,
+                    memory_limit_bytes=s.opts.memory_limit_bytes,
+                )
+            except ContinuationError as exc:
+                raise _wire.ProtocolError(f"a continuation that does not load ({exc})") from None
+            resumed = (cont, _durable.plan_from(answers, s.opts.memory_limit_bytes))
+        self._execution = CodeExecution(engine, s.opts, s.program, resumed)
         self.alone = not s.functions
         """Whether the run has no host functions: the caller then sends it nothing but a stop,
         and the thread that reads the caller's frames may run it (:meth:`start`)."""
@@ -185,7 +203,14 @@ class ServedRun:
         else:
             result = outcome
         tail = result.reports[self._sent_reports :]
-        frame = _wire.result_frame(result, tail, _is_ours)
+        sealed = None
+        if result.status == "paused" and result.continuation is not None:
+            try:
+                sealed = _durable.seal_for_transit(result.continuation)
+            except (TypeError, ValueError) as exc:  # a state over its cap: as in-process
+                message = f"the paused run could not be saved ({type(exc).__name__}: {exc})"
+                result = CodeResult(status="error", error=ErrorInfo("InternalError", message))
+        frame = _wire.result_frame(result, tail, _is_ours, sealed)
         if len(frame) > _wire.MAX_FRAME_BYTES:  # only with output limits raised far
             message = (
                 f"the run's outcome ({len(frame)} bytes with its logs) is larger than an "
@@ -207,6 +232,12 @@ class ServedRun:
                 waiter = self._waiters.pop(call_id, None)
             if waiter is not None:  # else a late reply to a call the run gave up on
                 waiter.reply = (bool(ok), payloads[0])
+                waiter.wake()
+        elif kind == _wire.PAUSE and len(fields) == 1 and len(payloads) == 1:
+            with self._lock:
+                waiter = self._waiters.pop(fields[0], None)
+            if waiter is not None:
+                waiter.reply, waiter.paused = (False, payloads[0]), True
                 waiter.wake()
         elif kind == _wire.TERMINATE and len(fields) == 1 and isinstance(fields[0], str):
             self.stop(fields[0])
@@ -254,6 +285,8 @@ class ServedRun:
             raise _Stopping("the run is stopping")
         ok, data = waiter.reply
         value = _values.decode(data)
+        if waiter.paused:
+            raise Pause(value)  # the call parks here, as in-process
         if ok:
             return value
         if not isinstance(value, dict):

@@ -7,8 +7,11 @@ so guest values cross with the exact codec and nesting they had. On a pipe each 
 preceded by its ``u32`` length (:func:`read_frame`), checked against ``MAX_FRAME_BYTES``
 before the body is read.
 
-Caller → worker: ``start`` (the checked options and the prepared program), ``reply`` (a host
-call's outcome), ``terminate``. Worker → caller: ``report``, ``call`` (a host call), ``result``.
+Caller → worker: ``start`` (the checked options and the prepared program; for a resumed run
+also its continuation and answers), ``reply`` (a host call's outcome), ``pause`` (the host
+function paused the call: :class:`~quickjail.sandbox.host.Pause` and its info), ``terminate``.
+Worker → caller: ``report``, ``call`` (a host call), ``result`` (for a paused run with its
+continuation, see :mod:`quickjail.executors._durable`).
 A pool's worker also says ``ready`` once, when its engine is warm, and takes its ``terminate``
 frames on a control pipe of their own (:func:`stop_frame`), so a run may occupy the thread that
 reads the main pipe.
@@ -49,6 +52,7 @@ __all__ = [
     "CONTROL_FD_ENV",
     "MAX_FRAME_BYTES",
     "MAX_HEAD_BYTES",
+    "PAUSE",
     "READY",
     "REPLY",
     "REPORT",
@@ -62,6 +66,7 @@ __all__ = [
     "framed",
     "looks_like_result",
     "pack",
+    "re_encoded",
     "read_frame",
     "result_frame",
     "result_from",
@@ -74,6 +79,7 @@ __all__ = [
 
 START: Final = "start"
 REPLY: Final = "reply"
+PAUSE: Final = "pause"
 TERMINATE: Final = "terminate"
 REPORT: Final = "report"
 CALL: Final = "call"
@@ -93,13 +99,16 @@ MAX_REASON_CHARS: Final = 256
 MAX_HOST_ERROR_CHARS: Final = 4096
 """How much of each worker-side host error's text crosses (``RuntimeError(text)``)."""
 MAX_CALL_ID: Final = 2**53 - 1
+REENCODE_BYTES: Final = 64 * 1024
+"""Bytes a worker may send past an output limit's quarter of slack (see :func:`re_encoded`)."""
+_LOG_ENTRY_BYTES: Final = 128  # a log entry's level, timestamp and framing; a rejection's text
 _HEAD_BUDGET: Final = 16 * MAX_HEAD_BYTES  # what decoding a head may allocate
 _SMALL_HEAD: Final = 4096  # bytes: a head this short is copied out for the quick decode
 _U32 = struct.Struct("<I")
 _MSG_HEAD = struct.Struct("<BI")  # a value message: flags, JSON length
 _EMPTY_LIST: Final = _values.encode([])
 """The value message of ``[]``: a result without tail reports or logs sends and reads it as is."""
-_STATUSES: Final = frozenset({"success", "error", "memory", "link_error", "terminated"})
+_STATUSES: Final = frozenset({"success", "error", "memory", "link_error", "terminated", "paused"})
 _INT_METRICS: Final = (
     "peak_memory_bytes",
     "host_calls",
@@ -281,10 +290,14 @@ class Start:
     program: Program
     functions: list[tuple[str, int]]  # (name, FN_* mode) by dispatch id
     report: bool  # whether the caller has a report callback
+    resumed: tuple[bytes, bytes] | None = None  # a resumed run's sealed continuation, answers
 
 
-def start_frame(opts: RunOptions, program: Program) -> bytes:
-    """The ``start`` frame of a run (host functions go by name and mode only)."""
+def start_frame(
+    opts: RunOptions, program: Program, resumed: tuple[bytes, bytes] | None = None
+) -> bytes:
+    """The ``start`` frame of a run (host functions go by name and mode only); ``resumed``:
+    a resumed run's continuation (sealed for transit) and its answers message."""
     limits = [getattr(opts.output_limits, name) for name in _LIMIT_FIELDS]
     fields = {
         "source": program.source,
@@ -305,11 +318,14 @@ def start_frame(opts: RunOptions, program: Program) -> bytes:
         "seed": opts.seed,
         "limits": limits,
         "report": opts.report is not None,
+        "resume": resumed is not None,
     }
     # the globals message and the arguments are value messages of their own: payloads, so
     # the head stays plain JSON
     payloads: list[bytes | _values.Message] = [program.globals_message]
-    if opts.args_message is not None:
+    if resumed is not None:
+        payloads.extend(resumed)  # a resumed run has no arguments: its entry was called
+    elif opts.args_message is not None:
         payloads.append(opts.args_message)  # encoded once, by check_options
     return pack(START, [fields], payloads)
 
@@ -413,7 +429,8 @@ def start_from(
         heads: the worker's recent heads, to read a repeated one only once.
     """
     (f, functions, limits), payloads = _start_head(frame, heads)
-    if len(payloads) not in (1, 2):
+    resumed = f.get("resume") is True
+    if len(payloads) not in ((3,) if resumed else (1, 2)):
         raise ProtocolError("not a start frame")
     # the arguments go to the guest as they came, never decoded here: framing and cap checked
     args = payloads[1] if len(payloads) == 2 else None
@@ -451,16 +468,26 @@ def start_from(
         if proxy is None
         else tuple(proxy(fid, name, mode) for fid, (name, mode) in enumerate(functions)),
     )
-    return Start(opts, program, functions, bool(f["report"]))
+    return Start(
+        opts,
+        program,
+        functions,
+        bool(f["report"]),
+        (payloads[1], payloads[2]) if resumed else None,
+    )
 
 
 def result_frame(
-    result: CodeResult, tail_reports: list[Any], shown: Callable[[Any], bool]
+    result: CodeResult,
+    tail_reports: list[Any],
+    shown: Callable[[Any], bool],
+    sealed: bytes | None = None,
 ) -> bytes:
     """The ``result`` frame of a finished run (worker side).
 
     ``tail_reports`` are the reports not streamed yet; ``shown(exc)`` tells the host errors
-    that are the caller's own (a proxied call's failure) and stay out of the frame.
+    that are the caller's own (a proxied call's failure) and stay out of the frame; a paused
+    run's continuation, ``sealed`` for transit, is its last payload.
     """
     err = result.error
     error = None
@@ -472,6 +499,8 @@ def result_frame(
     if err is not None:
         error = [err.name, err.message, err.stack, err.line, err.column, err.filename]
         payloads.append(_encode_or(err.value, "the thrown value"))
+    elif sealed is not None:
+        payloads.append(sealed)
     m = result.metrics
     metrics = {name: getattr(m, name) for name in _INT_METRICS}
     metrics.update(wall_ms=m.wall_ms, guest_cpu_ms=m.guest_cpu_ms, fuel_used=m.fuel_used)
@@ -519,12 +548,26 @@ class RemoteResult:
     metrics: dict[str, Any]  # RunMetrics' fields, checked
     duration_ms: float
     host_errors: list[str]
+    sealed: bytes | None = None  # a paused run's continuation (hostile: _durable checks it)
+
+
+def re_encoded(cap: int) -> int:
+    """The most a worker may send against an output cap of ``cap`` bytes (or the caller may
+    decode against a budget of ``cap``): the worker's run held the guest's own bytes to the
+    cap, and the values cross encoded again by the host's encoder, which writes a few types
+    a little longer (a Date about 10 %); a quarter and ``REENCODE_BYTES`` of room for that."""
+    return cap + cap // 4 + REENCODE_BYTES
 
 
 def result_from(
-    fields: list[Any], payloads: list[bytes], budget: _values.DecodeBudget
+    fields: list[Any],
+    payloads: list[bytes],
+    budget: _values.DecodeBudget,
+    limits: OutputLimits | None = None,
 ) -> RemoteResult:
-    """Check and read a ``result`` frame's fields (caller side; the worker is hostile).
+    """Check and read a ``result`` frame's fields (caller side; the worker is hostile); with
+    ``limits``, the result, the thrown value and the logs are held to the run's output limits
+    (:func:`re_encoded`) before anything is decoded.
 
     Raises:
         ProtocolError: a field of the wrong type or out of its bounds.
@@ -536,6 +579,13 @@ def result_from(
         raise ProtocolError("a result with an unknown status")
     if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON_CHARS):
         raise ProtocolError("a result with a bad reason")
+    sealed = None
+    if status == "paused":
+        if error is not None or len(payloads) != 4:
+            raise ProtocolError("a paused result without its continuation")
+        sealed = payloads.pop()
+    if limits is not None:
+        _check_sizes(payloads, limits)
     try:
         value = _values.decode(payloads[0], budget=budget)
         tail = [] if payloads[1] == _EMPTY_LIST else _values.decode(payloads[1], budget=budget)
@@ -559,7 +609,20 @@ def result_from(
         metrics=_metrics_from(metrics),
         duration_ms=_non_negative(duration),
         host_errors=_texts_from(errors),
+        sealed=sealed,
     )
+
+
+def _check_sizes(payloads: list[bytes], limits: OutputLimits) -> None:
+    """A result's value or thrown value over ``max_result_bytes``, or its logs over
+    ``max_log_bytes`` (with each entry's own bytes), break the protocol: the worker's run
+    would have refused them."""
+    result_cap = re_encoded(limits.max_result_bytes)
+    if len(payloads[0]) > result_cap or (len(payloads) == 4 and len(payloads[3]) > result_cap):
+        raise ProtocolError("a result larger than max_result_bytes")
+    entries = limits.max_logs + limits.max_rejections + 1  # + the "logs dropped" note
+    if len(payloads[2]) > re_encoded(limits.max_log_bytes) + entries * _LOG_ENTRY_BYTES:
+        raise ProtocolError("logs larger than max_log_bytes")
 
 
 def _error_from(error: Any, thrown: Any, has_value: bool) -> ErrorInfo | None:

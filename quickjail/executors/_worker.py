@@ -29,6 +29,8 @@ from quickjail.sandbox._threads import start_thread
 
 __all__ = ["main"]
 
+_LATE = (_wire.REPLY, _wire.PAUSE, _wire.TERMINATE)  # frames a run may get after its end
+
 
 def _channel() -> tuple[BinaryIO, BinaryIO]:
     """The frame channel (the original stdin and stdout); fd 1 becomes stderr."""
@@ -120,7 +122,11 @@ def _serve(source: BinaryIO, sink: BinaryIO, send: Callable[[bytes], None], runs
                 continue
             served = ServedRun(frame, send, heads)
         except _wire.ProtocolError:
-            if _wire.unpack(frame, head_cap=len(frame))[0] in (_wire.REPLY, _wire.TERMINATE):
+            if _wire.unpack(frame, head_cap=len(frame))[0] in (
+                _wire.REPLY,
+                _wire.PAUSE,
+                _wire.TERMINATE,
+            ):
                 continue  # a late frame of a run that ended
             return 2
         runs.began(served)

@@ -69,6 +69,17 @@ def main() -> None:
         elif behaviour == "report-flood":
             for _ in range(start.opts.output_limits.max_reports + 1):
                 send(report)
+        elif behaviour == "report-bytes-flood":  # within max_reports, past max_report_bytes
+            big = _wire.pack(_wire.REPORT, (), (_values_message("x" * 8 * 2**20),))
+            for _ in range(start.opts.output_limits.max_reports):
+                send(big)
+        elif behaviour == "result-bytes-flood":
+            text = "x" * 2 * start.opts.output_limits.max_result_bytes
+            send(_wire.result_frame(CodeResult(status="success", result=text), [], lambda e: 0))
+        elif behaviour == "log-bytes-flood":
+            line = LogEntry("log", ["x" * start.opts.output_limits.max_log_bytes], 0.0)
+            logs = [line] * start.opts.output_limits.max_logs
+            send(_wire.result_frame(CodeResult(status="success", logs=logs), [], lambda e: 0))
         elif behaviour == "decode-bomb":
             bomb = b"[" + b"[]," * (4 * 2**20) + b"[]]"
             message = b"\0" + _U32.pack(len(bomb)) + bomb + _U32.pack(0)
@@ -91,12 +102,33 @@ def main() -> None:
             while _wire.unpack(_wire.read_frame(read) or b"")[0] != _wire.REPLY:
                 pass  # the caller's reply, once its host function returns
             send(honest.replace(b'"success"', b'"winning"'))
+        elif behaviour.startswith("paused-"):
+            send(_paused(behaviour, start.opts.memory_limit_bytes))
         elif behaviour == "frame-after-result":
             send(honest)
             time.sleep(0.05)
             send(report)
         else:
             send(honest)
+
+
+def _paused(behaviour: str, memory_limit_bytes: int) -> bytes:
+    """A ``paused`` result whose continuation is forged (paused calls the caller never
+    paused), larger than the run's memory limit allows, or not a continuation at all."""
+    from quickjail.executors import _durable
+    from quickjail.sandbox import _engine
+    from quickjail.sandbox._continuation import Continuation, max_sealed_size
+
+    if behaviour == "paused-forged":
+        state = {"functions": ["h.wait"], "paused": [[1, 0, "h.wait", ["rm -rf /"], None]]}
+        cont = Continuation(_engine._load_guest_info().build_id, 65536, [], state)
+        sealed = _durable.seal_for_transit(cont)
+    elif behaviour == "paused-oversized":
+        sealed = b"QJCONT\r\n" + bytes(max_sealed_size(memory_limit_bytes))
+    else:
+        sealed = b"\xff" * 1000
+    paused = CodeResult(status="paused")
+    return _wire.result_frame(paused, [], lambda e: False, sealed)
 
 
 def _values_message(value: object) -> bytes:

@@ -363,3 +363,21 @@ async def test_the_runtimes_run_code_takes_the_executor_and_still_redacts(
 def test_run_code_refuses_an_executor_that_is_not_one() -> None:
     with pytest.raises(TypeError, match="executor"):
         bridge.run_code("export default 1", executor=object())  # type: ignore[arg-type]
+
+
+def test_an_honest_run_at_its_output_limits_is_no_protocol_violation(pool: ProcessPool) -> None:
+    # values the host encodes longer than the guest (Dates) up to each output limit: the
+    # caller's own checks leave room for that, and the run is the in-process run
+    source = """
+    const dates = Array.from({ length: 1000 }, (_, i) => new Date(i * 1e9));
+    let sent = 0;
+    try { for (;;) { report(dates); sent++; } } catch (e) {}
+    for (let i = 0; i < 100000; i++) console.log(new Date(i));
+    export default [sent, Array.from({ length: 32000 }, (_, i) => new Date(i * 1e9))];
+    """
+    limits = OutputLimits(max_report_bytes=2**20, max_log_bytes=2**20, max_result_bytes=2**20)
+    here = bridge.run_code_sync(source, language="javascript", output_limits=limits)
+    there = bridge.run_code_sync(source, language="javascript", output_limits=limits, executor=pool)
+    assert here.status == "success", here.error
+    assert (there.status, there.result, there.reports) == (here.status, here.result, here.reports)
+    assert [e.args for e in there.logs] == [e.args for e in here.logs]

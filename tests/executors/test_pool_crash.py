@@ -136,7 +136,7 @@ def test_a_hung_worker_is_killed_at_the_deadline_plus_grace(pool: ProcessPool) -
         executor=pool,
     )
     assert r.status == "terminated" and r.reason == "timeout"
-    assert any("killed" in str(e) for e in r.host_errors)
+    assert any("killed" in str(e) for e in r.host_errors), r
     for pid in before:
         if _alive(pid):
             os.kill(pid, signal.SIGCONT)
@@ -329,6 +329,43 @@ def test_a_queued_run_gets_the_worker_once_the_run_ahead_sent_its_result_not_onc
         gate.set()
         t.join(GENEROUS)
         assert out[0].status == "success" and out[0].result == 7 and out[0].reports == [1]
+
+
+@pytest.mark.parametrize("drive", ["run_sync", "await"])
+def test_the_time_a_run_waits_for_a_worker_counts_toward_its_timeout(drive: str) -> None:
+    """As in-process, a run's timeout counts from its await: a ``timeout=1`` run queued
+    behind a run that holds the only worker ends ``terminated`` / ``"timeout"`` without
+    running, while the run ahead still holds the worker (bounded by GENEROUS, not timed)."""
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> int:
+        holding.set()
+        release.wait(GENEROUS)  # old code: the queued run waits this long, then succeeds
+        return 1
+
+    with ProcessPool(workers=1) as pool:
+        ahead = bridge.run_code(
+            "export default await hold()", globals={"hold": hold}, executor=pool
+        )
+        t, out = _in_thread(ahead)
+        assert holding.wait(GENEROUS)
+        queued = bridge.run_code("export default 2", timeout=1, executor=pool)
+        if drive == "run_sync":
+            r = queued.run_sync()
+        else:
+
+            async def wait() -> CodeResult:
+                return await queued
+
+            r = anyio.run(wait)
+        still_held = not release.is_set() and ahead.running
+        release.set()
+        t.join(GENEROUS)
+        assert (r.status, r.reason, r.result) == ("terminated", "timeout", None), r
+        assert still_held
+        assert out[0].result == 1
+        # the pool serves on: the next run with a timeout runs
+        assert bridge.run_code_sync("export default 3", timeout=1, executor=pool).result == 3
 
 
 def test_one_warm_worker_serves_run_after_run() -> None:

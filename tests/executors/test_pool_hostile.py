@@ -67,6 +67,9 @@ def hostile() -> Iterator[ProcessPool]:
         ("two-sync-calls", "a sync call while another"),
         ("report-flood", "max_reports"),
         ("log-flood", "max_logs"),
+        ("report-bytes-flood", "larger than max_report_bytes"),
+        ("result-bytes-flood", "larger than max_result_bytes"),
+        ("log-bytes-flood", "larger than max_log_bytes"),
         ("decode-bomb", "decode budget"),
         ("bad-status", "unknown status"),
     ],
@@ -79,7 +82,7 @@ def test_a_protocol_violation_ends_the_run_as_error_and_replaces_the_worker(
         f"behaviour:{behaviour}",
         language="javascript",
         imports={"h": {"wait": never_returns, "block": blocks}},
-        output_limits=OutputLimits(max_reports=3, max_logs=3),
+        output_limits=OutputLimits(max_reports=3, max_logs=3, max_result_bytes=2**20),
         executor=hostile,
     )
     assert r.status == "error"

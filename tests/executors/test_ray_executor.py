@@ -36,6 +36,7 @@ from test_executor_parity import _view as parity_view
 from quickjail import CodeResult, bridge, sandbox
 from quickjail.executors import (
     ExecutorClosed,
+    ProcessPool,
     QueueFull,
     RayExecutor,
     WorkerStartError,
@@ -383,6 +384,64 @@ def test_a_closed_executor_refuses_runs_and_its_actors_are_gone(cluster: None) -
 def test_sandbox_run_code_takes_the_executor_too(executor: RayExecutor) -> None:
     r = sandbox.run_code_sync("export default [1, 2].map(x => x * 3)", executor=executor)
     assert r.status == "success" and r.result == [3, 6]
+
+
+# durable runs (issue 25 item 5): a run pauses and resumes on Ray as on a pool
+
+KEY = b"k" * 32
+PAY = """
+export default async function (amount) {
+  report({ asking: amount });
+  let verdict;
+  try { verdict = await approve(amount); } catch (e) { verdict = "rejected: " + e.message; }
+  return { verdict };
+}
+"""
+
+
+def _approve(amount: Any) -> Any:
+    raise bridge.Pause({"amount": amount})
+
+
+def _pay(executor: Any) -> CodeResult:
+    return bridge.run_code_sync(
+        PAY, execute={"args": [3]}, globals={"approve": _approve}, timeout=60, executor=executor
+    )
+
+
+def _resume(r: CodeResult, answer: Any, executor: Any) -> CodeResult:
+    assert r.status == "paused" and r.continuation is not None, r
+    return bridge.resume_sync(
+        r.continuation.seal(KEY),
+        key=KEY,
+        answers={r.paused[0].call_id: answer},
+        globals={"approve": _approve},
+        timeout=60,
+        executor=executor,
+    )
+
+
+def test_a_run_paused_on_a_pool_resumes_on_ray(executor: RayExecutor) -> None:
+    with ProcessPool(workers=1) as pool:
+        paused = _pay(pool)
+    again = _resume(paused, "approved", executor)
+    assert (again.status, again.result) == ("success", {"verdict": "approved"}), again
+
+
+def test_a_run_paused_on_ray_is_the_in_process_pause_and_resumes_anywhere(
+    executor: RayExecutor,
+) -> None:
+    paused, here = _pay(executor), _pay(None)
+    assert [(p.call_id, p.function, p.args, p.info) for p in paused.paused] == [
+        (p.call_id, p.function, p.args, p.info) for p in here.paused
+    ]
+    assert paused.reports == here.reports == [{"asking": 3}]
+    in_process = _resume(paused, bridge.Rejection("no"), None)
+    assert in_process.result == {"verdict": "rejected: no"}, in_process
+    with ProcessPool(workers=1) as pool:
+        on_pool = _resume(paused, "yes", pool)
+    assert on_pool.result == {"verdict": "yes"}, on_pool
+    assert _resume(paused, "again", executor).result == {"verdict": "again"}
 
 
 @pytest.mark.anyio
