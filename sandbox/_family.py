@@ -10,10 +10,11 @@ made meanwhile in that context (in this process, or on an executor) is adopted b
 
 from __future__ import annotations
 
+import weakref
 from contextvars import ContextVar
 from typing import Protocol
 
-__all__ = ["Parent", "Stoppable", "adopt", "calling"]
+__all__ = ["Children", "Parent", "Stoppable", "adopt", "calling"]
 
 
 class Stoppable(Protocol):
@@ -37,3 +38,28 @@ def adopt(child: Stoppable) -> None:
     parent = calling.get()
     if parent is not None:
         parent.adopt(child)
+
+
+class Children:
+    """The runs a run's host functions started (held weakly: a finished one is forgotten)."""
+
+    def __init__(self) -> None:
+        self._runs: weakref.WeakSet[Stoppable] = weakref.WeakSet()
+
+    def adopt(self, child: Stoppable, stopping: str | None) -> None:
+        """Keep ``child``; stop it at once if its parent is ``stopping`` (the reason) already.
+        Called under the parent's lock (a parent never waits for its children's locks the
+        other way round, so the order is always parent, then child)."""
+        if stopping is None:
+            self._runs.add(child)
+        else:
+            child.terminate(_why(stopping))
+
+    def stop(self, reason: str) -> None:
+        """The parent stops for ``reason``: stop every child still going."""
+        for child in list(self._runs):
+            child.terminate(_why(reason))
+
+
+def _why(reason: str) -> str:
+    return f"the run that started it stopped ({reason})"

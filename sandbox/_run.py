@@ -25,7 +25,7 @@ from quickjail.sandbox._abi import (
 )
 from quickjail.sandbox._continuation import Continuation
 from quickjail.sandbox._durable import Answer
-from quickjail.sandbox._family import Stoppable
+from quickjail.sandbox._family import Children, Stoppable
 from quickjail.sandbox._hostcall import Dispatch, PendingCall
 from quickjail.sandbox._hostlib import MODE_DETERMINISTIC, MODE_REAL, StoreData
 from quickjail.sandbox._idle import IdlePages
@@ -81,7 +81,7 @@ class Run(GuestImport):
         self.on_stop: Callable[[], None] | None = None
         self.fatal: BaseException | None = None  # SystemExit/KeyboardInterrupt from the host
         # runs its host functions started (sandbox._family): stopped when this run is
-        self._children: weakref.WeakSet[Stoppable] = weakref.WeakSet()
+        self._children = Children()
         self._sent: tuple[int, Any] | None = None
         self._oom = False
         self._trap: GuestStopped | None = None
@@ -221,24 +221,18 @@ class Run(GuestImport):
             if self.done or self.stop_reason is not None:
                 return False
             self.stop_reason = reason
-            children = list(self._children)
         self._nudge()
         wake = self.on_stop
         if wake is not None:
             wake()  # a driver waiting for host calls must notice too
-        for child in children:
-            child.terminate(f"the run that started it stopped ({reason})")
+        self._children.stop(reason)
         return True
 
     def adopt(self, child: Stoppable) -> None:
         """``child`` was started by one of this run's host functions: it stops with this run
         (at once, when this run is already stopping)."""
         with self.lock:
-            stopping = self.stop_reason
-            if stopping is None:
-                self._children.add(child)
-        if stopping is not None:
-            child.terminate(f"the run that started it stopped ({stopping})")
+            self._children.adopt(child, self.stop_reason)
 
     def _nudge(self) -> None:
         """Advance the epoch, and again every few milliseconds until the run has ended.

@@ -10,6 +10,7 @@ calls. :class:`~quickjail.executors._remote.RemoteExecution` drives a run over t
 from __future__ import annotations
 
 import collections
+import os
 import threading
 from types import TracebackType
 from typing import Any, Final, Protocol, Self
@@ -19,6 +20,7 @@ import anyio.lowlevel
 
 from quickjail.executors._errors import ExecutorClosed, ExecutorError, WorkerStartError
 from quickjail.sandbox._execution import _soon
+from quickjail.sandbox._family import Parent, calling
 from quickjail.sandbox._hostcall import invoke
 from quickjail.sandbox._log import LOGGER
 from quickjail.sandbox._threads import Deadlines, Workers
@@ -109,14 +111,27 @@ class ExecutorBase:
 
     _what = "the executor"
     _closed = False
+    _pid: int  # the process that made it (its workers and threads are that process's)
     _failures = 0  # workers in a row that died before they served
     _broken: str | None = None  # why no more are started until the next run
     _waiting: collections.deque[Any]  # runs waiting for a worker (each has .error, .wake())
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        self = super().__new__(cls)
+        self._pid = os.getpid()
+        return self
 
     @property
     def closed(self) -> bool:
         """True once :meth:`close` was called."""
         return self._closed
+
+    @property
+    def forked(self) -> bool:
+        """True in a child of ``fork`` of the process that made the executor: its workers
+        and threads belong to that parent, so it refuses runs here and its ``close`` only
+        marks it closed (it must not stop the parent's workers)."""
+        return os.getpid() != self._pid
 
     def close(self) -> None:
         """Stop the workers (idempotent)."""
@@ -144,6 +159,11 @@ class ExecutorBase:
         return True
 
     def _check_open(self) -> None:
+        if self.forked:
+            raise ExecutorError(
+                f"{self._what} was made in process {self._pid}, and this process is a fork of "
+                "it: its workers and threads are the parent's. Make a new one in this process."
+            )
         if self._closed:
             raise ExecutorClosed(f"{self._what} is closed")
 
@@ -169,6 +189,17 @@ _host_pool: Workers | None = None
 _host_pool_lock = threading.Lock()
 
 
+def _forget_host_pool() -> None:
+    """After ``fork``, in the child: the host-call threads are the parent's (none runs here),
+    and a lock another thread held at the fork stays held; the child makes its own."""
+    global _host_pool, _host_pool_lock
+    _host_pool = None
+    _host_pool_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_host_pool)
+
+
 def host_threads() -> Workers:
     """The threads that call sync host functions for remote runs (created on first use)."""
     global _host_pool
@@ -180,18 +211,24 @@ def host_threads() -> Workers:
         return _host_pool
 
 
-async def on_host_thread(fn: HostFunction, args: tuple[Any, ...]) -> tuple[bool, Any]:
+async def on_host_thread(
+    fn: HostFunction, args: tuple[Any, ...], caller: Parent | None = None
+) -> tuple[bool, Any]:
     """:func:`invoke` on a host-call thread; a cancelled waiter abandons the call (the
-    function runs to its end there; its outcome is dropped)."""
+    function runs to its end there; its outcome is dropped). Runs the function starts there
+    are ``caller``'s (:mod:`quickjail.sandbox._family`)."""
     token = anyio.lowlevel.current_token()
     done = anyio.Event()
     box: list[tuple[bool, Any] | BaseException] = []
 
     def job() -> None:
+        mark = calling.set(caller)
         try:
             box.append(invoke(fn, args))
         except BaseException as exc:  # SystemExit, KeyboardInterrupt: the awaiter raises it
             box.append(exc)
+        finally:
+            calling.reset(mark)
         _soon(token, done.set)
 
     host_threads().submit(job)

@@ -401,7 +401,7 @@ class ProcessPool(RemoteExecutor):
         self._started = False
         self._failures = 0
         self._broken: str | None = None
-        self._finalizer = weakref.finalize(self, _kill_all, self._workers)
+        self._finalizer = weakref.finalize(self, _kill_all, self._workers, os.getpid())
 
     @property
     def workers(self) -> int:
@@ -518,6 +518,9 @@ class ProcessPool(RemoteExecutor):
         """Stop the pool: no more runs, waiting runs raise ExecutorClosed, idle workers exit,
         busy ones are killed (their runs end ``worker_lost``). Idempotent; returns once no
         worker process is left."""
+        if self.forked:  # the workers are the parent's: leave them be
+            self._closed = True
+            return
         with self._lock:
             self._closed = True
             workers = list(self._workers)
@@ -639,8 +642,11 @@ class ProcessPool(RemoteExecutor):
             self._workers.append(_Worker(self))
 
 
-def _kill_all(workers: list[_Worker]) -> None:
-    """At garbage collection or exit without close(): no worker outlives the pool."""
+def _kill_all(workers: list[_Worker], owner: int) -> None:
+    """At garbage collection or exit without close(): no worker outlives the pool (in the
+    process that made it: a forked child exiting must not kill its parent's workers)."""
+    if os.getpid() != owner:
+        return
     for worker in list(workers):
         worker.kill("the pool was collected")
     for worker in list(workers):

@@ -476,7 +476,10 @@ class RayExecutor(RemoteExecutor):
     def close(self) -> None:
         """Stop: no more runs, waiting runs raise ExecutorClosed, the actors are killed (runs
         on them end ``worker_lost``), and Ray is shut down if this executor started it.
-        Idempotent."""
+        Idempotent; in a forked child it only marks the executor closed."""
+        if self.forked:  # the actors and Ray are the parent's: leave them be
+            self._closed = True
+            return
         with self._lock:
             if self._closed:
                 return

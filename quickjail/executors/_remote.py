@@ -51,6 +51,7 @@ from quickjail.sandbox import _engine, _values
 from quickjail.sandbox._continuation import Continuation
 from quickjail.sandbox._durable import Answer
 from quickjail.sandbox._execution import CodeExecution, _soon
+from quickjail.sandbox._family import Children, Stoppable, adopt
 from quickjail.sandbox._hostcall import Dispatch
 from quickjail.sandbox._log import RunLog
 from quickjail.sandbox._options import RunOptions
@@ -170,6 +171,9 @@ class RemoteExecution(HostCallSide, CodeExecution):
         self._sent_resume: tuple[bytes, bytes] | None = None  # sealed for transit, answers
         self._reports_before, self._report_bytes = 0, 0  # the run's, every leg (max_report*)
         self._began: float | None = None  # when the run was awaited: its timeout counts from it
+        # runs its host functions started (sandbox._family): stopped when this run is
+        self._children = Children()
+        adopt(self)  # started by a host function: stops with the run that called it
         if resumed is not None and isinstance(program, Program):
             cont, plan = resumed
             self._reports_before, self._report_bytes = _durable.reports_before(cont)
@@ -203,6 +207,13 @@ class RemoteExecution(HostCallSide, CodeExecution):
         _soon(token, self._poke)
         if wake is not None:
             wake()
+        self._children.stop(reason)
+
+    def adopt(self, child: Stoppable) -> None:
+        """``child`` was started by one of this run's host functions: it stops with this run
+        (at once, when this run is already stopping)."""
+        with self._lock:
+            self._children.adopt(child, self._stop if self._result is None else None)
 
     def run_sync(self) -> CodeResult:
         """Drive the run from synchronous code (blocks the caller): from this thread when the

@@ -22,6 +22,7 @@ import anyio
 from quickjail.executors import _wire
 from quickjail.executors._executor import Connection, WorkerLost, on_host_thread
 from quickjail.sandbox import _values
+from quickjail.sandbox._family import Stoppable, calling
 from quickjail.sandbox._hostcall import Dispatch
 from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox.host import HostFunction, Pause
@@ -51,6 +52,8 @@ class HostCallSide:
 
         def terminate(self, reason: str = "terminated") -> None: ...
 
+        def adopt(self, child: Stoppable) -> None: ...
+
         def _poke(self) -> None: ...
 
     async def _serve_host_call(
@@ -79,6 +82,7 @@ class HostCallSide:
             return reply_frame(call_id, False, begun)
         args, charged = begun
         raw, dispatch.decoded = dispatch.decoded, []  # what a Pause records
+        token = calling.set(self)  # runs the function starts are this run's (sandbox._family)
         try:
             if fn.is_async:
                 try:
@@ -95,13 +99,14 @@ class HostCallSide:
             try:
                 # on the shared growing pool, as in-process on the run's guest thread: a
                 # blocking host function never waits for, or holds up, another run's calls
-                ok, outcome = await on_host_thread(fn, args)
+                ok, outcome = await on_host_thread(fn, args, self)
             except anyio.get_cancelled_exc_class():
                 raise
             except BaseException as exc:  # SystemExit, KeyboardInterrupt from the function
                 return reply_frame(call_id, *self._interrupted(dispatch, fn, exc))
             return self._outcome_frame(dispatch, fn, call_id, raw, ok, outcome)
         finally:
+            calling.reset(token)
             dispatch.budget.used -= charged
 
     @staticmethod
