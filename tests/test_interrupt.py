@@ -5,7 +5,8 @@ its later slices run on worker threads, and a run started by a host function (a 
 runs on a worker while its caller blocks. A ``KeyboardInterrupt`` raised on the caller's
 thread must end those guests too, not only propagate. Each case runs in a fresh process (it
 sends itself SIGINT from a host function once the guest is about to spin), and the host fact
-checked is that no store is live once the interrupt has reached the caller.
+checked is that no store is live in the caller once the interrupt has reached it (for a run on
+a pool, its nested run is the caller's).
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ PROGRAM = textwrap.dedent(
         code, fns = AFTER_A_TIMER + SPIN, {"started": started}
     elif case == "nested":
         code, fns = "import {nested} from 'h'; export default nested()", {"nested": nested}
+    elif case == "nested_in_a_host_function_of_a_pool_run":
+        from quickjail.executors import ProcessPool
+
+        code, fns = "import {nested} from 'h'; export default nested()", {"nested": nested}
+        pool = ProcessPool(workers=1)
     elif case == "nested_after_a_timer":
         code = AFTER_A_TIMER.replace("await", "import {nested} from 'h'; await")
         code, fns = code + "export default nested()", {"nested": nested}
@@ -51,7 +57,8 @@ PROGRAM = textwrap.dedent(
         code = "import {nested} from 'h'; export default await nested()"
         fns = {"nested": nested_async}
     try:
-        result = quickjail.run_code_sync(code, imports={"h": fns})
+        where = {"executor": pool} if case.endswith("pool_run") else {}
+        result = quickjail.run_code_sync(code, imports={"h": fns}, **where)
         print("returned", result.status, flush=True)
     except KeyboardInterrupt:
         print("interrupted", flush=True)
@@ -71,6 +78,7 @@ PROGRAM = textwrap.dedent(
         "nested",
         "nested_after_a_timer",
         "nested_in_an_async_host_function",
+        "nested_in_a_host_function_of_a_pool_run",
     ],
 )
 def test_ctrl_c_stops_the_guest_it_interrupts(case: str) -> None:

@@ -24,6 +24,7 @@ from quickjail.executors._remote import (
     reply_frame,
 )
 from quickjail.sandbox import _values
+from quickjail.sandbox._family import calling
 from quickjail.sandbox._hostcall import Dispatch, invoke
 from quickjail.sandbox._program import Program
 from quickjail.sandbox._result import CodeResult, ErrorInfo
@@ -103,6 +104,7 @@ class SyncDriver:
         except BaseException:
             conn.kill()  # a failure of our own (or ^C): the worker's run must not go on
             conn.close()
+            ex._children.stop("interrupted")  # nor the runs its host functions started
             ex._end_stopped()
             raise
         finally:
@@ -201,6 +203,7 @@ class SyncDriver:
             ex._host_started()
 
         def job() -> None:
+            mark = calling.set(ex)  # runs the function starts are the run's (sandbox._family)
             try:
                 try:
                     ok, outcome = invoke(fn, args)
@@ -213,6 +216,7 @@ class SyncDriver:
                 failed = _values.encode({"name": "Error", "message": "host call failed"})
                 frame = reply_frame(call_id, False, failed)
             finally:
+                calling.reset(mark)
                 with ex._lock:
                     ex._host_ended()
                 self._released.append(charged)
