@@ -13,6 +13,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 PAST_THE_DRIVER_TIMEOUT = 90  # seconds: Ray's driver gives up on a dead GCS after 60 s
 
 PROGRAM = textwrap.dedent(
@@ -47,6 +49,7 @@ PROGRAM = textwrap.dedent(
 )
 
 
+@pytest.mark.timeout(PAST_THE_DRIVER_TIMEOUT + 300)
 def test_an_executor_that_started_ray_serves_runs_past_the_driver_timeout() -> None:
     done = subprocess.run(
         [sys.executable, "-c", PROGRAM, str(PAST_THE_DRIVER_TIMEOUT)],
