@@ -16,7 +16,17 @@ from .errors import ProviderFormatError
 if TYPE_CHECKING:
     from ._tool import Tool
 
-__all__ = ["EXPORT_FORMATS", "ExportFormat", "export_tools"]
+__all__ = ["APPROVAL_META", "EXPORT_FORMATS", "ExportFormat", "approval_meta", "export_tools"]
+
+#: The MCP ``_meta`` key of a tool whose calls wait for approval.
+APPROVAL_META: Final = "quickjail/requiresApproval"
+
+
+def approval_meta(tool: Tool) -> bool | str:
+    """``requires_approval`` as exported: ``True``, ``False`` or ``"per-call"`` (a rule)."""
+    rule = tool.requires_approval
+    return rule if isinstance(rule, bool) else "per-call"
+
 
 ExportFormat = Literal["openai-responses", "openai-chat", "anthropic", "gemini", "mcp", "standard"]
 EXPORT_FORMATS: Final[tuple[str, ...]] = typing.get_args(ExportFormat)
@@ -180,6 +190,9 @@ def _export_one(tool: Tool, format: str) -> dict[str, Any]:
         descriptor["inputSchema"] = params
         if tool.output_schema is not None and tool.output_schema.get("type") == "object":
             descriptor["outputSchema"] = json.loads(json.dumps(tool.output_schema))
+        if tool.requires_approval is not False:
+            # MCP has no annotation for it: the tool's _meta, under our own prefix
+            descriptor["_meta"] = {APPROVAL_META: approval_meta(tool)}
         return descriptor
     schema = {
         "name": tool.name,
@@ -187,4 +200,7 @@ def _export_one(tool: Tool, format: str) -> dict[str, Any]:
         "parameters": _standard_parameters(params),
         "strict": strict,
     }
-    return {"type": "function", "definition": {"schema": schema}}
+    exported: dict[str, Any] = {"type": "function", "definition": {"schema": schema}}
+    if tool.requires_approval is not False:
+        exported["requires_approval"] = approval_meta(tool)
+    return exported

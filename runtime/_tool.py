@@ -33,11 +33,21 @@ from .errors import (
 if TYPE_CHECKING:
     from ._state import ThreadState
 
-__all__ = ["SNAKE_RE", "Execute", "Formatter", "Tool", "Variable", "default_format"]
+__all__ = [
+    "SNAKE_RE",
+    "ApprovalRule",
+    "Execute",
+    "Formatter",
+    "Tool",
+    "Variable",
+    "default_format",
+]
 
 SNAKE_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 Execute = Callable[..., Awaitable[Any]]
+#: ``requires_approval``: a bool, or ``(args, state) -> bool`` (sync or async) deciding per call.
+ApprovalRule = bool | Callable[[Any, Any], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +121,8 @@ class Tool:
         "_input_schema",
         "_name",
         "_output_schema",
+        "_requires_approval",
+        "_resumer",
         "_returns",
         "_schema_only",
         "_takes_meta",
@@ -133,6 +145,7 @@ class Tool:
         tenvs: type[BaseModel] | None = None,
         title: str | None = None,
         schemas: tuple[JsonSchema, JsonSchema | None] | None = None,
+        requires_approval: ApprovalRule = False,
     ) -> None:
         """Store an already validated definition; use :func:`define_tool` instead.
 
@@ -159,6 +172,9 @@ class Tool:
         self._base: Tool = self
         self._format: Formatter | None = None
         self._takes_meta = execute is not None and _declares_meta(execute)
+        self._requires_approval = requires_approval
+        # code mode's: continues a program paused at an approval (see _codemode)
+        self._resumer: Any = None
 
     @property
     def name(self) -> str:
@@ -204,6 +220,38 @@ class Tool:
     def execution_provider(self) -> str | None:
         """Which provider executes a ``"provider"`` tool."""
         return self._execution_provider
+
+    @property
+    def requires_approval(self) -> ApprovalRule:
+        """``True``/``False``, or the callable deciding per call whether a call waits for
+        approval (``define_tool(requires_approval=...)``)."""
+        return self._requires_approval
+
+    async def approval_needed(self, args: Any, state: ThreadState | None) -> bool:
+        """Whether this call of the tool waits for a person's approval before it runs.
+
+        Arguments that fail validation need none (the call fails without running). A
+        callable rule that raises, or returns anything but ``False``, needs approval: a
+        broken rule never lets a call through unseen.
+        """
+        rule = self._requires_approval
+        if isinstance(rule, bool):
+            return rule
+        what = f"invalid arguments for tool {self._name!r}"
+        try:
+            if self._schema_only:
+                parsed: Any = validate_json_input(self._input_schema, args, what)
+            else:
+                parsed = validate_input(self._args, self._input_schema, args, what)
+        except ToolValidationError:
+            return False
+        try:
+            decided = rule(parsed, state)
+            if inspect.isawaitable(decided):
+                decided = await decided
+        except Exception:
+            return True
+        return decided is not False
 
     @property
     def input_schema(self) -> JsonSchema:
@@ -454,6 +502,11 @@ class Tool:
     def _check_result(self, raw: object) -> ToolResult:
         """The tool's :class:`ToolResult`, its value held to the published output schema
         (a failure's detail only to JSON)."""
+        if isinstance(raw, ToolResult) and raw.status == "waiting":
+            self._output_error(
+                [issue((), "a tool cannot return a waiting result")],
+                "returned a waiting result; only the runtime makes those (requires_approval)",
+            )
         if not isinstance(raw, ToolResult):
             shown = type(raw).__name__
             self._output_error(

@@ -1,0 +1,344 @@
+"""Approvals: tools that wait for a person, at top level and inside code mode (issue 26)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from quickjail import runtime
+from quickjail.runtime import ToolResult, code_mode_tool, define_tool, export_tools
+from quickjail.runtime.errors import (
+    ApprovalDecidedError,
+    StoredRunError,
+    ToolDefinitionError,
+    ToolRuntimeError,
+    UnknownApprovalError,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+class Transfer(BaseModel):
+    to: str
+    amount: int
+
+
+def _tools(log: list[Any], rule: Any = True) -> list[runtime.Tool]:
+    async def send(state: Any, args: Transfer) -> ToolResult:
+        log.append((args.to, args.amount))
+        return ToolResult.success({"sent": args.amount, "to": args.to})
+
+    async def lookup(state: Any, args: Transfer) -> ToolResult:
+        log.append(("lookup", args.to))
+        return ToolResult.success(f"{args.to} is known")
+
+    return [
+        define_tool(
+            name="send_money",
+            description="Send money.",
+            args=Transfer,
+            execute=send,
+            requires_approval=rule,
+        ),
+        define_tool(name="lookup", description="Look someone up.", args=Transfer, execute=lookup),
+    ]
+
+
+def _call(call_id: str, name: str, to: str = "bob", amount: int = 5) -> dict[str, Any]:
+    return {"id": call_id, "name": name, "arguments": {"to": to, "amount": amount}}
+
+
+# ------------------------------------------------------------------ item 1: declaring it
+
+
+def test_requires_approval_is_a_bool_or_a_callable_and_is_exported() -> None:
+    log: list[Any] = []
+    send, lookup = _tools(log)
+    assert send.requires_approval is True and lookup.requires_approval is False
+    (mcp,) = export_tools([send], "mcp")
+    assert mcp["_meta"] == {"quickjail/requiresApproval": True}
+    assert "_meta" not in export_tools([lookup], "mcp")[0]
+    per_call = _tools(log, rule=lambda args, state: args.amount > 100)[0]
+    assert export_tools([per_call], "standard")[0]["requires_approval"] == "per-call"
+    with pytest.raises(ToolDefinitionError, match="requires_approval"):
+        define_tool(name="x", description="x", execute=send.as_function(), requires_approval="yes")  # type: ignore[arg-type]
+
+
+async def test_a_per_call_rule_decides_which_calls_wait(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    log: list[Any] = []
+    tools = _tools(log, rule=lambda args, state: args.amount > 100)
+    async with open_runtime(tools=tools) as rt:
+        thread = await rt.thread("t")
+        small, big = await thread.execute_tool_calls(
+            [_call("c1", "send_money", amount=5), _call("c2", "send_money", amount=500)]
+        )
+        assert small.status == "success" and big.status == "waiting"
+        assert log == [("bob", 5)]
+
+
+async def test_a_rule_that_raises_makes_the_call_wait(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    def broken(args: Any, state: Any) -> bool:
+        raise RuntimeError("boom")
+
+    log: list[Any] = []
+    async with open_runtime(tools=_tools(log, rule=broken)) as rt:
+        thread = await rt.thread("t")
+        (result,) = await thread.execute_tool_calls([_call("c1", "send_money")])
+        assert result.status == "waiting" and log == []
+
+
+# ------------------------------------------------------------------ item 2: top-level calls
+
+
+async def test_a_batch_stops_at_an_approval_and_approve_runs_it_then_the_rest(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    log: list[Any] = []
+    async with open_runtime(tools=_tools(log)) as rt:
+        thread = await rt.thread("t")
+        results = await thread.execute_tool_calls(
+            [_call("c1", "lookup"), _call("c2", "send_money"), _call("c3", "lookup", to="eve")]
+        )
+        assert [r.status for r in results] == ["success", "waiting"]
+        assert log == [("lookup", "bob")]
+        (pending,) = await thread.pending_approvals()
+        assert pending.tool_name == "send_money" and pending.call_id == "c2"
+        assert pending.arguments == {"to": "bob", "amount": 5}
+        assert pending.approval_id in results[1].result["approval_ids"]
+        after = await thread.approve(pending.approval_id, decided_by="alice")
+        assert [(r.call_id, r.status) for r in after] == [("c2", "success"), ("c3", "success")]
+        assert log == [("lookup", "bob"), ("bob", 5), ("lookup", "eve")]
+        assert await thread.pending_approvals() == []
+        messages = await runtime.helpers.get_messages(thread.state)
+        kinds = [(m.kind, m.tool_call_id) for m in messages]
+        assert kinds == [
+            ("tool_call", "c1"),
+            ("tool_result", "c1"),
+            ("tool_call", "c2"),
+            ("tool_result", "c2"),
+            ("tool_call", "c3"),
+            ("tool_result", "c3"),
+        ]
+        with pytest.raises(ApprovalDecidedError):
+            await thread.approve(pending.approval_id)
+        with pytest.raises(ApprovalDecidedError):
+            await thread.reject(pending.approval_id, "too late")
+        assert log.count(("bob", 5)) == 1
+
+
+async def test_reject_stores_an_error_result_and_the_batch_goes_on(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    log: list[Any] = []
+    async with open_runtime(tools=_tools(log)) as rt:
+        thread = await rt.thread("t")
+        await thread.execute_tool_calls([_call("c1", "send_money"), _call("c2", "lookup")])
+        (pending,) = await thread.pending_approvals()
+        first, second = await thread.reject(pending.approval_id, "not today")
+        assert first.status == "error" and first.error == "rejected: not today"
+        assert second.status == "success" and log == [("lookup", "bob")]
+
+
+async def test_a_second_waiting_call_in_the_rest_waits_again(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    log: list[Any] = []
+    async with open_runtime(tools=_tools(log)) as rt:
+        thread = await rt.thread("t")
+        await thread.execute_tool_calls(
+            [_call("c1", "send_money"), _call("c2", "send_money", to="eve"), _call("c3", "lookup")]
+        )
+        (first,) = await thread.pending_approvals()
+        after = await thread.approve(first.approval_id)
+        assert [r.status for r in after] == ["success", "waiting"]
+        (second,) = await thread.pending_approvals()
+        assert second.call_id == "c2"
+        after = await thread.reject(second.approval_id, "no")
+        assert [r.status for r in after] == ["error", "success"]
+        assert log == [("bob", 5), ("lookup", "bob")]
+
+
+async def test_unknown_and_foreign_approval_ids_are_refused(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    log: list[Any] = []
+    async with open_runtime(tools=_tools(log)) as rt:
+        mine, other = await rt.thread("a"), await rt.thread("b")
+        await mine.execute_tool_calls([_call("c1", "send_money")])
+        (pending,) = await mine.pending_approvals()
+        with pytest.raises(UnknownApprovalError):
+            await mine.approve("apr_nope")
+        with pytest.raises(UnknownApprovalError) as raised:
+            await other.approve(pending.approval_id)
+        assert isinstance(raised.value, ToolRuntimeError)
+        with pytest.raises(TypeError):
+            await mine.approve(None)  # type: ignore[arg-type]
+        assert log == [] and len(await mine.pending_approvals()) == 1
+
+
+async def test_concurrent_approve_and_reject_decide_once(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    log: list[Any] = []
+    async with open_runtime(tools=_tools(log)) as rt:
+        thread = await rt.thread("t")
+        await thread.execute_tool_calls([_call("c1", "send_money")])
+        (pending,) = await thread.pending_approvals()
+        outcomes: list[str] = []
+
+        async def decide(how: str) -> None:
+            try:
+                if how == "approve":
+                    await thread.approve(pending.approval_id)
+                else:
+                    await thread.reject(pending.approval_id, "no")
+                outcomes.append(how)
+            except ApprovalDecidedError:
+                outcomes.append("refused")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(decide, "approve")
+            tg.start_soon(decide, "reject")
+        assert outcomes.count("refused") == 1 and len(outcomes) == 2
+        assert log.count(("bob", 5)) == (1 if "approve" in outcomes else 0)
+
+
+async def test_a_pending_call_with_a_secret_argument_is_stored_encrypted(
+    open_runtime: Callable[..., runtime.Runtime], db_path: Path
+) -> None:
+    log: list[Any] = []
+    async with open_runtime(tools=_tools(log), agent_env={"TOKEN": "hunter2-secret"}) as rt:
+        thread = await rt.thread("t")
+        await thread.state.set_env("PIN", "hunter2-secret", type="secret")
+        await thread.execute_tool_calls([_call("c1", "send_money", to="hunter2-secret")])
+        (pending,) = await thread.pending_approvals()
+        assert pending.arguments["to"] == "[REDACTED]"
+        (result,) = await thread.approve(pending.approval_id)
+        assert result.status == "success"
+        assert log == [("hunter2-secret", 5)]  # the tool got the real value
+    for path in db_path.parent.glob(f"{db_path.name}*"):
+        assert b"hunter2-secret" not in await anyio.Path(path).read_bytes()
+
+
+# ------------------------------------------------------------------ item 3: code mode
+
+_PROGRAM = """
+const a = await tools.lookup({to: "bob", amount: 1});
+let sent;
+try {
+  sent = await tools.send_money({to: "bob", amount: 7});
+} catch (e) {
+  return {denied: e.name, message: e.message, a: a.status};
+}
+return {a: a.status, sent: sent.result};
+"""
+
+
+def _code_call(call_id: str = "code1", program: str = _PROGRAM) -> dict[str, Any]:
+    return {"id": call_id, "name": "run_code", "arguments": {"code": program}}
+
+
+async def test_a_program_pauses_at_an_approval_and_resumes_with_the_tool_value(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    log: list[Any] = []
+    tools = _tools(log)
+    async with open_runtime(tools=[code_mode_tool(tools), *tools]) as rt:
+        thread = await rt.thread("t")
+        (waiting,) = await thread.execute_tool_calls([_code_call(), _call("c9", "lookup")])
+        assert waiting.status == "waiting" and waiting.call_id == "code1"
+        assert log == [("lookup", "bob")]
+        (pending,) = await thread.pending_approvals()
+        assert pending.tool_name == "send_money" and pending.parent_call_id == "code1"
+        assert pending.arguments == {"to": "bob", "amount": 7}
+        code, rest = await thread.approve(pending.approval_id)
+        assert code.call_id == "code1" and code.status == "success", code
+        assert code.result["result"] == {"a": "success", "sent": {"sent": 7, "to": "bob"}}
+        assert rest.call_id == "c9" and rest.status == "success"
+        assert log == [("lookup", "bob"), ("bob", 7), ("lookup", "bob")]
+        nested = [m for m in await runtime.helpers.get_messages(thread.state) if m.parent_call_id]
+        assert [(m.kind, m.tool_name) for m in nested] == [
+            ("tool_call", "lookup"),
+            ("tool_result", "lookup"),
+            ("tool_call", "send_money"),
+            ("tool_result", "send_money"),
+        ]
+
+
+async def test_a_rejected_call_rejects_with_approval_denied_in_the_program(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    log: list[Any] = []
+    tools = _tools(log)
+    async with open_runtime(tools=[code_mode_tool(tools), *tools]) as rt:
+        thread = await rt.thread("t")
+        await thread.execute_tool_calls([_code_call()])
+        (pending,) = await thread.pending_approvals()
+        (code,) = await thread.reject(pending.approval_id, "over budget")
+        assert code.status == "success"
+        assert code.result["result"] == {
+            "denied": "ApprovalDenied",
+            "message": "rejected: over budget",
+            "a": "success",
+        }
+        assert log == [("lookup", "bob")]
+
+
+async def test_a_program_can_wait_for_two_approvals_at_once_and_again_later(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    program = """
+    const [x, y] = await Promise.all([
+      tools.send_money({to: "a", amount: 1}), tools.send_money({to: "b", amount: 2})]);
+    const z = await tools.send_money({to: "c", amount: 3});
+    return [x.result.to, y.result.to, z.result.to];
+    """
+    log: list[Any] = []
+    tools = _tools(log)
+    async with open_runtime(tools=[code_mode_tool(tools), *tools]) as rt:
+        thread = await rt.thread("t")
+        await thread.execute_tool_calls([_code_call(program=program)])
+        first, second = await thread.pending_approvals()
+        (still,) = await thread.approve(first.approval_id)
+        assert still.status == "waiting" and log == [("a", 1)]
+        (again,) = await thread.approve(second.approval_id)
+        assert again.status == "waiting" and again.call_id == "code1"
+        (third,) = await thread.pending_approvals()
+        assert third.arguments == {"to": "c", "amount": 3}
+        (code,) = await thread.approve(third.approval_id)
+        assert code.result["result"] == ["a", "b", "c"]
+        assert log == [("a", 1), ("b", 2), ("c", 3)]
+
+
+async def test_a_tampered_stored_program_is_refused_and_nothing_runs(
+    open_runtime: Callable[..., runtime.Runtime], db_path: Path
+) -> None:
+    import sqlite3
+
+    log: list[Any] = []
+    tools = _tools(log)
+    async with open_runtime(tools=[code_mode_tool(tools), *tools]) as rt:
+        thread = await rt.thread("t")
+        await thread.execute_tool_calls([_code_call()])
+        (pending,) = await thread.pending_approvals()
+        conn = sqlite3.connect(db_path)
+        blob = bytearray(conn.execute("SELECT continuation FROM pauses").fetchone()[0])
+        blob[len(blob) // 2] ^= 1
+        conn.execute("UPDATE pauses SET continuation = ?", (bytes(blob),))
+        conn.commit()
+        conn.close()
+        with pytest.raises(StoredRunError):
+            await thread.approve(pending.approval_id)
+        with pytest.raises(StoredRunError):
+            await thread.reject(pending.approval_id, "no")
+        assert log == [("lookup", "bob")]  # the approved tool did not run
+        assert [p.approval_id for p in await thread.pending_approvals()] == [pending.approval_id]
