@@ -28,18 +28,30 @@ interrupted and never run again; a settled call's program resumes; a program lef
 
 from __future__ import annotations
 
-import json
 import sqlite3
+import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any
 
 from quickjail import bridge
 
+from ._approvals_data import (
+    ApprovalDenied,
+    Parked,
+    PendingApproval,
+    approval_context,
+    record_call,
+)
+from ._approvals_data import open_blob as _open
+from ._approvals_data import queued_calls as _queued
+from ._approvals_data import seal as _seal
+from ._approvals_data import started as _started
+from ._approvals_data import stored_result as _stored_result
 from ._calls import ParsedCall
-from ._result import AttachmentRef, ToolResult
+from ._result import ToolResult
 from ._store import dumps
 from ._store_approvals import (
     ApprovalRow,
@@ -67,6 +79,7 @@ __all__ = [
     "ApprovalDenied",
     "Parked",
     "PendingApproval",
+    "abandon_approval",
     "approval_context",
     "approve",
     "park",
@@ -76,9 +89,6 @@ __all__ = [
     "wait_for_approval",
 ]
 
-#: The name of the error a program's call rejects with when its approval is refused.
-ApprovalDenied: Final = "ApprovalDenied"
-_PLAIN: Final = b"\x00"
 
 #: Test-only: called with each step's name ("decided", "running", "tool_ran", "settled",
 #: "resumed") so a test can end the process there. None (nothing is called) in production.
@@ -88,86 +98,6 @@ STEP_HOOK: Callable[[str], None] | None = None
 def _step(name: str) -> None:
     if STEP_HOOK is not None:
         STEP_HOOK(name)
-
-
-@dataclass(frozen=True, slots=True)
-class PendingApproval:
-    """A call waiting for a decision (``await thread.pending_approvals()``).
-
-    Attributes:
-        approval_id: What ``thread.approve`` / ``thread.reject`` take.
-        thread_id: The thread it belongs to.
-        tool_name: The tool that would run.
-        arguments: Its validated arguments, secrets redacted.
-        call_id: The waiting call's id (a model's call id, or a code-mode program's call).
-        parent_call_id: The code-mode call whose program made the call; None at top level.
-        created_at: When it started waiting (Unix time).
-    """
-
-    approval_id: str
-    thread_id: str
-    tool_name: str
-    arguments: Any
-    call_id: str
-    parent_call_id: str | None
-    created_at: float
-
-
-@dataclass(slots=True)
-class Parked:
-    """A top-level call that is about to wait, collected while it runs (internal)."""
-
-    kind: Literal["tool", "code"]
-    tool_name: str
-    pause_id: str = field(default_factory=lambda: f"pause_{uuid.uuid4().hex[:24]}")
-    approvals: list[NewApproval] = field(default_factory=list)
-    continuation: bytes | None = None
-
-
-def approval_context(core: ThreadCore, what: str, ident: str) -> bytes:
-    """Associated data binding a stored blob to its thread, its role and its row."""
-    return json.dumps(["quickjail-approval", what, core.thread_id, ident]).encode()
-
-
-def _seal(core: ThreadCore, value: Any, context: bytes) -> bytes | None:
-    """Encrypt ``value`` (JSON) for the database; without a key, plain text unless it holds
-    a known secret (then None: it cannot be stored)."""
-    data = dumps(value).encode("utf-8", "surrogatepass")
-    if core.box is not None:
-        return core.box.encrypt_bytes(data, context)
-    if core.redactor.value(value) != value:
-        return None
-    return _PLAIN + data
-
-
-def _open(core: ThreadCore, blob: bytes, context: bytes, what: str) -> Any:
-    """Decrypt and parse a stored blob from :func:`_seal`.
-
-    Raises:
-        StoredRunError: Wrong key, edited by hand, or stored plain where a key is set.
-    """
-    if core.box is None:
-        if blob[:1] != _PLAIN:
-            raise StoredRunError(
-                f"the stored {what} is encrypted; it needs Runtime(secret_key=...)"
-            )
-        data = blob[1:]
-    else:
-        if blob[:1] == _PLAIN:
-            raise StoredRunError(
-                f"the stored {what} is in plain text where this runtime encrypts: refused "
-                "(edited by hand?)"
-            )
-        try:
-            data = core.box.decrypt_bytes(blob, context)
-        except SecretKeyError:
-            raise StoredRunError(
-                f"the stored {what} fails its check: wrong secret_key, or edited by hand"
-            ) from None
-    try:
-        return json.loads(data.decode("utf-8", "surrogatepass"))
-    except ValueError:
-        raise StoredRunError(f"the stored {what} is not readable") from None
 
 
 def wait_for_approval(
@@ -207,25 +137,6 @@ def wait_for_approval(
     )
 
 
-def _queued(calls: list[ParsedCall]) -> list[dict[str, Any]]:
-    out = []
-    for c in calls:
-        try:
-            raw = json.loads(dumps(c.raw_arguments))
-        except (TypeError, ValueError):
-            raw = None
-        out.append(
-            {
-                "call_id": c.call_id,
-                "name": c.name,
-                "arguments": c.arguments,
-                "raw": raw,
-                "error": c.error,
-            }
-        )
-    return out
-
-
 async def park(
     core: ThreadCore, waiting: ToolResult, rest: list[ParsedCall], closing: str | None
 ) -> None:
@@ -233,11 +144,11 @@ async def park(
     transaction, which also closes ``closing``, the pause this batch continued from)."""
     assert waiting.call_id is not None
     parked = core.parked.pop(waiting.call_id)
-    payload = _seal(
-        core, {"queued": _queued(rest)}, approval_context(core, "batch", parked.pause_id)
-    )
+    context = approval_context(core, "batch", parked.pause_id)
+    log = {"calls": parked.calls, "made": parked.made}
+    payload = _seal(core, {"queued": _queued(rest), **log}, context)
     if payload is None:  # a later call's arguments hold a secret and there is no key
-        payload = _seal(core, {"queued": []}, approval_context(core, "batch", parked.pause_id))
+        payload = _seal(core, {"queued": [], **log}, context)
         assert payload is not None
         for call in rest:
             refused = "not run: it waited behind an approval, and its arguments hold a secret "
@@ -278,7 +189,11 @@ async def close(core: ThreadCore, pause_id: str) -> None:
 
 
 async def pending_approvals(core: ThreadCore) -> list[PendingApproval]:
-    """The thread's approvals waiting for a decision, oldest first."""
+    """The thread's approvals waiting for a decision, oldest first (expired ones end)."""
+    from ._approvals_end import expire
+
+    async with core.batch_lock:
+        await expire(core)
     rows = await core.store.transact(
         core.thread_id, 0, partial(select_approvals, core.thread_id, None, "pending")
     )
@@ -308,7 +223,10 @@ async def approve(core: ThreadCore, approval_id: str, decided_by: str | None) ->
     """Approve a waiting call: it runs once, then the program or batch goes on."""
     approval_id = _check_id(approval_id)
     decided_by = _check_text(decided_by, "decided_by")
+    from ._approvals_end import expire
+
     async with core.batch_lock:
+        await expire(core)
         await _verify(core, approval_id)
         claim = partial(
             claim_approval, core.thread_id, approval_id, "approved", None, decided_by, None
@@ -325,7 +243,10 @@ async def reject(
     approval_id = _check_id(approval_id)
     reason = _check_text(reason, "reason") or "no reason given"
     decided_by = _check_text(decided_by, "decided_by")
+    from ._approvals_end import expire
+
     async with core.batch_lock:
+        await expire(core)
         row = await _verify(core, approval_id)
         result = ToolResult.failure(f"rejected: {core.redactor.text(reason)}")
         claim = partial(
@@ -387,6 +308,8 @@ def _continuation(core: ThreadCore, pause: PauseRow) -> bytes:
 
 async def recover(core: ThreadCore) -> list[ToolResult]:
     """Finish decided approvals a process that ended left unfinished (module docstring)."""
+    from ._approvals_end import Ending, expire, finish_ending
+
     async with core.batch_lock:
         results: list[ToolResult] = []
         pauses = await core.store.transact(
@@ -394,11 +317,29 @@ async def recover(core: ThreadCore) -> list[ToolResult]:
         )
         for pause in pauses:
             rows = await _approvals_of(core, pause.id)
+            if pause.state == "ending":
+                ended = [r.decision for r in rows if r.decision in ("expired", "abandoned")]
+                how: Ending = "expired" if "expired" in ended else "abandoned"
+                reason = "the process ended while the batch was being ended"
+                results.append(await finish_ending(core, pause.id, how, reason, revert=False))
+                continue
             started = any(r.state in ("approved", "running") for r in rows)
             decided = rows and all(r.state == "settled" for r in rows)
             if started or decided or pause.state in ("resuming", "resumed"):
                 results += await _advance(core, pause.id, recovering=True)
+        await expire(core)
         return results
+
+
+async def abandon_approval(core: ThreadCore, approval_id: str, reason: str) -> ToolResult:
+    """End the batch ``approval_id`` waits in, on purpose (see ``_approvals_end``)."""
+    from ._approvals_end import abandon, expire
+
+    approval_id = _check_id(approval_id)
+    reason = _check_text(reason, "reason") or "no reason given"
+    async with core.batch_lock:
+        await expire(core)
+        return await abandon(core, approval_id, reason)
 
 
 async def _approvals_of(core: ThreadCore, pause_id: str) -> list[ApprovalRow]:
@@ -438,15 +379,18 @@ async def _run_approved(core: ThreadCore, pause: PauseRow, row: ApprovalRow) -> 
     if not ran:
         return
     _step("running")
+    seconds = None
     if tool is None:
         result = ToolResult.failure(f"tool {row.tool_name!r} is no longer available; not run")
     else:
+        started = time.monotonic()
         try:
             result = await tool.call(arguments, core.root._bind(tool, row.call_id))
         except Exception as exc:  # Tool.call returns failures; the net for what it misses
             result = ToolResult.failure(f"tool {row.tool_name!r} failed: {type(exc).__name__}")
+        seconds = round(time.monotonic() - started, 6)
     _step("tool_ran")
-    summary = {"status": result.status, "error": result.error}
+    summary = {"status": result.status, "error": result.error, "duration_s": seconds}
     await _store_result(core, row, result, partial(settle_approval, row.id, summary, None))
     _step("settled")
 
@@ -541,8 +485,11 @@ async def _resume(
         else:
             answers[row.run_call] = js_result(await _stored_result(core, row.call_id))
     state = core.root._bind(code_tool, pause.call_id)
+    batch = _open(core, pause.payload, approval_context(core, "batch", pause.id), "batch")
     parked = Parked("code", pause.tool_name, pause_id=pause.id)
+    parked.calls, parked.made = list(batch.get("calls", [])), list(batch.get("made", []))
     core.parked[pause.call_id] = parked
+    await _log_decided(core, pause, parked, rows)
     try:
         result = await resumer.resume(state, sealed, context, answers)
     finally:
@@ -550,11 +497,17 @@ async def _resume(
     _step("resumed")
     if parked.continuation is None:
         return await _store_code_result(core, pause, result, call)
-    # it paused again: the new continuation and approvals; the batch's rest stays as it is
+    # it paused again: the new continuation, approvals and call log; the batch's rest stays
+    log = {"queued": batch.get("queued", []), "calls": parked.calls, "made": parked.made}
+    payload = _seal(core, log, approval_context(core, "batch", pause.id))
+    assert payload is not None  # a code-mode pause has a key
     again = replace(
-        pause, continuation=core.box.encrypt_bytes(parked.continuation, context), state="waiting"
+        pause,
+        continuation=core.box.encrypt_bytes(parked.continuation, context),
+        state="waiting",
+        payload=payload,
     )
-    nbytes = len(again.continuation or b"")
+    nbytes = len(again.continuation or b"") + len(payload)
     nbytes += sum(len(a.sealed) + len(dumps(a.arguments)) for a in parked.approvals)
     await core.store.transact(
         core.thread_id, nbytes, partial(insert_pause, again, parked.approvals, None)
@@ -562,6 +515,36 @@ async def _resume(
     ids = [a.id for a in parked.approvals]
     waiting = ToolResult.waiting(ids, f"waiting for approval {', '.join(ids)}")
     return waiting.model_copy(update={"call_id": pause.call_id, "tool_name": pause.tool_name})
+
+
+async def _log_decided(
+    core: ThreadCore, pause: PauseRow, parked: Parked, rows: list[ApprovalRow]
+) -> None:
+    """Add the calls decided since the pause to the program's call log (with the decision,
+    who decided and why) before it resumes."""
+    tools = _tools_of(core, pause)
+    for row in rows:
+        if row.run_call is None:
+            continue
+        tool = tools.get(row.tool_name)
+        if tool is None:
+            continue
+        outcome = row.outcome if isinstance(row.outcome, dict) else {}
+        if row.decision == "approved" and outcome.get("status") == "success":
+            result = await _stored_result(core, row.call_id)
+            context = approval_context(core, "arguments", row.id)
+            arguments = _open(core, row.sealed, context, "call arguments")
+        else:
+            error = outcome.get("error") or f"{row.decision}"
+            result, arguments = ToolResult.failure(str(error)), None
+        approval = {"id": row.id, "decision": row.decision, "decided_by": row.decided_by}
+        if row.reason is not None:
+            approval["reason"] = core.redactor.text(row.reason)
+        call = ParsedCall(row.call_id, row.tool_name, arguments)
+        seconds = outcome.get("duration_s")
+        record_call(core, pause.call_id, tool, call, result, seconds, approval)
+        if arguments is None:  # the log shows the arguments it waited with
+            parked.calls[-1]["arguments"] = row.arguments
 
 
 async def _store_code_result(
@@ -572,46 +555,3 @@ async def _store_code_result(
 
     also = partial(resumed_pause, pause.id)
     return await persist(core, core.redact_result(result), call, None, also=also)
-
-
-async def _stored_result(core: ThreadCore, call_id: str) -> ToolResult:
-    """The stored ``tool_result`` of a call (what a decided approval produced)."""
-
-    def select(conn: sqlite3.Connection) -> Any:
-        found = conn.execute(
-            "SELECT content FROM messages WHERE thread_id = ? AND kind = 'tool_result' AND "
-            "tool_call_id = ? ORDER BY id DESC LIMIT 1",
-            (core.thread_id, call_id),
-        ).fetchone()
-        return None if found is None else json.loads(found[0])
-
-    content = await core.store.transact(core.thread_id, 0, select)
-    if not isinstance(content, dict):
-        raise StoredRunError(f"no stored result for the decided call {call_id!r}")
-    try:
-        return ToolResult(
-            status=content["status"],
-            result=content.get("result"),
-            error=content.get("error"),
-            stack=content.get("stack"),
-            attachments=[AttachmentRef(**a) for a in content.get("attachments") or []],
-            call_id=call_id,
-        )
-    except (KeyError, TypeError, ValueError):
-        raise StoredRunError(f"the stored result of call {call_id!r} is not readable") from None
-
-
-async def _started(core: ThreadCore, call_id: str) -> bool:
-    """Whether a queued call was started before (its ``tool_call`` message exists)."""
-
-    def select(conn: sqlite3.Connection) -> bool:
-        return (
-            conn.execute(
-                "SELECT 1 FROM messages WHERE thread_id = ? AND kind = 'tool_call' AND "
-                "tool_call_id = ? AND parent_call_id IS NULL LIMIT 1",
-                (core.thread_id, call_id),
-            ).fetchone()
-            is not None
-        )
-
-    return await core.store.transact(core.thread_id, 0, select)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Final
@@ -28,7 +29,7 @@ from pydantic import BaseModel, Field
 from quickjail import bridge, sandbox
 
 from ._answer import answer_schema, run_code_answer
-from ._approvals import Parked, approval_context
+from ._approvals_data import Parked, approval_context, record_call
 from ._arguments import ArgumentsError, plain_arguments
 from ._calls import ParsedCall
 from ._define import define_tool, unique_tools
@@ -197,8 +198,10 @@ async def _finish(state: ThreadState, result: sandbox.CodeResult) -> ToolResult:
     continuation with the call's :class:`Parked` (the runtime then stores it)."""
     core = state._core
     parked = core.parked.get(state.call_id) if state.call_id is not None else None
-    if parked is None or not parked.approvals:
+    if parked is None:
         return _code_result(result)
+    if not parked.approvals:
+        return _code_result(result, parked.calls)
     by_id = {a.id: a for a in parked.approvals}
     mapped = []
     box, continuation = core.box, result.continuation
@@ -224,7 +227,7 @@ async def _finish(state: ThreadState, result: sandbox.CodeResult) -> ToolResult:
         failed = ToolResult.failure("not run: the program ended before it was approved")
         await persist(core, failed, call, approval.parent_call_id)
     parked.approvals.clear()
-    return _code_result(result)
+    return _code_result(result, parked.calls)
 
 
 def _missing_tool(available: list[str]) -> Callable[[Any], Coroutine[Any, Any, None]]:
@@ -256,6 +259,7 @@ def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:
         else:
             error = f"arguments for tool {tool.name!r} must be an object"
             call = ParsedCall(call_id, tool.name, None, None, error)
+        started = time.monotonic()
         try:
             result = await run_call(core, call, tool=tool, parent_call_id=parent)
         except ThreadQuotaError as exc:
@@ -267,6 +271,7 @@ def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:
             # the call waits for a person: the program pauses here (its promise stays
             # pending) and resumes with the decision
             raise bridge.Pause({"approval_id": result.result["approval_ids"][0]})
+        record_call(core, parent, tool, call, result, time.monotonic() - started)
         return js_result(result)
 
     call_tool.__name__ = call_tool.__qualname__ = tool.name
@@ -300,10 +305,15 @@ def _file_name(found: re.Match[str]) -> str:
     return f'File "{name}"'
 
 
-def _code_result(result: sandbox.CodeResult) -> ToolResult:
+def _code_result(
+    result: sandbox.CodeResult, calls: list[dict[str, Any]] | None = None
+) -> ToolResult:
     """A ``sandbox.CodeResult`` as the code-mode tool's result: its value is the run's answer
-    (:class:`RunCodeAnswer`, the plain ``run_code`` tool's shape) whatever the outcome."""
+    (:class:`RunCodeAnswer`, the plain ``run_code`` tool's shape) whatever the outcome, with
+    the program's call log (``calls``) when it ran as a thread's call."""
     answer = run_code_answer(result)
+    if calls is not None:
+        answer["calls"] = calls
     if result.status == "success":
         return ToolResult.success(answer)
     error = result.error

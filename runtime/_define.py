@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from ._argtypes import check_model
 from ._standard import as_tool
 from ._tenvs import tenv_variables
-from ._tool import SNAKE_RE, ApprovalRule, Execute, Tool, Variable
+from ._tool import SNAKE_RE, ApprovalRule, Execute, Revert, Tool, Variable
 from .errors import ToolDefinitionError, ToolNameWarning
 
 __all__ = ["define_tool", "discover_tools", "unique_tools"]
@@ -35,6 +35,7 @@ def define_tool(
     execution_mode: Literal["local", "provider"] = "local",
     execution_provider: str | None = None,
     requires_approval: ApprovalRule = False,
+    revert: Revert | None = None,
 ) -> Tool:
     """Define a tool.
 
@@ -56,6 +57,9 @@ def define_tool(
             runs (``thread.approve`` / ``thread.reject``), or a callable ``(args, state) ->
             bool`` (sync or async; ``args`` the validated arguments as ``execute`` gets them)
             deciding per call. A callable that raises counts as "needs approval".
+        revert: ``async def fn(state, args, result)`` undoing a successful call (``args``
+            as ``execute`` got them, ``result`` the success's value): ``thread.abandon``
+            calls it, in reverse order, for the calls an abandoned code-mode program made.
 
     Returns:
         The tool.
@@ -94,6 +98,8 @@ def define_tool(
         raise ToolDefinitionError(
             f"tool {name!r}: requires_approval must be a bool or a callable (args, state) -> bool"
         )
+    if revert is not None and not inspect.iscoroutinefunction(revert):
+        raise ToolDefinitionError(f"tool {name!r}: revert must be an async function or None")
     if execution_mode == "local":
         _check_execute(name, execute, with_args=args is not None)
     declared = tuple(variables)
@@ -116,6 +122,7 @@ def define_tool(
         tenvs=tenvs,
         title=title,
         requires_approval=requires_approval,
+        revert=revert,
     )
 
 

@@ -110,6 +110,7 @@ class ThreadCore:
         agent_env: Mapping[str, str],
         agent_config: Mapping[str, Any],
         on_event: EventHook | None,
+        approval_timeout: float | None = None,
     ) -> None:
         """Assemble the core; :meth:`load_secrets` must run before use."""
         self.chain = list(chain)
@@ -123,6 +124,7 @@ class ThreadCore:
         self.agent_env = dict(agent_env)
         self.agent_config = agent_config
         self.on_event = on_event
+        self.approval_timeout = approval_timeout
         self.redactor = Redactor()
         self.execution = ExecutionState()
         self.pending: deque[ParsedCall] = deque()

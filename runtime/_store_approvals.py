@@ -16,7 +16,8 @@ was entered) → ``settled`` (its result stored, with the tool's result message,
 transaction); a rejection goes ``pending`` → ``settled`` at once. Pause states: ``waiting``
 → ``resuming`` (code mode: the program is being resumed) → ``resumed`` (its outcome stored)
 → ``closed`` (the batch's later calls done); a program that pauses again goes back to
-``waiting`` with its new continuation.
+``waiting`` with its new continuation. ``waiting`` → ``ending`` → ``closed`` when it expires
+or is abandoned.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ __all__ = [
     "PauseRow",
     "claim_approval",
     "close_pause",
+    "ending_pause",
+    "expired_pauses",
     "find_approval",
     "insert_pause",
     "mark_running",
@@ -56,7 +59,8 @@ MIGRATION_V3: Final = (
         call_id TEXT NOT NULL,
         tool_name TEXT NOT NULL,
         kind TEXT NOT NULL CHECK (kind IN ('tool', 'code')),
-        state TEXT NOT NULL CHECK (state IN ('waiting', 'resuming', 'resumed', 'closed')),
+        state TEXT NOT NULL
+            CHECK (state IN ('waiting', 'resuming', 'resumed', 'ending', 'closed')),
         payload BLOB NOT NULL,
         continuation BLOB,
         created_at REAL NOT NULL,
@@ -205,7 +209,7 @@ def insert_pause(
         "INSERT INTO pauses (id, thread_id, call_id, tool_name, kind, state, payload, "
         "continuation, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'waiting', ?, ?, ?, ?) "
         "ON CONFLICT (id) DO UPDATE SET state = 'waiting', continuation = excluded.continuation,"
-        " updated_at = excluded.updated_at",
+        " payload = excluded.payload, updated_at = excluded.updated_at",
         (
             pause.id,
             pause.thread_id,
@@ -335,6 +339,33 @@ def resuming_pause(pause_id: str, conn: sqlite3.Connection) -> bool:
         (time.time(), pause_id),
     )
     return cursor.rowcount == 1
+
+
+def ending_pause(pause_id: str, conn: sqlite3.Connection) -> bool:
+    """``waiting`` → ``ending`` (expired or abandoned); False if it is not waiting, or one of
+    its approvals was decided for running (``approved``/``running``)."""
+    busy = conn.execute(
+        "SELECT 1 FROM approvals WHERE pause_id = ? AND state IN ('approved', 'running')",
+        (pause_id,),
+    ).fetchone()
+    if busy is not None:
+        return False
+    cursor = conn.execute(
+        "UPDATE pauses SET state = 'ending', updated_at = ? WHERE id = ? AND state = 'waiting'",
+        (time.time(), pause_id),
+    )
+    return cursor.rowcount == 1
+
+
+def expired_pauses(thread_id: str, before: float, conn: sqlite3.Connection) -> list[str]:
+    """The waiting pauses of a thread with an approval pending since before ``before``."""
+    rows = conn.execute(
+        "SELECT DISTINCT p.id FROM pauses p JOIN approvals a ON a.pause_id = p.id "
+        "WHERE p.thread_id = ? AND p.state = 'waiting' AND a.state = 'pending' "
+        "AND a.created_at < ?",
+        (thread_id, before),
+    ).fetchall()
+    return [row[0] for row in rows]
 
 
 def resumed_pause(pause_id: str, conn: sqlite3.Connection) -> None:

@@ -14,13 +14,14 @@ from ._result import AttachmentRef, ToolAttachment, ToolResult
 from ._state import AbortSignal, ThreadCore, ThreadState
 from ._store import dumps
 from ._store_files import NewFile
+from .errors import ThreadQuotaError
 
 if TYPE_CHECKING:
     from ._approvals import PendingApproval
     from ._runtime import Runtime
     from ._tool import Tool
 
-__all__ = ["Thread", "persist", "run_batch", "run_call"]
+__all__ = ["Thread", "persist", "run_batch", "run_call", "stored_arguments"]
 
 _MAX_NAMES_SHOWN: Final = 20
 #: A nested (code-mode) call's arguments are stored cut to this many characters of JSON.
@@ -179,6 +180,26 @@ class Thread:
 
         return await reject(self._core, approval_id, reason, decided_by)
 
+    async def abandon(self, approval_id: str, reason: str = "") -> ToolResult:
+        """End the batch this approval waits in, without deciding it.
+
+        Its pending calls get the error result ``abandoned: reason``; for a code-mode
+        program, the ``revert`` of every tool it called successfully runs, newest first
+        (reported in the code-mode call's result: ``{"reverted": [...], "calls": [...]}``;
+        a revert that raises is reported and the others still run); the batch's later calls
+        are not run (error results). The program is not resumed.
+
+        Returns:
+            The waiting call's result (the code-mode call's, inside code mode).
+
+        Raises:
+            UnknownApprovalError: No such approval on this thread.
+            ApprovalDecidedError: Its batch was decided, ended or moved on already.
+        """
+        from ._approvals import abandon_approval
+
+        return await abandon_approval(self._core, approval_id, reason)
+
     async def recover_approvals(self) -> list[ToolResult]:
         """Finish decisions a process that ended midway left unfinished (call at start-up,
         when no other process works on this thread's approvals).
@@ -299,7 +320,13 @@ async def run_call(
     return await persist(core, core.redact_result(result), call, parent_call_id)
 
 
-def _stored_call(core: ThreadCore, name: str, arguments: Any, nested: bool) -> dict[str, Any]:
+def _stored_call(
+    core: ThreadCore,
+    name: str,
+    arguments: Any,
+    nested: bool,
+    limit: int = MAX_NESTED_ARGUMENT_CHARS,
+) -> dict[str, Any]:
     """The content of a ``tool_call`` message: the tool's name and arguments, secrets redacted.
 
     A nested (code-mode) call's arguments longer than ``MAX_NESTED_ARGUMENT_CHARS`` as JSON
@@ -312,14 +339,20 @@ def _stored_call(core: ThreadCore, name: str, arguments: Any, nested: bool) -> d
     content: dict[str, Any] = core.redactor.value({"name": name, "arguments": arguments})
     if nested:
         text = dumps(content["arguments"])
-        if len(text) > MAX_NESTED_ARGUMENT_CHARS:
-            cut = len(text) - MAX_NESTED_ARGUMENT_CHARS
+        if len(text) > limit:
+            cut = len(text) - limit
             content["arguments"] = (
-                f"{text[:MAX_NESTED_ARGUMENT_CHARS]}… [truncated: {cut} of {len(text)} "
+                f"{text[:limit]}… [truncated: {cut} of {len(text)} "
                 "characters of JSON arguments not stored]"
             )
             content["arguments_truncated"] = True
     return content
+
+
+def stored_arguments(core: ThreadCore, name: str, arguments: Any, limit: int) -> Any:
+    """A nested call's arguments as a log keeps them (secrets redacted, cut past ``limit``
+    characters of JSON)."""
+    return _stored_call(core, name, arguments, True, limit)["arguments"]
 
 
 def _unknown_tool(core: ThreadCore, name: str) -> str:
@@ -337,7 +370,31 @@ async def persist(
     also: Callable[[sqlite3.Connection], object] | None = None,
 ) -> ToolResult:
     """Store a call's result message (and its new attachments); ``also`` runs in the same
-    transaction (an approval's state change)."""
+    transaction (an approval's state change).
+
+    A code-mode answer whose call log would take the thread past its quota is stored with
+    the log left out (``calls_omitted`` says how many entries); the quota error stands if
+    even that does not fit.
+    """
+    try:
+        return await _persist(core, result, call, parent_call_id, also)
+    except ThreadQuotaError:
+        answer = result.result
+        if not isinstance(answer, dict) or not answer.get("calls"):
+            raise
+        slim = {**answer, "calls": [], "calls_omitted": len(answer["calls"])}
+        return await _persist(
+            core, result.model_copy(update={"result": slim}), call, parent_call_id, also
+        )
+
+
+async def _persist(
+    core: ThreadCore,
+    result: ToolResult,
+    call: ParsedCall,
+    parent_call_id: str | None,
+    also: Callable[[sqlite3.Connection], object] | None,
+) -> ToolResult:
     items: list[AttachmentRef | NewFile] = []
     for item in result.attachments:
         if isinstance(item, ToolAttachment):

@@ -38,6 +38,7 @@ __all__ = [
     "ApprovalRule",
     "Execute",
     "Formatter",
+    "Revert",
     "Tool",
     "Variable",
     "default_format",
@@ -48,6 +49,8 @@ SNAKE_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 Execute = Callable[..., Awaitable[Any]]
 #: ``requires_approval``: a bool, or ``(args, state) -> bool`` (sync or async) deciding per call.
 ApprovalRule = bool | Callable[[Any, Any], Any]
+#: ``revert``: ``async def fn(state, args, result)`` undoing a successful call.
+Revert = Callable[[Any, Any, Any], Awaitable[Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,7 @@ class Tool:
         "_requires_approval",
         "_resumer",
         "_returns",
+        "_revert",
         "_schema_only",
         "_takes_meta",
         "_tenvs",
@@ -146,6 +150,7 @@ class Tool:
         title: str | None = None,
         schemas: tuple[JsonSchema, JsonSchema | None] | None = None,
         requires_approval: ApprovalRule = False,
+        revert: Revert | None = None,
     ) -> None:
         """Store an already validated definition; use :func:`define_tool` instead.
 
@@ -173,6 +178,7 @@ class Tool:
         self._format: Formatter | None = None
         self._takes_meta = execute is not None and _declares_meta(execute)
         self._requires_approval = requires_approval
+        self._revert = revert
         # code mode's: continues a program paused at an approval (see _codemode)
         self._resumer: Any = None
 
@@ -227,6 +233,22 @@ class Tool:
         approval (``define_tool(requires_approval=...)``)."""
         return self._requires_approval
 
+    @property
+    def revert(self) -> Revert | None:
+        """``async def fn(state, args, result)`` undoing a successful call, if defined."""
+        return self._revert
+
+    def parse_args(self, args: Any) -> Any:
+        """The arguments as ``execute`` gets them (a model instance, or a dict).
+
+        Raises:
+            ToolValidationError: They fail the input schema.
+        """
+        what = f"invalid arguments for tool {self._name!r}"
+        if self._schema_only:
+            return validate_json_input(self._input_schema, args, what)
+        return validate_input(self._args, self._input_schema, args, what)
+
     async def approval_needed(self, args: Any, state: ThreadState | None) -> bool:
         """Whether this call of the tool waits for a person's approval before it runs.
 
@@ -237,12 +259,8 @@ class Tool:
         rule = self._requires_approval
         if isinstance(rule, bool):
             return rule
-        what = f"invalid arguments for tool {self._name!r}"
         try:
-            if self._schema_only:
-                parsed: Any = validate_json_input(self._input_schema, args, what)
-            else:
-                parsed = validate_input(self._args, self._input_schema, args, what)
+            parsed = self.parse_args(args)
         except ToolValidationError:
             return False
         try:

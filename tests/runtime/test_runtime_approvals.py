@@ -307,7 +307,9 @@ async def test_a_program_can_wait_for_two_approvals_at_once_and_again_later(
     async with open_runtime(tools=[code_mode_tool(tools), *tools]) as rt:
         thread = await rt.thread("t")
         await thread.execute_tool_calls([_code_call(program=program)])
-        first, second = await thread.pending_approvals()
+        pending = await thread.pending_approvals()
+        # the two calls of Promise.all run concurrently: either may have waited first
+        first, second = sorted(pending, key=lambda p: str(p.arguments["to"]))
         (still,) = await thread.approve(first.approval_id)
         assert still.status == "waiting" and log == [("a", 1)]
         (again,) = await thread.approve(second.approval_id)
@@ -342,3 +344,125 @@ async def test_a_tampered_stored_program_is_refused_and_nothing_runs(
             await thread.reject(pending.approval_id, "no")
         assert log == [("lookup", "bob")]  # the approved tool did not run
         assert [p.approval_id for p in await thread.pending_approvals()] == [pending.approval_id]
+
+
+# ------------------------------------------------------------------ item 5: expiry, abandon
+
+
+def _revertible(log: list[Any], fail_on: str | None = None) -> list[runtime.Tool]:
+    async def book(state: Any, args: Transfer) -> ToolResult:
+        log.append(("book", args.to))
+        return ToolResult.success({"booking": f"B-{args.to}"})
+
+    async def unbook(state: Any, args: Transfer, result: Any) -> None:
+        if args.to == fail_on:
+            raise RuntimeError(f"cannot cancel {result['booking']}")
+        log.append(("unbook", args.to, result["booking"]))
+
+    booking = define_tool(
+        name="book", description="Book.", args=Transfer, execute=book, revert=unbook
+    )
+    return [booking, *_tools(log)]
+
+
+async def test_abandon_reverts_the_programs_calls_newest_first_and_ends_the_batch(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    program = """
+    await tools.book({to: "hotel", amount: 1});
+    await tools.book({to: "train", amount: 1});
+    await tools.book({to: "car", amount: 1});
+    await tools.send_money({to: "bob", amount: 9});
+    return "all done";
+    """
+    log: list[Any] = []
+    tools = _revertible(log, fail_on="train")
+    async with open_runtime(tools=[code_mode_tool(tools), *tools]) as rt:
+        thread = await rt.thread("t")
+        await thread.execute_tool_calls([_code_call(program=program), _call("c2", "lookup")])
+        (pending,) = await thread.pending_approvals()
+        code = await thread.abandon(pending.approval_id, "changed my mind")
+        assert code.status == "error" and code.error == "abandoned: changed my mind"
+        reverted = code.result["reverted"]
+        assert [(r["tool"], r["status"]) for r in reverted] == [
+            ("book", "success"),
+            ("book", "error"),  # the revert that raised is reported, the next one still runs
+            ("book", "success"),
+        ]
+        assert "cannot cancel B-train" in reverted[1]["error"]
+        assert log == [
+            ("book", "hotel"),
+            ("book", "train"),
+            ("book", "car"),
+            ("unbook", "car", "B-car"),
+            ("unbook", "hotel", "B-hotel"),
+        ]
+        assert [c["tool"] for c in code.result["calls"]] == ["book", "book", "book"]
+        assert await thread.pending_approvals() == []
+        with pytest.raises(ApprovalDecidedError):
+            await thread.approve(pending.approval_id)
+        with pytest.raises(ApprovalDecidedError):
+            await thread.abandon(pending.approval_id)
+        messages = await runtime.helpers.get_messages(thread.state)
+        later = [m for m in messages if m.tool_call_id == "c2" and m.kind == "tool_result"]
+        assert later[0].content["status"] == "error"
+        assert "not run" in later[0].content["error"]
+        assert ("lookup", "bob") not in log
+
+
+async def test_a_pending_approval_expires_and_its_batch_ends_expired(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    log: list[Any] = []
+    tools = _tools(log)
+    # a timeout far below the time a code run takes: expired by the next look
+    async with open_runtime(tools=[code_mode_tool(tools), *tools], approval_timeout=1e-9) as rt:
+        thread = await rt.thread("t")
+        (waiting,) = await thread.execute_tool_calls([_code_call()])
+        assert waiting.status == "waiting"
+        approval_id = waiting.result["approval_ids"][0]
+        assert await thread.pending_approvals() == []
+        with pytest.raises(ApprovalDecidedError, match="expired"):
+            await thread.approve(approval_id)
+        messages = await runtime.helpers.get_messages(thread.state)
+        (final,) = [m for m in messages if m.tool_call_id == "code1" and m.kind == "tool_result"]
+        assert final.content["status"] == "error"
+        assert final.content["error"].startswith("expired: not decided within")
+        assert log == [("lookup", "bob")]
+
+
+def test_approval_timeout_is_checked(db_path: Path) -> None:
+    for bad in (0, -1, "1", True):
+        with pytest.raises(ValueError):
+            runtime.Runtime(db_path, approval_timeout=bad)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ item 6: the call log
+
+
+async def test_the_code_mode_result_logs_each_call_with_its_decision(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    log: list[Any] = []
+    tools = _tools(log)
+    async with open_runtime(tools=[code_mode_tool(tools), *tools], agent_env={"X": "1"}) as rt:
+        thread = await rt.thread("t")
+        await thread.state.set_env("PIN", "bob", type="secret")  # "bob" is now redacted
+        await thread.execute_tool_calls([_code_call()])
+        (pending,) = await thread.pending_approvals()
+        (code,) = await thread.approve(pending.approval_id, decided_by="alice")
+        calls = code.result["calls"]
+        assert [(c["tool"], c["status"]) for c in calls] == [
+            ("lookup", "success"),
+            ("send_money", "success"),
+        ]
+        assert calls[0]["arguments"] == {"to": "[REDACTED]", "amount": 1}
+        assert calls[1]["approval"] == {
+            "id": pending.approval_id,
+            "decision": "approved",
+            "decided_by": "alice",
+        }
+        assert all(isinstance(c["duration_s"], float) for c in calls)
+        messages = await runtime.helpers.get_messages(thread.state)
+        (stored,) = [m for m in messages if m.tool_call_id == "code1" and m.kind == "tool_result"]
+        assert stored.content["result"]["calls"] == calls
