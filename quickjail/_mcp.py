@@ -489,6 +489,8 @@ async def _elicit(ctx: ServerRequestContext[Any], thread: Thread, result: ToolRe
     """Ask the client's user about each approval a waiting call names (``elicitation/create``)
     and decide it: accept approves, decline rejects, cancel leaves it waiting. A client that
     declares no elicitation gets the waiting result (and the approve / reject tools)."""
+    from quickjail.runtime import ToolResult, ToolRuntimeError
+
     capabilities = ctx.session.client_capabilities
     if capabilities is None or capabilities.elicitation is None:
         return result
@@ -510,12 +512,15 @@ async def _elicit(ctx: ServerRequestContext[Any], thread: Thread, result: ToolRe
             if answer.action == "cancel":
                 return result
             by = "mcp: elicitation"
-            if answer.action == "accept":
-                results = await thread.approve(approval_id, decided_by=by)
-            else:
-                given = (answer.content or {}).get("reason")
-                reason = given if isinstance(given, str) else ""
-                results = await thread.reject(approval_id, reason or "declined", decided_by=by)
+            try:
+                if answer.action == "accept":
+                    results = await thread.approve(approval_id, decided_by=by)
+                else:
+                    given = (answer.content or {}).get("reason")
+                    reason = given if isinstance(given, str) else ""
+                    results = await thread.reject(approval_id, reason or "declined", decided_by=by)
+            except ToolRuntimeError as exc:  # decided elsewhere meanwhile, or a refused blob
+                return ToolResult.failure(f"{type(exc).__name__}: {exc}")
             result, decided = results[0], True
         if not decided:
             return result

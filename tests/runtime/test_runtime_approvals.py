@@ -22,6 +22,8 @@ from quickjail.runtime.errors import (
 
 pytestmark = pytest.mark.anyio
 
+_KEY = b"a key for these tests, of at least 32 bytes"
+
 
 class Transfer(BaseModel):
     to: str
@@ -466,3 +468,59 @@ async def test_the_code_mode_result_logs_each_call_with_its_decision(
         messages = await runtime.helpers.get_messages(thread.state)
         (stored,) = [m for m in messages if m.tool_call_id == "code1" and m.kind == "tool_result"]
         assert stored.content["result"]["calls"] == calls
+
+
+# ------------------------------------------------------------------ item 7: secrets at rest
+
+
+async def test_the_paused_program_is_stored_encrypted_and_bound_to_its_row(
+    open_runtime: Callable[..., runtime.Runtime], db_path: Path
+) -> None:
+    import sqlite3
+
+    from quickjail.runtime._approvals_data import approval_context
+    from quickjail.runtime._secrets import SecretBox
+
+    log: list[Any] = []
+    tools = _tools(log)
+    async with open_runtime(tools=[code_mode_tool(tools), *tools], secret_key=_KEY) as rt:
+        thread = await rt.thread("t")
+        (waiting,) = await thread.execute_tool_calls([_code_call()])
+        assert "QJCONT" not in repr(waiting.result)  # nothing of it goes back to the model
+        conn = sqlite3.connect(db_path)
+        pause_id, blob = conn.execute("SELECT id, continuation FROM pauses").fetchone()
+        conn.close()
+        assert b"QJCONT" not in blob  # the sealed bytes' header is not visible at rest
+        box = SecretBox(_KEY)
+        context = approval_context(thread._core, "continuation", pause_id)
+        assert box.decrypt_bytes(blob, context).startswith(b"QJCONT")
+        with pytest.raises(runtime.errors.SecretKeyError):
+            box.decrypt_bytes(blob, approval_context(thread._core, "continuation", "other"))
+
+
+async def test_another_secret_key_or_edited_arguments_run_nothing(
+    open_runtime: Callable[..., runtime.Runtime], db_path: Path
+) -> None:
+    import sqlite3
+
+    log: list[Any] = []
+    async with open_runtime(tools=_tools(log)) as rt:
+        thread = await rt.thread("t")
+        await thread.execute_tool_calls([_call("c1", "send_money")])
+        (pending,) = await thread.pending_approvals()
+    other_key = b"another key of at least 32 bytes, not the first"
+    async with open_runtime(tools=_tools(log), secret_key=other_key) as rt:
+        with pytest.raises(StoredRunError):
+            await (await rt.thread("t")).approve(pending.approval_id)
+    conn = sqlite3.connect(db_path)
+    blob = bytearray(conn.execute("SELECT sealed_arguments FROM approvals").fetchone()[0])
+    blob[-1] ^= 1
+    conn.execute("UPDATE approvals SET sealed_arguments = ?", (bytes(blob),))
+    conn.commit()
+    conn.close()
+    async with open_runtime(tools=_tools(log)) as rt:
+        thread = await rt.thread("t")
+        with pytest.raises(StoredRunError):
+            await thread.approve(pending.approval_id)
+        assert [p.approval_id for p in await thread.pending_approvals()] == [pending.approval_id]
+    assert log == []
