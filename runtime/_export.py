@@ -24,8 +24,13 @@ APPROVAL_META: Final = "quickjail/requiresApproval"
 
 def approval_meta(tool: Tool) -> bool | str:
     """``requires_approval`` as exported: ``True``, ``False`` or ``"per-call"`` (a rule)."""
-    rule = tool.requires_approval
+    rule = _rule(tool)
     return rule if isinstance(rule, bool) else "per-call"
+
+
+def _rule(tool: Tool) -> Any:
+    """``requires_approval`` of a tool (``False`` for another library's tool object)."""
+    return getattr(tool, "requires_approval", False)
 
 
 ExportFormat = Literal["openai-responses", "openai-chat", "anthropic", "gemini", "mcp", "standard"]
@@ -190,7 +195,7 @@ def _export_one(tool: Tool, format: str) -> dict[str, Any]:
         descriptor["inputSchema"] = params
         if tool.output_schema is not None and tool.output_schema.get("type") == "object":
             descriptor["outputSchema"] = json.loads(json.dumps(tool.output_schema))
-        if tool.requires_approval is not False:
+        if _rule(tool) is not False:
             # MCP has no annotation for it: the tool's _meta, under our own prefix
             descriptor["_meta"] = {APPROVAL_META: approval_meta(tool)}
         return descriptor
@@ -201,6 +206,6 @@ def _export_one(tool: Tool, format: str) -> dict[str, Any]:
         "strict": strict,
     }
     exported: dict[str, Any] = {"type": "function", "definition": {"schema": schema}}
-    if tool.requires_approval is not False:
+    if _rule(tool) is not False:
         exported["requires_approval"] = approval_meta(tool)
     return exported

@@ -233,7 +233,14 @@ async def run_batch(core: ThreadCore, closing: str | None = None) -> list[ToolRe
 
                 rest = list(core.pending)
                 core.pending.clear()
-                await park(core, result, rest, closing)
+                try:
+                    await park(core, result, rest, closing)
+                except ThreadQuotaError as exc:  # it cannot wait: an error result, and on
+                    call = ParsedCall(result.call_id or "", result.tool_name or "", None)
+                    failure = ToolResult.failure(f"cannot wait for approval: {exc}")
+                    results[-1] = await persist(core, failure, call, None)
+                    core.pending.extend(rest)
+                    continue
                 return results
     except BaseException:
         core.pending.clear()

@@ -524,3 +524,16 @@ async def test_another_secret_key_or_edited_arguments_run_nothing(
             await thread.approve(pending.approval_id)
         assert [p.approval_id for p in await thread.pending_approvals()] == [pending.approval_id]
     assert log == []
+
+
+async def test_a_call_that_cannot_be_stored_waiting_fails_as_a_result(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    log: list[Any] = []
+    async with open_runtime(tools=_tools(log), max_thread_bytes=3000) as rt:
+        thread = await rt.thread("t")
+        calls = [_call("c1", "send_money", to="x" * 2000), _call("c2", "lookup", to="y")]
+        first, second = await thread.execute_tool_calls(calls)
+        assert first.status == "error" and "cannot wait for approval" in (first.error or "")
+        assert "ThreadQuotaError" not in repr(second) and second.status == "success"
+        assert await thread.pending_approvals() == [] and log == [("lookup", "y")]
