@@ -309,6 +309,7 @@ async def run_call(
             # a nested (code-mode) call is cancelled when its program ends with the call in
             # flight: that ends the call, not the model's batch
             signal.abort("cancelled")
+        core.parked.pop(call.call_id, None)  # a cancelled program waits for nothing
         with anyio.CancelScope(shield=True):
             cancelled = ToolResult.failure("cancelled while running")
             await persist(core, cancelled, call, parent_call_id)

@@ -537,3 +537,20 @@ async def test_a_call_that_cannot_be_stored_waiting_fails_as_a_result(
         assert first.status == "error" and "cannot wait for approval" in (first.error or "")
         assert "ThreadQuotaError" not in repr(second) and second.status == "success"
         assert await thread.pending_approvals() == [] and log == [("lookup", "y")]
+
+
+async def test_without_a_secret_key_a_program_cannot_wait_and_the_call_fails(
+    db_path: Path,
+) -> None:
+    log: list[Any] = []
+    tools = _tools(log)
+    program = "const r = await tools.send_money({to: 'bob', amount: 7}); return r.error;"
+    async with runtime.Runtime(db_path, tools=[code_mode_tool(tools), *tools]) as rt:
+        thread = await rt.thread("t")
+        (code,) = await thread.execute_tool_calls([_code_call(program=program)])
+        assert code.status == "success"
+        assert "needs Runtime(secret_key=...)" in code.result["result"]
+        assert await thread.pending_approvals() == [] and log == []
+        # at top level the call waits all the same (its arguments hold no secret)
+        (top,) = await thread.execute_tool_calls([_call("c1", "send_money")])
+        assert top.status == "waiting"
