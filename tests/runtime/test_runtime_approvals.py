@@ -554,3 +554,34 @@ async def test_without_a_secret_key_a_program_cannot_wait_and_the_call_fails(
         # at top level the call waits all the same (its arguments hold no secret)
         (top,) = await thread.execute_tool_calls([_call("c1", "send_money")])
         assert top.status == "waiting"
+
+
+async def test_two_runtimes_on_one_file_deciding_at_once_decide_once(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    log: list[Any] = []
+    tools = _tools(log)
+    async with open_runtime(tools=[code_mode_tool(tools), *tools]) as rt:
+        await (await rt.thread("t")).execute_tool_calls([_code_call()])
+    outcomes: list[str] = []
+
+    async def decide(how: str) -> None:
+        async with open_runtime(tools=[code_mode_tool(tools), *tools]) as rt:
+            thread = await rt.thread("t")
+            (pending,) = await thread.pending_approvals() or [None]
+            try:
+                if pending is None:
+                    raise ApprovalDecidedError("decided before it was listed")
+                if how == "approve":
+                    await thread.approve(pending.approval_id)
+                else:
+                    await thread.reject(pending.approval_id, "no")
+                outcomes.append(how)
+            except ApprovalDecidedError:
+                outcomes.append("refused")
+
+    async with anyio.create_task_group() as tg:
+        for how in ("approve", "reject", "approve", "reject"):
+            tg.start_soon(decide, how)
+    assert len(outcomes) == 4 and outcomes.count("refused") == 3
+    assert log.count(("bob", 7)) == (1 if "approve" in outcomes else 0)
