@@ -91,7 +91,8 @@ __all__ = [
 
 
 #: Test-only: called with each step's name ("decided", "running", "tool_ran", "settled",
-#: "resumed") so a test can end the process there. None (nothing is called) in production.
+#: "resumed", and "ending" in ``_approvals_end``) so a test can end the process there. None
+#: (nothing is called) in production.
 STEP_HOOK: Callable[[str], None] | None = None
 
 

@@ -70,6 +70,9 @@ _WORKER = textwrap.dedent(
             elif action == "approve":
                 (pending,) = await thread.pending_approvals()
                 results = await thread.approve(pending.approval_id, decided_by="second process")
+            elif action == "abandon":
+                (pending,) = await thread.pending_approvals()
+                results = [await thread.abandon(pending.approval_id, "no longer wanted")]
             else:
                 results = await thread.recover_approvals()
         print(json.dumps([r.model_dump(mode="json") for r in results]))
@@ -156,3 +159,16 @@ def test_a_process_ending_at_each_approval_step_never_runs_the_tool_twice(
     again = _run(tmp_path, "approve")
     assert again.returncode != 0 and "ValueError" in again.stderr  # no pending approval left
     assert _effects(tmp_path) == ["bob:7"] * runs
+
+
+def test_a_process_ending_while_it_abandons_is_recovered_without_reverting_twice(
+    tmp_path: Path,
+) -> None:
+    _results(_run(tmp_path, "start"))
+    crashed = _run(tmp_path, "abandon", crash_at="ending")
+    assert crashed.returncode == 17, crashed.stderr
+    (code,) = _results(_run(tmp_path, "recover"))
+    assert code["status"] == "error" and code["error"].startswith("abandoned:")
+    assert code["result"]["reverted"][0]["error"] == "interrupted; reverts not run again"
+    assert _results(_run(tmp_path, "recover")) == []
+    assert _effects(tmp_path) == []
