@@ -13,6 +13,11 @@ JSON data (``undefined`` is dropped as ``JSON.stringify`` drops it; ``NaN``, a
 own model, and every nested call is persisted on the thread like a top-level one (with
 ``parent_call_id``). A call still in flight when the program ends is cancelled and recorded
 as such; the rest of the model's batch goes on.
+
+A call to a tool that ``requires_approval`` pauses the program (``bridge.Pause``): the runtime
+stores the sealed continuation, encrypted, and resumes it exactly once the call is decided
+(see :mod:`quickjail.runtime._approvals`). The answer carries the program's call log
+(``calls``).
 """
 
 from __future__ import annotations
