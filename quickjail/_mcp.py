@@ -13,6 +13,7 @@ standard error, so a tool's ``print()`` never reaches the protocol stream.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import sys
@@ -35,9 +36,11 @@ from quickjail.runtime.helpers import answer_schema, invalid_answer, run_code_an
 from quickjail.sandbox.host import Executor
 
 if TYPE_CHECKING:
-    from quickjail.runtime import Runtime, Thread, Tool
+    from quickjail.runtime import Runtime, Thread, Tool, ToolResult
 
 __all__ = [
+    "APPROVE_TOOL",
+    "REJECT_TOOL",
     "SECRET_KEY_ENV",
     "TOOL_NAME",
     "ServerOptions",
@@ -384,6 +387,9 @@ class _RuntimeTools:
         self._structured = {t.name for t in self._listed if t.output_schema is not None}
         answer = output_schema()
         self._answers = {t.name for t in rt.tools if t.output_schema == answer}
+        self._decisions = _needs_approval(rt.tools)
+        if self._decisions:
+            self._listed += [_APPROVE_TOOL, _REJECT_TOOL]
 
     @contextlib.asynccontextmanager
     async def lifespan(self, server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
@@ -404,8 +410,9 @@ class _RuntimeTools:
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        from quickjail.runtime.helpers import render_content
 
+        if self._decisions and params.name in (APPROVE_TOOL, REJECT_TOOL):
+            return await self._decide_by_tool(ctx, params)
         if params.name not in self._tools:
             shown = ", ".join(sorted(self._tools))
             raise MCPError(
@@ -418,13 +425,160 @@ class _RuntimeTools:
             "arguments": params.arguments or {},
         }
         (result,) = await thread.execute_tool_calls([call])
-        (rendered,) = await render_content([result], "mcp", thread.state)
+        if result.status == "waiting":
+            result = await _elicit(ctx, thread, result)
+        ran = result.status != "waiting"  # a waiting call has no value to structure
         return fit_message(
-            rendered,
+            await _rendered([result], thread),
             max_result_chars=self._max_result_chars,
-            structured=params.name in self._structured,
-            answer=params.name in self._answers,
+            structured=ran and params.name in self._structured,
+            answer=ran and params.name in self._answers,
         )
+
+    async def _decide_by_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        """The approve / reject tools: for a client that cannot elicit."""
+        from quickjail.runtime import ToolRuntimeError
+
+        thread = await self._thread(ctx.lifespan_context)
+        args = params.arguments or {}
+        approval_id, reason = args.get("approval_id"), args.get("reason", "")
+        if not isinstance(approval_id, str) or not isinstance(reason, str):
+            return _error_result("approval_id (and reason) must be strings")
+        try:
+            if params.name == APPROVE_TOOL:
+                results = await thread.approve(approval_id, decided_by="mcp: approve tool")
+            else:
+                results = await thread.reject(approval_id, reason, decided_by="mcp: reject tool")
+        except (ToolRuntimeError, TypeError) as exc:
+            return _error_result(f"{type(exc).__name__}: {exc}")
+        return fit_message(
+            await _rendered(results, thread),
+            max_result_chars=self._max_result_chars,
+            structured=False,
+            answer=False,
+        )
+
+
+APPROVE_TOOL: Final = "approve_pending_call"
+REJECT_TOOL: Final = "reject_pending_call"
+_ID_SCHEMA: Final = {"type": "string", "description": "The approval id the waiting call named."}
+_APPROVE_TOOL: Final = types.Tool(
+    name=APPROVE_TOOL,
+    description="Approve a tool call that waits for approval (for the user, not the model): "
+    "the call runs and what waited behind it goes on. Returns the results.",
+    input_schema={
+        "type": "object",
+        "properties": {"approval_id": _ID_SCHEMA},
+        "required": ["approval_id"],
+        "additionalProperties": False,
+    },
+)
+_REJECT_TOOL: Final = types.Tool(
+    name=REJECT_TOOL,
+    description="Reject a tool call that waits for approval (for the user, not the model): "
+    "its result is an error 'rejected: reason' and what waited behind it goes on.",
+    input_schema={
+        "type": "object",
+        "properties": {"approval_id": _ID_SCHEMA, "reason": {"type": "string"}},
+        "required": ["approval_id"],
+        "additionalProperties": False,
+    },
+)
+_ELICIT_SCHEMA: Final = {
+    "type": "object",
+    "properties": {
+        "reason": {
+            "type": "string",
+            "title": "Reason",
+            "description": "Optional: why (the model reads it when you decline).",
+        }
+    },
+}
+
+
+def _needs_approval(tools: tuple[Tool, ...]) -> bool:
+    """Whether a call of these tools (or of a code-mode tool's tools) can wait for approval."""
+    for tool in tools:
+        resumer = getattr(tool, "_resumer", None)
+        inner = tuple(resumer.tools.values()) if resumer is not None else ()
+        if any(t.requires_approval is not False for t in (tool, *inner)):
+            return True
+    return False
+
+
+async def _elicit(ctx: ServerRequestContext[Any], thread: Thread, result: ToolResult) -> ToolResult:
+    """Ask the client's user about each approval a waiting call names (``elicitation/create``)
+    and decide it: accept approves, decline rejects, cancel leaves it waiting. A client that
+    declares no elicitation gets the waiting result (and the approve / reject tools)."""
+    from quickjail.runtime import ToolResult, ToolRuntimeError
+
+    capabilities = ctx.session.client_capabilities
+    if capabilities is None or capabilities.elicitation is None:
+        return result
+    while result.status == "waiting":
+        pending = {p.approval_id: p for p in await thread.pending_approvals()}
+        decided = False
+        for approval_id in result.result["approval_ids"]:
+            waiting = pending.get(approval_id)
+            if waiting is None:
+                continue
+            shown = json.dumps(waiting.arguments, ensure_ascii=False)[:2000]
+            message = f"Allow the call of tool {waiting.tool_name!r} with arguments {shown}?"
+            try:
+                answer = await ctx.session.elicit_form(
+                    message, _ELICIT_SCHEMA, related_request_id=ctx.request_id
+                )
+            except Exception:  # the client failed to ask: the call keeps waiting
+                return result
+            if answer.action == "cancel":
+                return result
+            by = "mcp: elicitation"
+            try:
+                if answer.action == "accept":
+                    results = await thread.approve(approval_id, decided_by=by)
+                else:
+                    given = (answer.content or {}).get("reason")
+                    reason = given if isinstance(given, str) else ""
+                    results = await thread.reject(approval_id, reason or "declined", decided_by=by)
+            except ToolRuntimeError as exc:  # decided elsewhere meanwhile, or a refused blob
+                return ToolResult.failure(f"{type(exc).__name__}: {exc}")
+            result, decided = results[0], True
+        if not decided:
+            return result
+    return result
+
+
+def _error_result(message: str) -> types.CallToolResult:
+    """A refused approve / reject call, as the model reads it."""
+    text = json.dumps({"error": message}, ensure_ascii=False)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+async def _rendered(results: list[ToolResult], thread: Thread) -> dict[str, Any]:
+    """Results as one MCP tool result's dict: each one's content in order, an error if any is
+    (the caller cuts it to fit, :func:`quickjail._mcp_results.fit_message`)."""
+    from quickjail.runtime.helpers import render_content
+
+    blocks: list[dict[str, Any]] = []
+    for result in results:
+        if result.status == "waiting":  # not run (yet): no structured result to give
+            ids = result.result["approval_ids"]
+            text = json.dumps(
+                {
+                    "approval_ids": ids,
+                    "message": f"{result.result['message']}: the call has not run; the user "
+                    f"decides with {APPROVE_TOOL} or {REJECT_TOOL}",
+                }
+            )
+            blocks.append({"content": [{"type": "text", "text": text}], "isError": True})
+        else:
+            blocks += await render_content([result], "mcp", thread.state)
+    if len(blocks) == 1:
+        return blocks[0]
+    content = [item for block in blocks for item in block["content"]]
+    return {"content": content, "isError": any(b.get("isError") for b in blocks)}
 
 
 def build_tools_server(

@@ -9,7 +9,7 @@ The MCP server's ``run_code``, the pydantic-ai and LangChain tools and code mode
 from __future__ import annotations
 
 import copy
-from typing import Any, Final, Literal, TypedDict
+from typing import Any, Final, Literal, NotRequired, TypedDict
 
 from quickjail import sandbox
 
@@ -45,6 +45,8 @@ class RunCodeAnswer(TypedDict):
     reason: str | None
     reports: list[Any]
     logs: list[AnswerLog]
+    calls: NotRequired[list[dict[str, Any]]]
+    calls_omitted: NotRequired[int]
 
 
 _NULLABLE_INT: Final = {"type": ["integer", "null"]}
@@ -98,6 +100,16 @@ _SCHEMA: Final[dict[str, Any]] = {
                 "required": ["level", "args"],
                 "additionalProperties": False,
             },
+        },
+        "calls": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "Code mode's call log: each tool call the program made (tool, "
+            "arguments with secrets redacted, status, duration_s, approval decision).",
+        },
+        "calls_omitted": {
+            "type": "integer",
+            "description": "Entries of the call log left out to keep the thread in its quota.",
         },
     },
     "required": ["status", "result", "error", "reason", "reports", "logs"],

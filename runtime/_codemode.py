@@ -13,11 +13,18 @@ JSON data (``undefined`` is dropped as ``JSON.stringify`` drops it; ``NaN``, a
 own model, and every nested call is persisted on the thread like a top-level one (with
 ``parent_call_id``). A call still in flight when the program ends is cancelled and recorded
 as such; the rest of the model's batch goes on.
+
+A call to a tool that ``requires_approval`` pauses the program (``bridge.Pause``): the runtime
+stores the sealed continuation, encrypted, and resumes it exactly once the call is decided
+(see :mod:`quickjail.runtime._approvals`). The answer carries the program's call log
+(``calls``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Final
@@ -27,12 +34,13 @@ from pydantic import BaseModel, Field
 from quickjail import bridge, sandbox
 
 from ._answer import answer_schema, run_code_answer
+from ._approvals_data import Parked, approval_context, record_call
 from ._arguments import ArgumentsError, plain_arguments
 from ._calls import ParsedCall
 from ._define import define_tool, unique_tools
 from ._result import ToolResult
 from ._state import ThreadState
-from ._thread import run_call
+from ._thread import persist, run_call
 from ._tool import Tool
 from ._typescript_decl import is_export_name, ts_module_declaration
 from .errors import ThreadQuotaError, ToolDefinitionError
@@ -43,6 +51,8 @@ _MODULE: Final = "tools"
 _JS_NAMES: Final = {"mime_type": "mimeType"}
 _FILE_RE: Final = re.compile(r'File "([^"\n]*)"')
 _SEPARATOR_RE: Final = re.compile(r"[/\\]")
+#: The run_code options a resumed program keeps (the rest are the paused run's own).
+_RESUME_OPTIONS: Final = ("files", "report", "timeout", "memory_limit_bytes")
 _DEFAULT_DESCRIPTION: Final = (
     "Run TypeScript in a fresh, isolated sandbox (ECMAScript only: no network, files or "
     'require). The global `tools` (declared below, also importable from "tools") has one '
@@ -123,7 +133,9 @@ def code_mode_tool(
     text = f"{description or _DEFAULT_DESCRIPTION}\n\n```ts\n{declaration}\n```"
     missing = _missing_tool(sorted(index))
 
-    async def execute(state: ThreadState, args: dict[str, Any]) -> ToolResult:
+    def host(state: ThreadState) -> dict[str, Any]:
+        """The run's imports and globals: the tools as async functions bound to ``state``
+        (the same names in the same order for a run and its resumes)."""
         functions = {tool_name: _tool_function(state, tool) for tool_name, tool in index.items()}
         module: dict[str, Any] = {"tools": functions}
         for tool_name, fn in functions.items():
@@ -131,16 +143,32 @@ def code_mode_tool(
                 module[tool_name] = fn
         # the globals: the same functions, and a fallback for a name that is no tool
         spaces = {n: {**functions, sandbox.host.NAMESPACE_FALLBACK: missing} for n in names}
-        options = {
-            **run_code_options,
+        return {
             "imports": {**extra_imports, _MODULE: module},
             "globals": {**extra_globals, **spaces},
         }
-        return _code_result(await state.run_code(args["code"], **options))
+
+    async def execute(state: ThreadState, args: dict[str, Any]) -> ToolResult:
+        if state is not None and state.call_id is not None:
+            # the program's calls to tools needing approval collect here (see _approvals)
+            state._core.parked.setdefault(state.call_id, Parked("code", name))
+        options = {**run_code_options, **host(state)}
+        return await _finish(state, await state.run_code(args["code"], **options))
+
+    async def resume(
+        state: ThreadState, sealed: bytes, context: bytes, answers: dict[int, Any]
+    ) -> ToolResult:
+        box = state._core.box
+        assert box is not None  # a program pauses at an approval only with a key
+        options = {k: run_code_options[k] for k in _RESUME_OPTIONS if k in run_code_options}
+        run = state._resume_code(
+            sealed, key=box.seal_key, context=context, answers=answers, **options, **host(state)
+        )
+        return await _finish(state, await run)
 
     checked = define_tool(description=text, args=RunCodeArgs, execute=execute, name=name)
     # its answer is any JSON value, which no argument model can declare: published as schemas
-    return Tool(
+    tool = Tool(
         name=checked.name,
         description=text,
         args=None,
@@ -152,6 +180,60 @@ def code_mode_tool(
         schemas=(checked.input_schema, answer_schema()),
         reaches=tuple(index.values()),
     )
+    tool._resumer = Resumer(index, resume)
+    return tool
+
+
+class Resumer:
+    """What the runtime needs to resume a code-mode program paused at an approval: the
+    tools its program calls, and ``resume(state, sealed, context, answers)``."""
+
+    __slots__ = ("resume", "tools")
+
+    def __init__(
+        self,
+        tools: dict[str, Tool],
+        resume: Callable[..., Coroutine[Any, Any, ToolResult]],
+    ) -> None:
+        self.tools = tools
+        self.resume = resume
+
+
+async def _finish(state: ThreadState, result: sandbox.CodeResult) -> ToolResult:
+    """The code-mode call's result; a program paused at approvals leaves its sealed
+    continuation with the call's :class:`Parked` (the runtime then stores it)."""
+    core = state._core
+    parked = core.parked.get(state.call_id) if state.call_id is not None else None
+    if parked is None:
+        return _code_result(result)
+    if not parked.approvals:
+        return _code_result(result, parked.calls)
+    by_id = {a.id: a for a in parked.approvals}
+    mapped = []
+    box, continuation = core.box, result.continuation
+    if result.status == "paused" and continuation is not None and box is not None:
+        for paused in result.paused:
+            info = paused.info if isinstance(paused.info, dict) else {}
+            found = by_id.get(str(info.get("approval_id")))
+            if found is None:
+                break
+            mapped.append(dataclasses.replace(found, run_call=paused.call_id))
+    if (
+        box is not None
+        and continuation is not None
+        and len(mapped) == len(result.paused) == len(by_id)
+    ):
+        parked.approvals = mapped
+        context = approval_context(core, "continuation", parked.pause_id)
+        parked.continuation = continuation.seal(box.seal_key, context)
+        return _code_result(result)
+    # the program ended without waiting for them: those calls never run
+    for approval in parked.approvals:
+        call = ParsedCall(approval.call_id, approval.tool_name, None)
+        failed = ToolResult.failure("not run: the program ended before it was approved")
+        await persist(core, failed, call, approval.parent_call_id)
+    parked.approvals.clear()
+    return _code_result(result, parked.calls)
 
 
 def _missing_tool(available: list[str]) -> Callable[[Any], Coroutine[Any, Any, None]]:
@@ -183,6 +265,7 @@ def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:
         else:
             error = f"arguments for tool {tool.name!r} must be an object"
             call = ParsedCall(call_id, tool.name, None, None, error)
+        started = time.monotonic()
         try:
             result = await run_call(core, call, tool=tool, parent_call_id=parent)
         except ThreadQuotaError as exc:
@@ -190,6 +273,11 @@ def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:
             # error result, as from any failed call, and the thread stays within its quota
             return {"status": "error", "result": None, "error": f"ThreadQuotaError: {exc}"}
         assert result is not None  # local tools always produce a result
+        if result.status == "waiting":
+            # the call waits for a person: the program pauses here (its promise stays
+            # pending) and resumes with the decision
+            raise bridge.Pause({"approval_id": result.result["approval_ids"][0]})
+        record_call(core, parent, tool, call, result, time.monotonic() - started)
         return js_result(result)
 
     call_tool.__name__ = call_tool.__qualname__ = tool.name
@@ -223,10 +311,15 @@ def _file_name(found: re.Match[str]) -> str:
     return f'File "{name}"'
 
 
-def _code_result(result: sandbox.CodeResult) -> ToolResult:
+def _code_result(
+    result: sandbox.CodeResult, calls: list[dict[str, Any]] | None = None
+) -> ToolResult:
     """A ``sandbox.CodeResult`` as the code-mode tool's result: its value is the run's answer
-    (:class:`RunCodeAnswer`, the plain ``run_code`` tool's shape) whatever the outcome."""
+    (:class:`RunCodeAnswer`, the plain ``run_code`` tool's shape) whatever the outcome, with
+    the program's call log (``calls``) when it ran as a thread's call."""
     answer = run_code_answer(result)
+    if calls is not None:
+        answer["calls"] = calls
     if result.status == "success":
         return ToolResult.success(answer)
     error = result.error
@@ -240,7 +333,7 @@ def _failure(result: sandbox.CodeResult) -> str:
     if result.status == "terminated":
         return f"the program was stopped ({result.reason or 'terminated'})"
     if result.status == "paused":
-        # a host function raised Pause: code mode keeps no continuation (approvals will)
+        # a host function of the caller's raised Pause: code mode resumes only approvals
         names = ", ".join(p.function for p in result.paused)
         return f"the program paused waiting for {names}, which code mode cannot resume"
     if error is None:

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from ._argtypes import check_model
 from ._standard import as_tool
 from ._tenvs import tenv_variables
-from ._tool import SNAKE_RE, Execute, Tool, Variable
+from ._tool import SNAKE_RE, ApprovalRule, Execute, Revert, Tool, Variable
 from .errors import ToolDefinitionError, ToolNameWarning
 
 __all__ = ["define_tool", "discover_tools", "unique_tools"]
@@ -34,6 +34,8 @@ def define_tool(
     title: str | None = None,
     execution_mode: Literal["local", "provider"] = "local",
     execution_provider: str | None = None,
+    requires_approval: ApprovalRule = False,
+    revert: Revert | None = None,
 ) -> Tool:
     """Define a tool.
 
@@ -51,6 +53,13 @@ def define_tool(
         execution_mode: ``"provider"`` for tools the model provider runs; they are described
             in exports but never executed locally.
         execution_provider: Which provider executes a ``"provider"`` tool.
+        requires_approval: ``True`` when every call waits for a person's approval before it
+            runs (``thread.approve`` / ``thread.reject``), or a callable ``(args, state) ->
+            bool`` (sync or async; ``args`` the validated arguments as ``execute`` gets them)
+            deciding per call. A callable that raises counts as "needs approval".
+        revert: ``async def fn(state, args, result)`` undoing a successful call (``args``
+            as ``execute`` got them, ``result`` the success's value): ``thread.abandon``
+            calls it, in reverse order, for the calls an abandoned code-mode program made.
 
     Returns:
         The tool.
@@ -85,6 +94,12 @@ def define_tool(
                 check_model(model, what)
             except ToolDefinitionError as exc:
                 raise ToolDefinitionError(f"tool {name!r}: {exc}") from None
+    if not isinstance(requires_approval, bool) and not callable(requires_approval):
+        raise ToolDefinitionError(
+            f"tool {name!r}: requires_approval must be a bool or a callable (args, state) -> bool"
+        )
+    if revert is not None and not inspect.iscoroutinefunction(revert):
+        raise ToolDefinitionError(f"tool {name!r}: revert must be an async function or None")
     if execution_mode == "local":
         _check_execute(name, execute, with_args=args is not None)
     declared = tuple(variables)
@@ -106,6 +121,8 @@ def define_tool(
         execution_provider=execution_provider,
         tenvs=tenvs,
         title=title,
+        requires_approval=requires_approval,
+        revert=revert,
     )
 
 

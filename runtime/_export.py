@@ -16,7 +16,22 @@ from .errors import ProviderFormatError
 if TYPE_CHECKING:
     from ._tool import Tool
 
-__all__ = ["EXPORT_FORMATS", "ExportFormat", "export_tools"]
+__all__ = ["APPROVAL_META", "EXPORT_FORMATS", "ExportFormat", "approval_meta", "export_tools"]
+
+#: The MCP ``_meta`` key of a tool whose calls wait for approval.
+APPROVAL_META: Final = "quickjail/requiresApproval"
+
+
+def approval_meta(tool: Tool) -> bool | str:
+    """``requires_approval`` as exported: ``True``, ``False`` or ``"per-call"`` (a rule)."""
+    rule = _rule(tool)
+    return rule if isinstance(rule, bool) else "per-call"
+
+
+def _rule(tool: Tool) -> Any:
+    """``requires_approval`` of a tool (``False`` for another library's tool object)."""
+    return getattr(tool, "requires_approval", False)
+
 
 ExportFormat = Literal["openai-responses", "openai-chat", "anthropic", "gemini", "mcp", "standard"]
 EXPORT_FORMATS: Final[tuple[str, ...]] = typing.get_args(ExportFormat)
@@ -180,6 +195,9 @@ def _export_one(tool: Tool, format: str) -> dict[str, Any]:
         descriptor["inputSchema"] = params
         if tool.output_schema is not None and tool.output_schema.get("type") == "object":
             descriptor["outputSchema"] = json.loads(json.dumps(tool.output_schema))
+        if _rule(tool) is not False:
+            # MCP has no annotation for it: the tool's _meta, under our own prefix
+            descriptor["_meta"] = {APPROVAL_META: approval_meta(tool)}
         return descriptor
     schema = {
         "name": tool.name,
@@ -187,4 +205,7 @@ def _export_one(tool: Tool, format: str) -> dict[str, Any]:
         "parameters": _standard_parameters(params),
         "strict": strict,
     }
-    return {"type": "function", "definition": {"schema": schema}}
+    exported: dict[str, Any] = {"type": "function", "definition": {"schema": schema}}
+    if _rule(tool) is not False:
+        exported["requires_approval"] = approval_meta(tool)
+    return exported

@@ -101,7 +101,9 @@ class ToolResult(BaseModel):
     """The outcome of one tool call.
 
     Attributes:
-        status: ``"success"`` or ``"error"``.
+        status: ``"success"`` or ``"error"``; ``"waiting"`` (made by the runtime only) for a
+            call that waits for approval, ``result`` then ``{"approval_ids": [...],
+            "message": ...}``.
         result: JSON-compatible value for the model (success), or extra detail (error).
         error: Human-readable error message when ``status == "error"``.
         stack: Python traceback of a tool that raised (secrets redacted).
@@ -112,7 +114,7 @@ class ToolResult(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    status: Literal["success", "error"]
+    status: Literal["success", "error", "waiting"]
     result: Any = None
     error: str | None = None
     stack: str | None = None
@@ -137,6 +139,11 @@ class ToolResult(BaseModel):
     def failure(cls, error: str, *, result: Any = None, stack: str | None = None) -> Self:
         """Build an error result."""
         return cls(status="error", error=error, result=result, stack=stack)
+
+    @classmethod
+    def waiting(cls, approval_ids: list[str], message: str) -> Self:
+        """A call that waits for approval (the runtime's; a tool returning one fails)."""
+        return cls(status="waiting", result={"approval_ids": approval_ids, "message": message})
 
     @property
     def ok(self) -> bool:

@@ -20,6 +20,8 @@ from .errors import MissingVariablesError, RuntimeClosedError
 __all__ = ["Runtime"]
 
 _MAX_THREAD_ID: Final = 256
+#: How long a call waits for approval by default (seconds): a day.
+DEFAULT_APPROVAL_TIMEOUT: Final = 24 * 3600.0
 #: How deep child threads nest (a root thread is depth 1).
 MAX_THREAD_DEPTH: Final = 32
 
@@ -42,6 +44,7 @@ class Runtime:
         agent_config: Mapping[str, Any] | None = None,
         on_event: EventHook | None = None,
         max_thread_bytes: int = DEFAULT_MAX_THREAD_BYTES,
+        approval_timeout: float | None = DEFAULT_APPROVAL_TIMEOUT,
     ) -> None:
         """Configure the runtime (nothing is opened until ``async with``).
 
@@ -59,6 +62,8 @@ class Runtime:
             max_thread_bytes: What one thread may store in the database (messages, files,
                 variables, events; 256 MiB by default). A write past it stores nothing and
                 raises :class:`ThreadQuotaError`; a code-mode nested call gets an error result.
+            approval_timeout: Seconds a call waits for approval before its batch ends
+                ``expired`` (24 h by default, as Cloudflare's codemode); None: no expiry.
 
         Raises:
             ToolDefinitionError: Duplicate tool names.
@@ -72,6 +77,13 @@ class Runtime:
         ):
             raise ValueError(f"max_thread_bytes must be a positive int, not {max_thread_bytes!r}")
         self._max_thread_bytes = max_thread_bytes
+        if approval_timeout is not None and (
+            not isinstance(approval_timeout, (int, float))
+            or isinstance(approval_timeout, bool)
+            or not approval_timeout > 0
+        ):
+            raise ValueError("approval_timeout must be positive seconds or None")
+        self._approval_timeout = approval_timeout
         self._path = os.fspath(db_path)
         self._tools = unique_tools(tools, "Runtime(tools=...)")
         self._box = SecretBox(secret_key) if secret_key is not None else None
@@ -205,6 +217,7 @@ class Runtime:
                 {**(base.agent_config if base else self._agent_config), **(agent_config or {})}
             ),
             on_event=self._on_event,
+            approval_timeout=self._approval_timeout,
         )
         await core.load_secrets()
         missing = await core.missing_required(own)

@@ -18,6 +18,7 @@ _VERSION: Final = b"\x01"
 _NONCE_BYTES: Final = 12
 _MIN_KEY_BYTES: Final = 32
 _INFO: Final = b"quickjail-runtime secrets v1"
+_SEAL_INFO: Final = b"quickjail-runtime continuations v1"
 _MAX_PASSES: Final = 8
 
 
@@ -28,7 +29,7 @@ class SecretBox:
     so a ciphertext copied to another row does not decrypt.
     """
 
-    __slots__ = ("_aead",)
+    __slots__ = ("_aead", "seal_key")
 
     def __init__(self, secret_key: bytes | str) -> None:
         """Derive the encryption key.
@@ -50,14 +51,29 @@ class SecretBox:
 
         hkdf = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_INFO)
         self._aead: AESGCM = AESGCM(hkdf.derive(material))
+        # the HMAC key paused runs are sealed with (another HKDF output: never the AES key)
+        seal = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_SEAL_INFO)
+        self.seal_key: bytes = seal.derive(material)
 
     def encrypt(self, value: str, context: bytes) -> bytes:
         """Return ``version || nonce || ciphertext`` for ``value`` bound to ``context``."""
+        return self.encrypt_bytes(value.encode(), context)
+
+    def encrypt_bytes(self, data: bytes, context: bytes) -> bytes:
+        """:meth:`encrypt` for bytes (a paused run's continuation, a pending call)."""
         nonce = os.urandom(_NONCE_BYTES)
-        return _VERSION + nonce + self._aead.encrypt(nonce, value.encode(), context)
+        return _VERSION + nonce + self._aead.encrypt(nonce, data, context)
 
     def decrypt(self, blob: bytes, context: bytes) -> str:
         """Decrypt a value from :meth:`encrypt`.
+
+        Raises:
+            SecretKeyError: Wrong key, tampered or misplaced ciphertext.
+        """
+        return self.decrypt_bytes(blob, context).decode()
+
+    def decrypt_bytes(self, blob: bytes, context: bytes) -> bytes:
+        """Decrypt bytes from :meth:`encrypt_bytes`.
 
         Raises:
             SecretKeyError: Wrong key, tampered or misplaced ciphertext.
@@ -68,7 +84,7 @@ class SecretBox:
             raise SecretKeyError("stored secret has an unknown format")
         nonce, sealed = blob[1 : 1 + _NONCE_BYTES], blob[1 + _NONCE_BYTES :]
         try:
-            return self._aead.decrypt(nonce, sealed, context).decode()
+            return self._aead.decrypt(nonce, sealed, context)
         except InvalidTag:
             raise SecretKeyError(
                 "cannot decrypt a stored secret: wrong secret_key or tampered data"

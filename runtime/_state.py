@@ -111,6 +111,7 @@ class ThreadCore:
         agent_env: Mapping[str, str],
         agent_config: Mapping[str, Any],
         on_event: EventHook | None,
+        approval_timeout: float | None = None,
     ) -> None:
         """Assemble the core; :meth:`load_secrets` must run before use."""
         self.chain = list(chain)
@@ -124,9 +125,12 @@ class ThreadCore:
         self.agent_env = dict(agent_env)
         self.agent_config = agent_config
         self.on_event = on_event
+        self.approval_timeout = approval_timeout
         self.redactor = Redactor()
         self.execution = ExecutionState()
         self.pending: deque[ParsedCall] = deque()
+        # top-level calls about to wait for approval, by call id (see _approvals.Parked)
+        self.parked: dict[str, Any] = {}
         self.batch_lock = anyio.Lock()
         self.secret_names: set[str] = set()
         self.reachable = reachable_tools(tools.values())
@@ -505,6 +509,22 @@ class ThreadState:
         """
         from quickjail import bridge
 
+        self._code_options(files, options)
+        redactor = self._core.redactor
+        return ThreadCodeExecution(bridge.run_code(source, **options), redactor)
+
+    def _resume_code(
+        self, sealed: bytes, *, files: bool = False, **options: Any
+    ) -> ThreadCodeExecution:
+        """Continue a paused run as :meth:`run_code` would have gone on (``bridge.resume``'s
+        options; ``files`` as the paused run's, so its modules are the same)."""
+        from quickjail import bridge
+
+        self._code_options(files, options)
+        return ThreadCodeExecution(bridge.resume(sealed, **options), self._core.redactor)
+
+    def _code_options(self, files: bool, options: dict[str, Any]) -> None:
+        """Add the thread's files module (``files=True``) and redact the report callback."""
         if files:
             from ._fs import ThreadFiles
 
@@ -513,10 +533,8 @@ class ThreadState:
                 raise ValueError("files=True provides the 'fs' module; do not pass imports['fs']")
             imports["fs"] = ThreadFiles(self)
             options["imports"] = imports
-        redactor = self._core.redactor
         if options.get("report") is not None:
-            options["report"] = redacting_report(options["report"], redactor)
-        return ThreadCodeExecution(bridge.run_code(source, **options), redactor)
+            options["report"] = redacting_report(options["report"], self._core.redactor)
 
 
 class ThreadCodeExecution:

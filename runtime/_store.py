@@ -28,6 +28,7 @@ import anyio.to_thread
 from ._message import Message, MessageKind, Role
 from ._result import AttachmentRef
 from ._storage import StoragePool
+from ._store_approvals import MIGRATION_V3, stored_approval_bytes
 from ._store_files import (
     FileInfo,
     NewFile,
@@ -125,8 +126,18 @@ def _migrate_v2(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _migrate_v3(conn: sqlite3.Connection) -> None:
+    """Approvals: calls waiting for a decision, and the pauses (batches, programs) they hold."""
+    for statement in MIGRATION_V3:
+        conn.execute(statement)
+
+
 #: Ordered migrations; the database's ``user_version`` counts those applied. Append only.
-MIGRATIONS: Final[Sequence[Callable[[sqlite3.Connection], None]]] = (_migrate_v1, _migrate_v2)
+MIGRATIONS: Final[Sequence[Callable[[sqlite3.Connection], None]]] = (
+    _migrate_v1,
+    _migrate_v2,
+    _migrate_v3,
+)
 
 
 def dumps(value: Any) -> str:
@@ -222,6 +233,14 @@ class Store:
             return value
 
         return await self._run(charged)
+
+    async def transact(
+        self, thread_id: str, nbytes: int, fn: Callable[[sqlite3.Connection], T]
+    ) -> T:
+        """Run ``fn`` in one transaction, charging ``nbytes`` to the thread's quota."""
+        if nbytes:
+            return await self._run_charged(thread_id, nbytes, fn)
+        return await self._run(fn)
 
     @property
     def closed(self) -> bool:
@@ -322,8 +341,12 @@ class Store:
         tool_call_id: str | None,
         tool_name: str | None,
         parent_call_id: str | None,
+        also: Callable[[sqlite3.Connection], object] | None = None,
     ) -> tuple[Message, list[AttachmentRef]]:
         """Store new attachments under ``/attachments/`` and the result message, atomically.
+
+        ``also`` runs first in the same transaction (an approval's state change); if it
+        raises, nothing is stored.
 
         Returns:
             The message (its content lists the attachment refs) and the refs, in order.
@@ -333,9 +356,14 @@ class Store:
         nbytes = _nbytes(dumps(content)) + sum(
             len(item.data) for item in items if isinstance(item, NewFile)
         )
-        return await self._run_charged(
-            thread_id, nbytes, partial(_insert_result, meta, content, items)
-        )
+        insert = partial(_insert_result, meta, content, items)
+
+        def with_also(conn: sqlite3.Connection) -> tuple[Message, list[AttachmentRef]]:
+            if also is not None:
+                also(conn)
+            return insert(conn)
+
+        return await self._run_charged(thread_id, nbytes, with_also)
 
     async def get_messages(self, thread_id: str, limit: int | None) -> list[Message]:
         """Return the last ``limit`` messages (all when ``None``), oldest first."""
@@ -542,7 +570,8 @@ def _stored_bytes(thread_id: str, conn: sqlite3.Connection) -> int:
         "WHERE thread_id = ?1) + (SELECT coalesce(sum(size + length(CAST(path AS BLOB))), 0) "
         "FROM files WHERE thread_id = ?1) + (SELECT coalesce(sum(length(value) + "
         "length(CAST(name AS BLOB))), 0) FROM variables WHERE thread_id = ?1) + "
-        "(SELECT coalesce(sum(length(CAST(data AS BLOB))), 0) FROM events WHERE thread_id = ?1)",
+        "(SELECT coalesce(sum(length(CAST(data AS BLOB))), 0) FROM events WHERE thread_id = ?1) + "
+        + stored_approval_bytes,
         (thread_id,),
     ).fetchone()
     return int(row[0])

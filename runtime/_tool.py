@@ -35,8 +35,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SNAKE_RE",
+    "ApprovalRule",
     "Execute",
     "Formatter",
+    "Revert",
     "Tool",
     "Variable",
     "default_format",
@@ -46,6 +48,10 @@ __all__ = [
 SNAKE_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 Execute = Callable[..., Awaitable[Any]]
+#: ``requires_approval``: a bool, or ``(args, state) -> bool`` (sync or async) deciding per call.
+ApprovalRule = bool | Callable[[Any, Any], Any]
+#: ``revert``: ``async def fn(state, args, result)`` undoing a successful call.
+Revert = Callable[[Any, Any, Any], Awaitable[Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +126,10 @@ class Tool:
         "_name",
         "_output_schema",
         "_reaches",
+        "_requires_approval",
+        "_resumer",
         "_returns",
+        "_revert",
         "_schema_only",
         "_takes_meta",
         "_tenvs",
@@ -143,6 +152,8 @@ class Tool:
         title: str | None = None,
         schemas: tuple[JsonSchema, JsonSchema | None] | None = None,
         reaches: tuple[Tool, ...] = (),
+        requires_approval: ApprovalRule = False,
+        revert: Revert | None = None,
     ) -> None:
         """Store an already validated definition; use :func:`define_tool` instead.
 
@@ -171,6 +182,10 @@ class Tool:
         self._base: Tool = self
         self._format: Formatter | None = None
         self._takes_meta = execute is not None and _declares_meta(execute)
+        self._requires_approval = requires_approval
+        self._revert = revert
+        # code mode's: continues a program paused at an approval (see _codemode)
+        self._resumer: Any = None
 
     @property
     def name(self) -> str:
@@ -225,6 +240,50 @@ class Tool:
     def execution_provider(self) -> str | None:
         """Which provider executes a ``"provider"`` tool."""
         return self._execution_provider
+
+    @property
+    def requires_approval(self) -> ApprovalRule:
+        """``True``/``False``, or the callable deciding per call whether a call waits for
+        approval (``define_tool(requires_approval=...)``)."""
+        return self._requires_approval
+
+    @property
+    def revert(self) -> Revert | None:
+        """``async def fn(state, args, result)`` undoing a successful call, if defined."""
+        return self._revert
+
+    def parse_args(self, args: Any) -> Any:
+        """The arguments as ``execute`` gets them (a model instance, or a dict).
+
+        Raises:
+            ToolValidationError: They fail the input schema.
+        """
+        what = f"invalid arguments for tool {self._name!r}"
+        if self._schema_only:
+            return validate_json_input(self._input_schema, args, what)
+        return validate_input(self._args, self._input_schema, args, what)
+
+    async def approval_needed(self, args: Any, state: ThreadState | None) -> bool:
+        """Whether this call of the tool waits for a person's approval before it runs.
+
+        Arguments that fail validation need none (the call fails without running). A
+        callable rule that raises, or returns anything but ``False``, needs approval: a
+        broken rule never lets a call through unseen.
+        """
+        rule = self._requires_approval
+        if isinstance(rule, bool):
+            return rule
+        try:
+            parsed = self.parse_args(args)
+        except ToolValidationError:
+            return False
+        try:
+            decided = rule(parsed, state)
+            if inspect.isawaitable(decided):
+                decided = await decided
+        except Exception:
+            return True
+        return decided is not False
 
     @property
     def input_schema(self) -> JsonSchema:
@@ -475,6 +534,11 @@ class Tool:
     def _check_result(self, raw: object) -> ToolResult:
         """The tool's :class:`ToolResult`, its value held to the published output schema
         (a failure's detail only to JSON)."""
+        if isinstance(raw, ToolResult) and raw.status == "waiting":
+            self._output_error(
+                [issue((), "a tool cannot return a waiting result")],
+                "returned a waiting result; only the runtime makes those (requires_approval)",
+            )
         if not isinstance(raw, ToolResult):
             shown = type(raw).__name__
             self._output_error(

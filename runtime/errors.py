@@ -17,6 +17,10 @@ too (``except ValueError`` still works):
     ├── StorageError                           a ``state.storage`` statement failed or was refused
     ├── StoreError                             the database cannot be opened or migrated
     ├── ThreadQuotaError                       a write would take a thread past its stored bytes
+    ├── ApprovalError                          an approval cannot be decided or carried out
+    │   ├── UnknownApprovalError(LookupError)  no such approval on this thread
+    │   ├── ApprovalDecidedError               decided already (approve/reject twice, or raced)
+    │   └── StoredRunError                     a stored pending call or run fails its checks
     └── RuntimeClosedError(RuntimeError)       the runtime was used after it was closed
 
     ToolNameWarning(UserWarning)               a tool name is not snake_case of 1–64 characters
@@ -35,6 +39,8 @@ from __future__ import annotations
 from typing import TypedDict
 
 __all__ = [
+    "ApprovalDecidedError",
+    "ApprovalError",
     "MissingVariablesError",
     "ProviderFormatError",
     "RuntimeClosedError",
@@ -42,6 +48,7 @@ __all__ = [
     "SecretKeyError",
     "StorageError",
     "StoreError",
+    "StoredRunError",
     "ThreadFileNotFoundError",
     "ThreadPathError",
     "ThreadQuotaError",
@@ -50,6 +57,7 @@ __all__ = [
     "ToolNameWarning",
     "ToolRuntimeError",
     "ToolValidationError",
+    "UnknownApprovalError",
     "ValidationIssue",
 ]
 
@@ -162,6 +170,26 @@ class ThreadQuotaError(ToolRuntimeError):
     Nothing of that write is stored. A code-mode program's nested call gets an error result
     instead (the call does not run); anywhere else the write raises this.
     """
+
+
+class ApprovalError(ToolRuntimeError):
+    """An approval cannot be decided or carried out (see the subclasses)."""
+
+
+class UnknownApprovalError(ApprovalError, LookupError):
+    """No approval of that id waits on this thread (unknown, or another thread's)."""
+
+
+class ApprovalDecidedError(ApprovalError):
+    """The approval was decided already: approved or rejected twice, or by a concurrent call.
+
+    Nothing ran for the second decision.
+    """
+
+
+class StoredRunError(ApprovalError):
+    """A pending call or paused program stored in the database fails its checks (wrong
+    ``secret_key``, edited by hand, or made by another guest build); nothing was run."""
 
 
 class RuntimeClosedError(ToolRuntimeError, RuntimeError):
