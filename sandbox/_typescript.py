@@ -38,38 +38,62 @@ Where a line break ends a modifier or a type in TypeScript but tree-sitter reads
 ``o satisfies object`` + line break + ``[0]`` is two statements), erasing tree-sitter's reading
 would drop code the reader sees, so such text is refused with :class:`TypeScriptError`.
 
-Bounds: the source is untrusted and stripped on the caller's thread before any run limit
-exists, so the work is linear by construction. The tree is walked once with a cursor
+Bounds: the source is untrusted and stripped before the run starts, so the stripping is
+bounded in work, in time and in what it takes from other threads. Sources over
+:data:`MAX_TYPESCRIPT_BYTES` are refused before parsing. The tree is walked once with a cursor
 (:mod:`._typescript_walk`, with the grammar's tables in :mod:`._typescript_kinds`) and each
 helper looks at a node's own children or at a byte span no other helper scans (never at a
-node's parent or siblings, which tree-sitter finds by descending from the root each time).
-Sources over :data:`MAX_TYPESCRIPT_BYTES` are refused before parsing, and every step is counted
-against a budget of :data:`WORK_PER_BYTE` steps per byte (a safety net the linear walk stays
-far below); either limit ends as a :class:`TypeScriptError` naming it.
+node's parent or siblings, which tree-sitter finds by descending from the root each time);
+every step is counted against a budget of :data:`WORK_PER_BYTE` steps per byte (a safety net
+the linear walk stays far below); either limit ends as a :class:`TypeScriptError` naming it.
+tree-sitter holds the GIL for its whole parse, most of it in one stretch at the end of the
+input that no progress callback interrupts (about 7 us per byte on adversarial text such as
+``f<T>(x,`` repeated: 3-4 s for 511 KiB on an idle machine, every other thread of the process
+stalled). So only sources up to :data:`IN_PROCESS_BYTES` are stripped on the caller's
+thread (tens of ms at worst); larger ones go to a helper process (:mod:`._typescript_process`)
+that the caller waits for without holding the GIL. A run's ``timeout`` counts the stripping: at
+the run's deadline the helper is killed and the run ends as a timeout, and the run's own
+deadline is what remains of its timeout after stripping. Without a timeout, stripping stops
+after :data:`~._typescript_process.HELPER_TIME_LIMIT` seconds as a :class:`TypeScriptError`.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Final
 
 import tree_sitter
 
-from quickjail.sandbox._typescript_error import TypeScriptError
+from quickjail.sandbox._typescript_error import StripTimeout, TypeScriptError
 from quickjail.sandbox._typescript_kinds import LANGUAGE
 from quickjail.sandbox._typescript_walk import Stripper
 
-__all__ = ["MAX_TYPESCRIPT_BYTES", "WORK_PER_BYTE", "TypeScriptError", "strip_types"]
+__all__ = [
+    "IN_PROCESS_BYTES",
+    "MAX_TYPESCRIPT_BYTES",
+    "WORK_PER_BYTE",
+    "StripTimeout",
+    "TypeScriptError",
+    "strip_types",
+]
 
 MAX_TYPESCRIPT_BYTES: Final = 512 * 2**10
 """Largest TypeScript source (in UTF-8 bytes) that is stripped; larger ones are refused.
 
-Stripping is linear but runs before the run's limits exist: tree-sitter's parse alone takes up
-to about 4 us per byte on adversarial text (`a<a<a<...`), so this keeps the worst case near two
-seconds of the caller's thread. Plain JavaScript (``language="javascript"``) is not stripped.
+tree-sitter's parse alone takes up to about 7 us per byte on adversarial text (``f<T>(x,``), so
+this keeps the worst case of one helper process's parse near four seconds (of a process that
+the caller waits for without the GIL, and kills at the run's deadline). Plain JavaScript
+(``language="javascript"``) is not stripped.
 """
 WORK_PER_BYTE: Final = 16
 """Steps (tree nodes visited, helper steps) allowed per source byte before stripping stops."""
+IN_PROCESS_BYTES: Final = 4 * 2**10
+"""Largest source (in UTF-8 bytes) stripped on the caller's thread; larger ones in a helper process.
+
+At this size the parse holds the GIL for at most about 30 ms on adversarial text (about 2 ms for
+ordinary code), and a helper's round trip would cost more than the stripping.
+"""
 
 _thread_state = threading.local()
 
@@ -83,12 +107,15 @@ def _parser() -> tree_sitter.Parser:
     return parser
 
 
-def strip_types(source: str, *, filename: str = "<run_code>") -> str:
+def strip_types(source: str, *, filename: str = "<run_code>", deadline: float | None = None) -> str:
     """Turns TypeScript into JavaScript by blanking its types, keeping every position.
 
     Args:
         source: TypeScript source text.
         filename: Name of the source, used in error messages.
+        deadline: ``time.monotonic()`` time by which stripping must end (the run's deadline);
+            None for none (the helper's :data:`~._typescript_process.HELPER_TIME_LIMIT`
+            still applies).
 
     Returns:
         JavaScript of the same length in code points, with every kept character at its
@@ -98,11 +125,19 @@ def strip_types(source: str, *, filename: str = "<run_code>") -> str:
         TypeScriptError: The source uses a construct that needs code generation (``enum``,
             a namespace with values, constructor parameter properties, ``import x = ...``,
             ``export =``) or a decorator, a line break ends a modifier or a type where
-            tree-sitter reads on, or the source is over :data:`MAX_TYPESCRIPT_BYTES` or its
-            work budget. Syntax errors are not raised: such text is left for the JavaScript
-            engine to report.
+            tree-sitter reads on, or the source is over :data:`MAX_TYPESCRIPT_BYTES`, its
+            work budget or the helper's time limit. Syntax errors are not raised: such text is
+            left for the JavaScript engine to report.
+        StripTimeout: The deadline passed before stripping ended.
     """
-    return _strip_encoded(source, _encode(source, filename), filename)[0]
+    data = _encode(source, filename)
+    if deadline is not None and time.monotonic() >= deadline:
+        raise StripTimeout
+    if len(data) <= IN_PROCESS_BYTES:
+        return _strip_encoded(source, data, filename)[0]
+    from quickjail.sandbox import _typescript_process  # loaded by the first large source
+
+    return _typescript_process.strip(source, data, filename, deadline)
 
 
 def _encode(source: str, filename: str) -> bytes:
@@ -122,7 +157,8 @@ def _encode(source: str, filename: str) -> bytes:
 
 
 def _strip(source: str, filename: str) -> tuple[str, int]:
-    """Strips `source`; returns the JavaScript and the steps it took (tests check the count)."""
+    """Strips `source` on this thread; returns the JavaScript and the steps it took (tests
+    check the count; a helper process strips with this)."""
     return _strip_encoded(source, _encode(source, filename), filename)
 
 
