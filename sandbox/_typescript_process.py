@@ -8,8 +8,9 @@ stdout. The caller's thread sends the source and waits on the pipes with ``poll`
 until the answer, the deadline or :data:`HELPER_TIME_LIMIT`; then the helper is killed
 (``SIGKILL``) and reaped, and the next large source starts a fresh one. Up to
 :data:`MAX_IDLE_HELPERS` helpers are kept for reuse; each ends when its stdin closes, so with
-this process. A process that cannot start helpers (no ``sys.executable``) strips on the
-caller's thread, as before, and logs that once.
+this process. Where helpers cannot run (no ``sys.executable``, or a helper that ends before
+its first byte, ``R``, which it writes once its imports are done), large sources are stripped
+on the caller's thread, as before, and that is logged once.
 
 Frames, both ways: a 4-byte big-endian length, then the payload. A request is the file name's
 UTF-8 length (4 bytes), the file name and the source (UTF-8); an answer is ``J`` and the
@@ -45,6 +46,7 @@ which end after their strip."""
 
 _MAX_ERROR_ANSWER: Final = 64 * 2**10
 _CHUNK: Final = 2**16
+_READY: Final = b"R"
 _BOOT: Final = (
     "import json, sys\n"
     "sys.path[:0] = [p for p in json.loads(sys.argv[1]) if p not in sys.path]\n"
@@ -55,6 +57,11 @@ _BOOT: Final = (
 
 class _HelperFailed(Exception):
     """The helper ended, or answered something that is not an answer."""
+
+
+class _HelperDidNotStart(_HelperFailed):
+    """The helper ended before it was ready: helpers cannot run here (not the source's doing,
+    since a helper says it is ready before it reads a request)."""
 
 
 class _Helper:
@@ -74,6 +81,7 @@ class _Helper:
         self.from_helper = self.process.stdout.fileno()
         os.set_blocking(self.to_helper, False)
         os.set_blocking(self.from_helper, False)
+        self.ready = False  # the helper's first byte, `R`, says its imports are done
 
     def exchange(self, request: bytes, deadline: float, limit: int) -> bytes:
         """Sends one request and returns the answer's payload (at most `limit` bytes).
@@ -99,8 +107,8 @@ class _Helper:
                         sent += os.write(fd, frame[sent : sent + _CHUNK])
                     except BlockingIOError:
                         continue
-                    except OSError as exc:  # the helper closed its stdin: it ended
-                        raise _HelperFailed(f"writing to it failed ({exc})") from None
+                    except OSError as exc:  # it ended before it read the whole request
+                        raise self._ended(f"writing to it failed ({exc})") from None
                     if sent == len(frame):
                         poller.unregister(fd)
                     continue
@@ -109,7 +117,12 @@ class _Helper:
                 except BlockingIOError:
                     continue
                 if not chunk:
-                    raise _HelperFailed(f"it ended (exit status {self.process.poll()})")
+                    raise self._ended(f"it ended (exit status {self.process.poll()})")
+                if not self.ready:
+                    if chunk[:1] != _READY:
+                        raise _HelperFailed("it did not say it was ready")
+                    self.ready = True
+                    chunk = chunk[1:]
                 received += chunk
                 if size < 0 and len(received) >= 4:
                     size = int.from_bytes(received[:4], "big")
@@ -119,6 +132,16 @@ class _Helper:
                     if len(received) > 4 + size or sent < len(frame):
                         raise _HelperFailed("it answered out of turn")
                     return bytes(received[4:])
+
+    def _ended(self, what: str) -> _HelperFailed:
+        """The failure of a helper found ended: it did not start unless it said it was ready
+        (its `R` may still wait in the pipe)."""
+        if not self.ready:
+            try:
+                self.ready = os.read(self.from_helper, 1) == _READY
+            except OSError:
+                pass
+        return _HelperFailed(what) if self.ready else _HelperDidNotStart(what)
 
     def kill(self) -> None:
         """Kills and reaps the helper (idempotent)."""
@@ -180,9 +203,9 @@ def strip(source: str, data: bytes, filename: str, deadline: float | None) -> st
     stop = limit if deadline is None else min(deadline, limit)
     answer_limit = max(len(data), _MAX_ERROR_ANSWER) + 1
     while True:
-        helper, reused = _take()
+        helper, reused, why = _take()
         if helper is None:
-            return _strip_here(source, filename)
+            return _strip_here(source, filename, why)
         try:
             answer = helper.exchange(request, stop, answer_limit)
         except StripTimeout:
@@ -191,6 +214,9 @@ def strip(source: str, data: bytes, filename: str, deadline: float | None) -> st
                 raise
             message = f"type stripping did not end within {HELPER_TIME_LIMIT:g} s, its time limit"
             raise TypeScriptError(message, line=1, column=1, filename=filename) from None
+        except _HelperDidNotStart as exc:
+            helper.kill()
+            return _strip_here(source, filename, f"{sys.executable} -c ...: {exc}, not ready")
         except _HelperFailed as exc:
             helper.kill()
             if reused:
@@ -204,37 +230,41 @@ def strip(source: str, data: bytes, filename: str, deadline: float | None) -> st
         return _read_answer(answer, source, filename)
 
 
-def _strip_here(source: str, filename: str) -> str:
-    """Strips on the caller's thread, where no helper can be started (logged once)."""
+def _strip_here(source: str, filename: str, why: str) -> str:
+    """Strips on the caller's thread, where no helper can be started (logged once; no helper
+    is tried again)."""
     global _cannot_start
     if not _cannot_start:
         _cannot_start = True
         LOGGER.warning(
-            "no type-stripping helper process can be started (sys.executable is %r): "
-            "large TypeScript sources are stripped on the caller's thread, holding the GIL",
-            sys.executable,
+            "no type-stripping helper process can be started (%s): large TypeScript sources "
+            "are stripped on the caller's thread, holding the GIL and past any run's deadline",
+            why,
         )
     from quickjail.sandbox._typescript import _strip
 
     return _strip(source, filename)[0]
 
 
-def _take() -> tuple[_Helper | None, bool]:
-    """An idle helper still alive (and True), or a new one (and False); None if none starts."""
+def _take() -> tuple[_Helper | None, bool, str]:
+    """An idle helper still alive (and True), or a new one (and False); None if none can be
+    started (and why)."""
     while True:
         with _lock:
             helper = _idle.pop() if _idle else None
         if helper is None:
             break
         if helper.process.poll() is None:
-            return helper, True
+            return helper, True, ""
         helper.kill()  # it ended while idle (killed from outside): reap it
+    if _cannot_start:
+        return None, False, "logged before"
     if not sys.executable:
-        return None, False
+        return None, False, "sys.executable is empty"
     try:
-        return _Helper(), False
-    except OSError:
-        return None, False
+        return _Helper(), False, ""
+    except OSError as exc:
+        return None, False, f"{sys.executable}: {exc}"
 
 
 def _give_back(helper: _Helper) -> None:
@@ -284,6 +314,8 @@ def serve() -> None:
     from quickjail.sandbox._typescript import _strip  # the grammar loads once, before requests
 
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    stdout.write(_READY)
+    stdout.flush()
     while True:
         header = _read_exactly(stdin, 4)
         if header is None:

@@ -118,6 +118,26 @@ def test_a_refusal_in_a_large_source_names_its_line_and_column() -> None:
     assert "`enum`" in error.message
 
 
+# The larger source does not fit in a pipe buffer: the helper's end may show as a failed write.
+@pytest.mark.parametrize("size", [IN_PROCESS_BYTES * 2, 2**17])
+def test_where_no_helper_can_start_large_sources_are_stripped_in_process(
+    size: int, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A helper that ends before it says it is ready (an interpreter that cannot import
+    # quickjail) is the environment's doing, not the source's: strip as before, say so once.
+    _typescript_process._end_idle_helpers()
+    monkeypatch.setattr(_typescript_process, "_BOOT", "raise SystemExit(3)")
+    monkeypatch.setattr(_typescript_process, "_cannot_start", False)
+    source = _typed_program(size)
+    expected = _typescript._strip(source, "<run_code>")[0]
+    with caplog.at_level("WARNING", logger="quickjail"):
+        assert strip_types(source) == expected
+        assert strip_types(source) == expected
+    warnings = [r.getMessage() for r in caplog.records if "helper" in r.getMessage()]
+    assert len(warnings) == 1 and "not ready" in warnings[0], warnings
+    assert _typescript_process.helper_pids() == []
+
+
 @pytest.mark.parametrize(
     "answer",
     [
