@@ -208,6 +208,10 @@ def strip(source: str, data: bytes, filename: str, deadline: float | None) -> st
             return _strip_here(source, filename, why)
         try:
             answer = helper.exchange(request, stop, answer_limit)
+            javascript = _read_answer(answer, source, filename)
+        except TypeScriptError:  # the stripper's refusal: the helper is fine
+            _give_back(helper)
+            raise
         except StripTimeout:
             helper.kill()
             if deadline is not None and deadline <= limit:
@@ -227,7 +231,7 @@ def strip(source: str, data: bytes, filename: str, deadline: float | None) -> st
             helper.kill()
             raise
         _give_back(helper)
-        return _read_answer(answer, source, filename)
+        return javascript
 
 
 def _strip_here(source: str, filename: str, why: str) -> str:
@@ -276,7 +280,8 @@ def _give_back(helper: _Helper) -> None:
 
 
 def _read_answer(answer: bytes, source: str, filename: str) -> str:
-    """The JavaScript of a helper's answer; raises its TypeScriptError, or one for a bad answer."""
+    """The JavaScript of a helper's answer; raises its TypeScriptError, or _HelperFailed for an
+    answer that is not one."""
     kind, payload = answer[:1], answer[1:]
     if kind == b"J":
         try:
@@ -290,8 +295,7 @@ def _read_answer(answer: bytes, source: str, filename: str) -> str:
         if error is not None:
             message, line, column = error
             raise TypeScriptError(message, line=line, column=column, filename=filename)
-    message = "the type-stripping helper process gave an answer that is not one"
-    raise TypeScriptError(message, line=1, column=1, filename=filename)
+    raise _HelperFailed("it gave an answer that is not one")
 
 
 def _error_fields(payload: bytes) -> tuple[str, int, int] | None:

@@ -152,7 +152,48 @@ def test_where_no_helper_can_start_large_sources_are_stripped_in_process(
         b"E" + json.dumps(["m", 1, 1]).encode(),
     ],
 )
-def test_a_helper_answer_that_is_not_one_is_a_typescript_error(answer: bytes) -> None:
-    with pytest.raises(TypeScriptError) as caught:
+def test_a_helper_answer_that_is_not_one_is_a_helper_failure(answer: bytes) -> None:
+    with pytest.raises(_typescript_process._HelperFailed):
         _typescript_process._read_answer(answer, "x: T", "a.ts")
-    assert "helper" in caught.value.message
+
+
+# Helpers that misbehave, each replacing the real one: what it does, what the strip raises.
+FAKE_HELPERS = [
+    (
+        "a huge answer announced",
+        "import sys; o = sys.stdout.buffer; o.write(b'R' + (2**31).to_bytes(4, 'big'));"
+        " o.flush(); sys.stdin.buffer.read()",
+        "announced an answer of 2147483648 bytes",
+    ),
+    (
+        "an answer that is not one",
+        "import sys; o = sys.stdout.buffer; o.write(b'R' + (3).to_bytes(4, 'big') + b'Jxy');"
+        " o.flush(); sys.stdin.buffer.read()",
+        "an answer that is not one",
+    ),
+    (
+        "no answer ever",
+        "import sys; o = sys.stdout.buffer; o.write(b'R'); o.flush(); sys.stdin.buffer.read()",
+        "did not end within 0.5 s",
+    ),
+    (
+        "the end after it was ready",
+        "import sys; o = sys.stdout.buffer; o.write(b'R'); o.flush()",
+        "helper process failed",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("boot", "words"), [f[1:] for f in FAKE_HELPERS], ids=[f[0] for f in FAKE_HELPERS]
+)
+def test_a_misbehaving_helper_is_killed_and_the_strip_fails_naming_why(
+    boot: str, words: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _typescript_process._end_idle_helpers()
+    monkeypatch.setattr(_typescript_process, "_BOOT", boot)
+    monkeypatch.setattr(_typescript_process, "HELPER_TIME_LIMIT", 0.5)
+    with pytest.raises(TypeScriptError) as caught:
+        strip_types(_typed_program(IN_PROCESS_BYTES * 2), filename="m.ts")
+    assert words in caught.value.message and caught.value.filename == "m.ts"
+    assert _typescript_process.helper_pids() == []  # killed, not kept
