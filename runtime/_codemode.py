@@ -17,11 +17,13 @@ as such; the rest of the model's batch goes on.
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Final
 
+import anyio
 from pydantic import BaseModel, Field
 
 from quickjail import bridge, sandbox
@@ -136,7 +138,12 @@ def code_mode_tool(
             "imports": {**extra_imports, _MODULE: module},
             "globals": {**extra_globals, **spaces},
         }
-        return _code_result(await state.run_code(args["code"], **options))
+        # run_code erases TypeScript before it returns (for a large source, a helper process's
+        # parse up to the run's timeout): wait for it on a worker thread, not the event loop.
+        execution = await anyio.to_thread.run_sync(
+            functools.partial(state.run_code, args["code"], **options)
+        )
+        return _code_result(await execution)
 
     checked = define_tool(description=text, args=RunCodeArgs, execute=execute, name=name)
     # its answer is any JSON value, which no argument model can declare: published as schemas
