@@ -13,6 +13,7 @@ standard error, so a tool's ``print()`` never reaches the protocol stream.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
@@ -277,7 +278,11 @@ class _RunCodeTool:
                 run_options["execute"] = call.execute
             if self._fs is not None:
                 run_options["imports"] = {"fs": self._fs}
-            execution = bridge.run_code(call.code, **run_options)
+            # run_code erases TypeScript before it returns, in a helper process for a large
+            # source (up to the call's timeout): wait for it on a worker thread, not the loop.
+            execution = await anyio.to_thread.run_sync(
+                functools.partial(bridge.run_code, call.code, **run_options)
+            )
         except (TypeError, ValueError) as exc:  # includes _BadArguments and TransferError
             answer = invalid_answer(type(exc).__name__.lstrip("_"), str(exc))
             return answer_result(dict(answer), True, self._options.max_result_chars)

@@ -23,12 +23,14 @@ stores the sealed continuation, encrypted, and resumes it exactly once the call 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Final
 
+import anyio
 from pydantic import BaseModel, Field
 
 from quickjail import bridge, sandbox
@@ -153,7 +155,12 @@ def code_mode_tool(
             # the program's calls to tools needing approval collect here (see _approvals)
             state._core.parked.setdefault(state.call_id, Parked("code", name))
         options = {**run_code_options, **host(state)}
-        return await _finish(state, await state.run_code(args["code"], **options))
+        # run_code erases TypeScript before it returns (for a large source, a helper process's
+        # parse up to the run's timeout): wait for it on a worker thread, not the event loop.
+        execution = await anyio.to_thread.run_sync(
+            functools.partial(state.run_code, args["code"], **options)
+        )
+        return await _finish(state, await execution)
 
     async def resume(
         state: ThreadState, sealed: bytes, context: bytes, answers: dict[int, Any]

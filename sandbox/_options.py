@@ -92,6 +92,12 @@ class RunOptions:
         self.seed: Final = seed
         self.output_limits: Final = output_limits
 
+    def with_timeout(self, timeout: float) -> RunOptions:
+        """A copy with another timeout: what is left of this one after preparing the run."""
+        fields = {name: getattr(self, name) for name in RunOptions.__slots__}
+        fields["timeout"] = timeout
+        return RunOptions(**fields)
+
 
 def check_options(
     source: Any,

@@ -1,6 +1,7 @@
 """What a run executes, derived from its options: JavaScript sources and the host data.
 
-TypeScript is erased here (on the caller's thread, before the run exists), host modules and
+TypeScript is erased here (before the run exists, within its timeout: small sources on the
+caller's thread, large ones in a helper process, see :mod:`._typescript`), host modules and
 globals are encoded into value messages with their :class:`HostFunction` leaves numbered into
 the run's dispatch table, and the content ID is computed from all of it on demand.
 """
@@ -62,11 +63,17 @@ class Program:
         self.functions: Final = functions  # the dispatch table, by id
 
 
-def prepare(opts: RunOptions) -> Program | ErrorInfo:
+def prepare(opts: RunOptions, deadline: float | None = None) -> Program | ErrorInfo:
     """Erase TypeScript and encode the host data; a TypeScript refusal is the run's error.
+
+    Args:
+        opts: the run's checked options.
+        deadline: ``time.monotonic()`` time by which the TypeScript must be stripped (the
+            run's timeout counts the stripping); None for none.
 
     Raises:
         TypeError: host data that cannot be sent into the guest (naming where it sits).
+        StripTimeout: the deadline passed while TypeScript was being stripped.
     """
     functions: list[HostFunction] = []
 
@@ -87,9 +94,9 @@ def prepare(opts: RunOptions) -> Program | ErrorInfo:
     source = strip_fence(opts.source) if opts.kind == "auto" else opts.source
     try:
         if opts.language == "typescript":
-            source = _strip(source, opts.filename)
+            source = _strip(source, opts.filename, deadline)
         modules = {
-            key: _strip(src, key) if _is_typescript(key, opts.language) else src
+            key: _strip(src, key, deadline) if _is_typescript(key, opts.language) else src
             for key, src in opts.modules.items()
         }
     except TypeScriptError as exc:
@@ -202,12 +209,12 @@ class _StripCache:
 _strip_cache = _StripCache(STRIP_CACHE_BYTES)
 
 
-def _strip(source: str, filename: str) -> str:
+def _strip(source: str, filename: str, deadline: float | None = None) -> str:
     """Strips TypeScript through the process-wide cache (see :class:`_StripCache`)."""
     javascript = _strip_cache.get(source, filename)
     if javascript is None:
         from quickjail.sandbox._typescript import strip_types  # tree-sitter loads on first use
 
-        javascript = strip_types(source, filename=filename)
+        javascript = strip_types(source, filename=filename, deadline=deadline)
         _strip_cache.put(source, filename, javascript)
     return javascript

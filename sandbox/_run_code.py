@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -9,8 +10,10 @@ from quickjail.sandbox import _engine
 from quickjail.sandbox._execution import CodeExecution
 from quickjail.sandbox._family import adopt
 from quickjail.sandbox._limits import OutputLimits
-from quickjail.sandbox._options import check_options
-from quickjail.sandbox._program import prepare
+from quickjail.sandbox._options import RunOptions, check_options
+from quickjail.sandbox._program import Program, prepare
+from quickjail.sandbox._result import ErrorInfo
+from quickjail.sandbox._typescript_error import StripTimeout
 from quickjail.sandbox.host import (
     DEFAULT_MEMORY_LIMIT,
     Executor,
@@ -68,7 +71,8 @@ def run_code(
         report: called with each ``report(value)`` as it happens (sync or async callable).
         memory_limit_bytes: hard cap on the guest's linear memory (8 MiB to 4 GiB).
         timeout: seconds before the run is stopped as ``terminated``/``timeout``; None for no
-            deadline (the reference contract sets none).
+            deadline (the reference contract sets none). Erasing TypeScript, done here before
+            the run starts, counts against it.
         timeout_includes_host_calls: whether time spent awaiting async host calls counts.
         fuel: an instruction budget (machine-independent); exhausted → ``terminated``/``fuel``.
         dynamic_code: allow ``eval`` and ``Function`` (off, as in Workers).
@@ -104,14 +108,40 @@ def run_code(
         seed=seed,
         output_limits=output_limits,
     )
+    if executor is not None and not callable(getattr(executor, "execution", None)):
+        raise TypeError("executor must be None or an executor (see quickjail.executors)")
+    opts, program = _prepare_within_timeout(opts)
     if executor is not None:
-        if not callable(getattr(executor, "execution", None)):
-            raise TypeError("executor must be None or an executor (see quickjail.executors)")
-        execution = executor.execution(opts, prepare(opts))
+        execution: CodeExecution = executor.execution(opts, program)
         adopt(execution)  # started by a host function: stops with the run that called it
-        return execution
-    engine = _engine.get_engine(metered=opts.fuel is not None)
-    return CodeExecution(engine, opts, prepare(opts))
+    else:
+        engine = _engine.get_engine(metered=opts.fuel is not None)
+        execution = CodeExecution(engine, opts, program)
+    if program is _STRIP_TIMED_OUT:
+        execution.terminate("timeout")  # ends before it starts, as a run's timeout does
+    return execution
+
+
+_STRIP_TIMED_OUT = ErrorInfo(
+    "InternalError", "the run's timeout passed while its TypeScript was being stripped"
+)
+"""The program of a run whose timeout passed during stripping (its stop, ``timeout``, wins)."""
+
+
+def _prepare_within_timeout(opts: RunOptions) -> tuple[RunOptions, Program | ErrorInfo]:
+    """Prepares the run; the options' timeout becomes what is left of it afterwards."""
+    if opts.timeout is None:
+        return opts, prepare(opts)
+    started = time.monotonic()
+    deadline = started + opts.timeout
+    try:
+        program = prepare(opts, deadline)
+    except StripTimeout:
+        return opts, _STRIP_TIMED_OUT
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return opts, _STRIP_TIMED_OUT
+    return opts.with_timeout(left), program
 
 
 run_code_sync = blocking(run_code)

@@ -38,39 +38,64 @@ Where a line break ends a modifier or a type in TypeScript but tree-sitter reads
 ``o satisfies object`` + line break + ``[0]`` is two statements), erasing tree-sitter's reading
 would drop code the reader sees, so such text is refused with :class:`TypeScriptError`.
 
-Bounds: the source is untrusted and stripped on the caller's thread before any run limit
-exists, so the work is linear by construction. The tree is walked once with a cursor and each
+Bounds: the source is untrusted and stripped before the run starts, so the stripping is
+bounded in work, in time and in what it takes from other threads. Sources over
+:data:`MAX_TYPESCRIPT_BYTES` are refused before parsing. The tree is walked once with a cursor
+(:mod:`._typescript_walk`, with the grammar's tables in :mod:`._typescript_kinds`) and each
 helper looks at a node's own children or at a byte span no other helper scans (never at a
-node's parent or siblings, which tree-sitter finds by descending from the root each time).
-Sources over :data:`MAX_TYPESCRIPT_BYTES` are refused before parsing, and every step is counted
-against a budget of :data:`WORK_PER_BYTE` steps per byte (a safety net the linear walk stays
-far below); either limit ends as a :class:`TypeScriptError` naming it.
+node's parent or siblings, which tree-sitter finds by descending from the root each time);
+every step is counted against a budget of :data:`WORK_PER_BYTE` steps per byte (a safety net
+the linear walk stays far below); either limit ends as a :class:`TypeScriptError` naming it.
+tree-sitter holds the GIL for its whole parse, most of it in one stretch at the end of the
+input that no progress callback interrupts (about 7 us per byte on adversarial text such as
+``f<T>(x,`` repeated: 3-4 s for 511 KiB on an idle machine, every other thread of the process
+stalled). So only sources up to :data:`IN_PROCESS_BYTES` are stripped on the caller's
+thread (tens of ms at worst); larger ones go to a helper process (:mod:`._typescript_process`)
+that the caller waits for without holding the GIL. A run's ``timeout`` counts the stripping: at
+the run's deadline the helper is killed and the run ends as a timeout, and the run's own
+deadline is what remains of its timeout after stripping. Without a timeout, stripping stops
+after :data:`~._typescript_process.HELPER_TIME_LIMIT` seconds as a :class:`TypeScriptError`.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Final
 
 import tree_sitter
-import tree_sitter_typescript
 
-from quickjail.sandbox._typescript_error import TypeScriptError
+from quickjail.sandbox._typescript_error import StripTimeout, TypeScriptError
+from quickjail.sandbox._typescript_kinds import LANGUAGE
+from quickjail.sandbox._typescript_walk import Stripper
 
-__all__ = ["MAX_TYPESCRIPT_BYTES", "WORK_PER_BYTE", "TypeScriptError", "strip_types"]
+__all__ = [
+    "IN_PROCESS_BYTES",
+    "MAX_TYPESCRIPT_BYTES",
+    "WORK_PER_BYTE",
+    "StripTimeout",
+    "TypeScriptError",
+    "strip_types",
+]
 
 MAX_TYPESCRIPT_BYTES: Final = 512 * 2**10
 """Largest TypeScript source (in UTF-8 bytes) that is stripped; larger ones are refused.
 
-Stripping is linear but runs before the run's limits exist: tree-sitter's parse alone takes up
-to about 4 us per byte on adversarial text (`a<a<a<...`), so this keeps the worst case near two
-seconds of the caller's thread. Plain JavaScript (``language="javascript"``) is not stripped.
+tree-sitter's parse alone takes up to about 7 us per byte on adversarial text (``f<T>(x,``), so
+this keeps the worst case of one helper process's parse near four seconds (of a process that
+the caller waits for without the GIL, and kills at the run's deadline). Plain JavaScript
+(``language="javascript"``) is not stripped.
 """
 WORK_PER_BYTE: Final = 16
 """Steps (tree nodes visited, helper steps) allowed per source byte before stripping stops."""
+IN_PROCESS_BYTES: Final = 4 * 2**10
+"""Largest source (in UTF-8 bytes) stripped on the caller's thread; larger ones in a helper process.
 
+At this size the parse holds the GIL for tens of ms on adversarial text (17-48 ms measured on a
+busy 2-core machine; about 2 ms for ordinary code), and a helper's round trip would cost more
+than the stripping.
+"""
 
-_LANGUAGE: Final = tree_sitter.Language(tree_sitter_typescript.language_typescript())
 _thread_state = threading.local()
 
 
@@ -78,788 +103,20 @@ def _parser() -> tree_sitter.Parser:
     """Returns this thread's parser (a tree-sitter Parser must not be shared by threads)."""
     parser: tree_sitter.Parser | None = getattr(_thread_state, "parser", None)
     if parser is None:
-        parser = tree_sitter.Parser(_LANGUAGE)
+        parser = tree_sitter.Parser(LANGUAGE)
         _thread_state.parser = parser
     return parser
 
 
-# What the tree walk does on meeting a node of a kind (by kind id); kinds not listed are
-# descended into and left as they are.
-_SKIP = 1  # leave as is, do not descend: strings, regular expressions
-_BLANK = 2  # blank the whole node: annotations, type parameters/arguments, modifiers
-_REMOVE = 3  # blank a whole statement or class member, leaving `;`
-_ENUM = 4
-_NAMESPACE = 5
-_DECORATOR = 6
-_IMPORT = 7
-_EXPORT = 8
-_IMPORT_ALIAS = 9
-_TYPE_SPECIFIER = 10  # import/export specifier, maybe `type X`
-_AS = 11  # `x as T`, `x satisfies T`
-_NON_NULL = 12
-_PARAMETER = 13
-_FIELD = 14
-_METHOD = 15
-_DECLARATOR = 16
-_ABSTRACT_CLASS = 17
-_ARROW = 18
-_STATEMENT = 19  # may need a `;` where a removed tail ends it
-_RETURN = 20  # also a _STATEMENT
-_TYPE = 21  # like _SKIP, for types met outside annotations (`x as T`)
-_CALL = 22
-
-_TYPE_KINDS: Final = (
-    "array_type conditional_type constructor_type existential_type flow_maybe_type "
-    "function_type generic_type index_type_query infer_type intersection_type literal_type "
-    "lookup_type nested_type_identifier object_type optional_type parenthesized_type "
-    "predefined_type readonly_type rest_type template_literal_type this_type tuple_type "
-    "type_identifier type_predicate type_query union_type"
-).split()
-
-_ACTION_BY_NAME: Final[dict[str, int]] = {
-    **dict.fromkeys(_TYPE_KINDS, _TYPE),
-    "string": _SKIP,
-    "regex": _SKIP,
-    **dict.fromkeys(
-        (
-            "type_annotation",
-            "type_parameters",
-            "type_arguments",
-            "asserts_annotation",
-            "type_predicate_annotation",
-            "omitting_type_annotation",
-            "adding_type_annotation",
-            "opting_type_annotation",
-            "implements_clause",
-            "accessibility_modifier",
-            "override_modifier",
-        ),
-        _BLANK,
-    ),
-    **dict.fromkeys(
-        (
-            "interface_declaration",
-            "type_alias_declaration",
-            "ambient_declaration",
-            "function_signature",
-            # Reached only in class bodies: the walk never enters interfaces or object types.
-            "method_signature",
-            "abstract_method_signature",
-            "index_signature",
-        ),
-        _REMOVE,
-    ),
-    "enum_declaration": _ENUM,
-    "internal_module": _NAMESPACE,
-    "module": _NAMESPACE,
-    "decorator": _DECORATOR,
-    "import_statement": _IMPORT,
-    "export_statement": _EXPORT,
-    "import_alias": _IMPORT_ALIAS,
-    "import_specifier": _TYPE_SPECIFIER,
-    "export_specifier": _TYPE_SPECIFIER,
-    "as_expression": _AS,
-    "satisfies_expression": _AS,
-    "non_null_expression": _NON_NULL,
-    "required_parameter": _PARAMETER,
-    "optional_parameter": _PARAMETER,
-    "public_field_definition": _FIELD,
-    "method_definition": _METHOD,
-    "variable_declarator": _DECLARATOR,
-    "abstract_class_declaration": _ABSTRACT_CLASS,
-    "arrow_function": _ARROW,
-    "expression_statement": _STATEMENT,
-    "lexical_declaration": _STATEMENT,
-    "variable_declaration": _STATEMENT,
-    "return_statement": _RETURN,
-    "throw_statement": _RETURN,
-    "call_expression": _CALL,
-}
-
-
-def _action_table() -> dict[int, int]:
-    """Maps every kind id of the grammar to its action (a kind name may have several ids)."""
-    table: dict[int, int] = {}
-    for kind_id in range(_LANGUAGE.node_kind_count):
-        name = _LANGUAGE.node_kind_for_id(kind_id)
-        if name in _ACTION_BY_NAME and _LANGUAGE.node_kind_is_named(kind_id):
-            table[kind_id] = _ACTION_BY_NAME[name]
-    return table
-
-
-_ACTIONS: Final = _action_table()
-
-
-def _kind_ids(*names: str, named: bool = True) -> frozenset[int]:
-    """Every kind id of the grammar with one of these names."""
-    return frozenset(
-        kind_id
-        for kind_id in range(_LANGUAGE.node_kind_count)
-        if _LANGUAGE.node_kind_for_id(kind_id) in names
-        and _LANGUAGE.node_kind_is_named(kind_id) == named
-    )
-
-
-_COMMA_IDS: Final = _kind_ids(",", named=False)
-_AS_IDS: Final = _kind_ids("as_expression", "satisfies_expression")
-_TYPE_ASSERTION_IDS: Final = _kind_ids("type_assertion")
-_INTERNAL_MODULE_IDS: Final = _kind_ids("internal_module")
-# Types that TypeScript ends at a line break before their `[`.
-_INDEXED_TYPE_IDS: Final = _kind_ids("array_type", "lookup_type")
-# What `visit` asks of the walk next.
-_NEXT = 0  # go on with the next sibling
-_DESCEND = 1  # visit the node's children
-_COMMA = 2  # blank the next sibling if it is a comma, then go on
-
-# Statements that erase to nothing, so a namespace holding only these has no runtime code.
-_TYPE_ONLY_STATEMENTS: Final = frozenset(
-    {
-        "interface_declaration",
-        "type_alias_declaration",
-        "ambient_declaration",
-        "function_signature",
-        "comment",
-        "empty_statement",
-    }
-)
-_PARAMETER_PROPERTY_MODIFIERS: Final = frozenset(
-    {"accessibility_modifier", "override_modifier", "readonly"}
-)
-# Modifiers that TypeScript takes as a modifier only when the next token is on the same line.
-_SAME_LINE_MODIFIERS: Final = frozenset(
-    {"accessibility_modifier", "override_modifier", "abstract", "declare", "readonly", "accessor"}
-)
-_LINE_BREAKS: Final = (b"\n", b"\r", "\u2028".encode(), "\u2029".encode())
-# bytes.translate table: every ASCII byte but CR and LF becomes a space.
-_ASCII_BLANK: Final = bytes(b if b in (10, 13) else 32 for b in range(256))
-_KEPT_CHARS: Final = frozenset("\n\r\u2028\u2029")
-
-_MESSAGES: Final = {
-    "enum": (
-        "`enum` declarations are not supported: they need code generation, which type "
-        "stripping does not do; use an object literal with `as const` instead"
-    ),
-    "namespace": (
-        "`{}` declarations with runtime code are not supported: they need code generation, "
-        "which type stripping does not do; use a plain object or a module instead"
-    ),
-    "decorator": "decorators are not supported: the QuickJS-ng engine cannot run them",
-    "accessor": (
-        "auto-accessor fields (`accessor x`) are not supported: the QuickJS-ng engine cannot "
-        "run them; write a getter and a setter instead"
-    ),
-    "parameter property": (
-        "constructor parameter properties (a modifier such as `private` or `readonly` on a "
-        "parameter) are not supported: they need code generation, which type stripping does "
-        "not do; declare the field in the class body and assign it in the constructor"
-    ),
-    "import require": (
-        "`import x = require(...)` is not supported: it needs code generation, which type "
-        'stripping does not do; use `import x from "..."` instead'
-    ),
-    "import alias": (
-        "`import x = A.B` aliases are not supported: they need code generation, which type "
-        "stripping does not do; use `const x = A.B` instead"
-    ),
-    "export assignment": (
-        "`export =` is not supported: it needs code generation, which type stripping does not "
-        "do; use `export default` instead"
-    ),
-    "modifier line break": (
-        "`{}` followed by a line break is not a modifier in TypeScript: it is read as a name of "
-        "its own and the next line as separate code; put it on the line of what it modifies"
-    ),
-    "type line break": (
-        "a line break before `[` ends a type in TypeScript, so this `[` starts new code rather "
-        "than an array or indexed type; put `[` on the type's line, or end the statement "
-        "with `;` before it"
-    ),
-}
-
-
-def _has_line_break(data: bytes, start: int, end: int) -> bool:
-    """Tells whether `data[start:end]` (UTF-8) holds a JavaScript line terminator."""
-    return any(data.find(brk, start, end) >= 0 for brk in _LINE_BREAKS)
-
-
-class _Stripper:
-    """One stripping run: walks the tree and collects the byte ranges to blank.
-
-    Every loop over tree nodes or collected ranges counts its steps in ``work`` (the walk in
-    ``visited``); :meth:`count` stops the run once they pass the budget.
-    """
-
-    def __init__(self, source: bytes, filename: str) -> None:
-        self.source = source
-        self.filename = filename
-        # Byte ranges [start, end) to blank; they may touch or overlap.
-        self.ranges: list[tuple[int, int]] = []
-        # Byte offset (inside a blanked range) -> the character written there instead of a space.
-        self.marks: dict[int, str] = {}
-        # End offsets of statements that a blanked tail may end: they get a `;` there.
-        self.tails: list[int] = []
-        self.root: tree_sitter.Node | None = None
-        # Set once a refusal met an earlier syntax error: every later one is left to the engine.
-        self.refusals_left = False
-        self.budget = WORK_PER_BYTE * (len(source) + 64)
-        self.visited = 0  # nodes the walk visited
-        self.work = 0  # steps of the helpers
-
-    def count(self, steps: int) -> None:
-        """Adds helper steps; raises TypeScriptError once the run is over its budget."""
-        self.work += steps
-        if self.work > self.budget or self.visited > self.budget:
-            message = (
-                f"type stripping stopped after {self.budget} steps, its limit for a source of "
-                f"{len(self.source)} bytes (WORK_PER_BYTE = {WORK_PER_BYTE} per byte)"
-            )
-            raise TypeScriptError(message, line=1, column=1, filename=self.filename)
-
-    # -- collecting ------------------------------------------------------------------------
-
-    def walk(self, root: tree_sitter.Node) -> None:
-        """Visits the tree in document order, deciding per node whether to descend."""
-        self.root = root
-        # The hot loop of the module: about 0.2 us per node, so keep it lean.
-        action_of = _ACTIONS.get
-        add_range = self.ranges.append
-        visit = self.visit
-        check_types = self.check_types
-        cursor = root.walk()
-        first_child = cursor.goto_first_child
-        next_sibling = cursor.goto_next_sibling
-        parent = cursor.goto_parent
-        visited = 0
-        budget = self.budget
-        try:
-            while True:
-                node = cursor.node
-                if node is None:  # pragma: no cover - a cursor always has a node
-                    return
-                visited += 1
-                if visited > budget:
-                    self.visited = visited
-                    self.count(0)
-                action = action_of(node.kind_id)
-                if action is None:
-                    if first_child():
-                        continue
-                elif action == _BLANK:
-                    if not node.has_error:
-                        add_range((node.start_byte, node.end_byte))
-                        check_types(node)
-                elif action == _TYPE:
-                    check_types(node)
-                elif action != _SKIP:
-                    step = visit(action, node)
-                    if step == _DESCEND:
-                        if first_child():
-                            continue
-                    elif step == _COMMA and next_sibling():
-                        following = cursor.node
-                        if following is not None and following.kind_id in _COMMA_IDS:
-                            add_range((following.start_byte, following.end_byte))
-                        continue
-                while not next_sibling():
-                    if not parent():
-                        return
-        finally:
-            self.visited = visited
-
-    def visit(self, action: int, node: tree_sitter.Node) -> int:
-        """Handles a node needing more than blanking; returns what the walk does next."""
-        if action == _STATEMENT:
-            self.add_tail(node)
-            inner = node.child(0) if node.child_count else None
-            if inner is not None and inner.kind_id in _INTERNAL_MODULE_IDS:
-                self.visit_namespace(inner, node)  # `namespace N {}` is an expression statement
-                return _NEXT
-        elif action == _RETURN:
-            self.add_tail(node)
-            self.check_return_assertion(node)
-        elif action == _AS:
-            self.visit_as(node)
-        elif action == _CALL:
-            self.visit_call(node)
-        elif action == _NON_NULL:
-            if not node.has_error:
-                self.ranges.append((node.end_byte - 1, node.end_byte))
-        elif action == _PARAMETER:
-            return self.visit_parameter(node)
-        elif action == _DECLARATOR:
-            self.blank_tokens(node, self.children(node), ("!", "?"))
-        elif action == _METHOD:
-            children = self.children(node)
-            self.check_modifiers(node, children)
-            self.blank_tokens(node, children, ("!", "?"))
-        elif action == _FIELD:
-            return self.visit_field(node)
-        elif action == _ARROW:
-            self.visit_arrow(node)
-        elif action == _ABSTRACT_CLASS:
-            children = self.children(node)
-            self.check_modifiers(node, children)
-            self.blank_tokens(node, children, ("abstract",))
-        elif action == _REMOVE:
-            self.remove(node)
-            return _NEXT
-        elif action == _IMPORT:
-            return self.visit_import(node)
-        elif action == _EXPORT:
-            return self.visit_export(node)
-        elif action == _TYPE_SPECIFIER:
-            return self.visit_specifier(node)
-        elif action == _NAMESPACE:
-            self.visit_namespace(node, node)
-            return _NEXT
-        elif action == _ENUM:
-            self.refuse("enum", node)
-        elif action == _DECORATOR:
-            self.refuse("decorator", node)
-        elif action == _IMPORT_ALIAS:
-            self.refuse("import alias", node)
-        return _DESCEND
-
-    def children(self, node: tree_sitter.Node) -> list[tree_sitter.Node]:
-        """Returns the node's children, counting them as work."""
-        children = node.children
-        self.count(len(children) + 1)
-        return children
-
-    def refuse(self, what: str, node: tree_sitter.Node, word: str = "") -> None:
-        """Raises TypeScriptError for `node`, unless it is part of a syntax error."""
-        if node.has_error or self.refusals_left:
-            return  # leave it to the JavaScript engine, which reports the syntax error
-        if self.earlier_syntax_error(node.start_byte):
-            # The engine stops at that error: let it report it. The walk goes on in document
-            # order, so the error precedes every later refusal too.
-            self.refusals_left = True
-            return
-        if what == "enum":
-            message = _MESSAGES["enum"]
-            if node.child_count and node.children[0].type == "const":
-                message = "`const " + message[1:]
-        elif what == "namespace":
-            message = _MESSAGES["namespace"].format(node.children[0].type)
-        else:
-            message = _MESSAGES[what].format(word)
-        row, byte_column = node.start_point
-        line_start = node.start_byte - byte_column
-        column = len(self.source[line_start : node.start_byte].decode("utf-8", "replace")) + 1
-        raise TypeScriptError(message, line=row + 1, column=column, filename=self.filename)
-
-    def earlier_syntax_error(self, position: int) -> bool:
-        """Tells whether a syntax error that stays in the output starts before `position`.
-
-        Called at most once per run (see :meth:`refuse`), so one pass over the error-holding
-        part of the tree and one sort of the ranges are its whole cost.
-        """
-        root = self.root
-        if root is None or not root.has_error:
-            return False
-        merged = self.merged_ranges()
-        index = 0
-        cursor = root.walk()
-        while True:
-            self.count(1)
-            node = cursor.node
-            if node is None:  # pragma: no cover - a cursor always has a node
-                return False
-            descend = False
-            if node.is_error or node.is_missing:
-                error = node.start_byte
-                if error >= position:
-                    return False
-                while index < len(merged) and merged[index][1] <= error:
-                    index += 1
-                if index == len(merged) or merged[index][0] > error:
-                    return True  # not blanked: the engine sees it
-            elif node.has_error:
-                descend = True
-            if descend and cursor.goto_first_child():
-                continue
-            while not cursor.goto_next_sibling():
-                if not cursor.goto_parent():
-                    return False
-
-    def merged_ranges(self) -> list[list[int]]:
-        """Returns the collected ranges sorted, with touching or overlapping ones joined."""
-        self.count(len(self.ranges))
-        merged: list[list[int]] = []
-        for start, end in sorted(self.ranges):
-            if merged and start <= merged[-1][1]:
-                if end > merged[-1][1]:
-                    merged[-1][1] = end
-            else:
-                merged.append([start, end])
-        return merged
-
-    def check_types(self, node: tree_sitter.Node) -> None:
-        """Refuses an array or indexed type whose `[` follows a line break (TypeScript ends
-        the type there; tree-sitter may read on and so blank the code after it).
-
-        Called only on subtrees the walk does not enter, so each node is checked once.
-        """
-        source = self.source
-        start, end = node.start_byte, node.end_byte
-        if source.find(b"[", start, end) < 0 or not _has_line_break(source, start, end):
-            return
-        cursor = node.walk()
-        while True:
-            self.count(1)
-            current = cursor.node
-            if current is None:  # pragma: no cover - a cursor always has a node
-                return
-            if current.kind_id in _INDEXED_TYPE_IDS and not current.has_error:
-                children = self.children(current)
-                bracket = next((c for c in children if c.type == "[" and not c.is_named), None)
-                # The gap holds any comments too: a line break inside one counts, as in tsc.
-                if bracket is not None and _has_line_break(
-                    source, children[0].end_byte, bracket.start_byte
-                ):
-                    self.refuse("type line break", bracket)
-            if cursor.goto_first_child():
-                continue
-            while not cursor.goto_next_sibling():
-                if not cursor.goto_parent():
-                    return
-
-    def check_modifiers(self, node: tree_sitter.Node, children: list[tree_sitter.Node]) -> None:
-        """Refuses a modifier followed by a line break that tree-sitter still took as one."""
-        if node.has_error:
-            return
-        source = self.source
-        modifier: tree_sitter.Node | None = None
-        for child in children:
-            kind = child.type
-            if kind == "comment":
-                continue  # the gap after a modifier spans comments (a line break in one counts)
-            if modifier is not None and _has_line_break(
-                source, modifier.end_byte, child.start_byte
-            ):
-                word = source[modifier.start_byte : modifier.end_byte].decode("utf-8", "replace")
-                self.refuse("modifier line break", modifier, word)
-            modifier = child if kind in _SAME_LINE_MODIFIERS else None
-
-    def leading_assertion(self, node: tree_sitter.Node) -> tuple[int, int] | None:
-        """Finds a type assertion `<T>` at the very start of an expression.
-
-        Returns:
-            The start byte of the outermost such assertion and the start byte of the first
-            token left after it and any directly following ones (`<A><B>x` -> `x`); None if
-            the expression does not start with a type assertion.
-        """
-        start = node.start_byte
-        while node.kind_id not in _TYPE_ASSERTION_IDS:
-            self.count(1)
-            head = node.child(0) if node.child_count else None
-            if head is None or head.start_byte != start:
-                return None
-            node = head
-        while node.kind_id in _TYPE_ASSERTION_IDS and node.child_count == 2:
-            operand = node.child(1)
-            if operand is None:  # pragma: no cover - child_count said 2
-                break
-            node = operand
-            first = node.start_byte
-            while node.kind_id not in _TYPE_ASSERTION_IDS:
-                self.count(1)
-                head = node.child(0) if node.child_count else None
-                if head is None or head.start_byte != first:
-                    break
-                node = head
-        return start, node.start_byte
-
-    def is_type_only_namespace(self, node: tree_sitter.Node) -> bool:
-        """Tells whether a namespace/module declaration holds types only, and so erases whole."""
-        pending = [node]  # a worklist, not recursion: nesting depth is up to the untrusted source
-        while pending:
-            body = pending.pop().child_by_field_name("body")
-            if body is None:  # `declare module "x";`
-                continue
-            for statement in self.children(body):
-                if not statement.is_named:
-                    continue
-                kind = statement.type
-                if kind in _TYPE_ONLY_STATEMENTS:
-                    continue
-                if kind == "module":
-                    pending.append(statement)
-                    continue
-                if kind == "expression_statement":
-                    inner = statement.named_children
-                    if len(inner) == 1 and inner[0].type == "internal_module":
-                        pending.append(inner[0])
-                        continue
-                    return False
-                if kind not in ("export_statement", "import_statement"):
-                    return False
-                children = self.children(statement)
-                if any(child.type == "type" and not child.is_named for child in children):
-                    continue  # `export type { A }`, `import type { A } from "m"`
-                declaration = statement.child_by_field_name("declaration")
-                if declaration is None:
-                    return False
-                if declaration.type in ("internal_module", "module"):
-                    pending.append(declaration)
-                elif declaration.type not in _TYPE_ONLY_STATEMENTS:
-                    return False
-        return True
-
-    def remove(self, node: tree_sitter.Node) -> None:
-        """Blanks a whole statement or class member, writing `;` at its start."""
-        if node.has_error:
-            return
-        self.check_modifiers(node, self.children(node))
-        self.check_types(node)
-        self.ranges.append((node.start_byte, node.end_byte))
-        self.marks[node.start_byte] = ";"
-
-    def add_tail(self, node: tree_sitter.Node) -> None:
-        """Notes a statement not ended by `;`, in case its end is blanked."""
-        end = node.end_byte
-        if self.source[end - 1 : end] != b";" and self.source[end : end + 1] != b";":
-            self.tails.append(end)
-
-    def blank_tokens(
-        self, node: tree_sitter.Node, children: list[tree_sitter.Node], tokens: tuple[str, ...]
-    ) -> None:
-        """Blanks the node's own keyword/punctuation children named in `tokens`."""
-        for child in children:
-            if not child.is_named and child.type in tokens:
-                self.ranges.append((child.start_byte, child.end_byte))
-
-    def visit_as(self, node: tree_sitter.Node) -> None:
-        """Blanks ` as T` / ` satisfies T` from the keyword to the end of the type."""
-        if node.child_count < 3 or node.has_error:
-            return
-        keyword = node.child(1)
-        if keyword is not None:
-            self.ranges.append((keyword.start_byte, node.end_byte))
-
-    def visit_call(self, node: tree_sitter.Node) -> None:
-        """`x as T` + line break + `(y)`: TypeScript ends the statement after `T` (a call
-        cannot follow a binary expression); tree-sitter reads a call, JavaScript would too."""
-        function = node.child(0) if node.child_count else None
-        if (
-            function is None
-            or function.kind_id not in _AS_IDS
-            or function.child_count < 3
-            or function.has_error
-        ):
-            return
-        keyword = function.child(1)
-        arguments = node.child_by_field_name("arguments")
-        if (
-            keyword is not None
-            and arguments is not None
-            and _has_line_break(self.source, function.end_byte, arguments.start_byte)
-        ):
-            self.marks[keyword.start_byte] = ";"
-
-    def visit_parameter(self, node: tree_sitter.Node) -> int:
-        """Blanks `?` and `this: T` parameters; refuses parameter properties."""
-        if node.has_error:
-            return _DESCEND
-        for child in self.children(node):
-            kind = child.type
-            if kind in _PARAMETER_PROPERTY_MODIFIERS:
-                self.refuse("parameter property", node)
-            elif kind == "?" and not child.is_named:
-                self.ranges.append((child.start_byte, child.end_byte))
-        pattern = node.child_by_field_name("pattern")
-        if pattern is not None and pattern.type == "this":
-            # `this: T` parameter: blank it and its comma.
-            self.ranges.append((node.start_byte, node.end_byte))
-            return _COMMA
-        return _DESCEND
-
-    def visit_field(self, node: tree_sitter.Node) -> int:
-        """Blanks a class field's `readonly`, `?` and `!`; removes `declare`/`abstract` ones."""
-        self.add_tail(node)
-        children = self.children(node)
-        self.check_modifiers(node, children)
-        for child in children:
-            if child.is_named:
-                continue
-            kind = child.type
-            if kind == "declare" or kind == "abstract":
-                self.remove(node)  # `declare x: T`, `abstract x: T` emit nothing
-                return _NEXT
-            if kind == "accessor":
-                self.refuse("accessor", node)
-            if kind in ("readonly", "?", "!"):
-                self.ranges.append((child.start_byte, child.end_byte))
-        return _DESCEND
-
-    def visit_arrow(self, node: tree_sitter.Node) -> None:
-        """Handles the two places where an arrow function is sensitive to blanking."""
-        source = self.source
-        body = node.child_by_field_name("body")
-        if body is not None and body.kind_id in _TYPE_ASSERTION_IDS and not body.has_error:
-            # `() => <T>{ a: 1 }`: without the assertion, `{` would open a block body, so
-            # `<T>` (3 characters at least) becomes `0||`, keeping the object as the value.
-            found = self.leading_assertion(body)
-            if found is not None and source[found[1] : found[1] + 1] == b"{":
-                self.marks.update({found[0]: "0", found[0] + 1: "|", found[0] + 2: "|"})
-        # A return type spanning lines: JavaScript allows no line break before `=>`, so `)`
-        # moves to the end of the type.
-        return_type = node.child_by_field_name("return_type")
-        if return_type is None or return_type.has_error:
-            return
-        parameters = node.child_by_field_name("parameters")
-        if parameters is None or parameters.has_error:
-            return
-        close = parameters.end_byte - 1
-        if source[close : close + 1] != b")":
-            return
-        if not _has_line_break(source, close, return_type.end_byte):
-            return
-        last = return_type.end_byte - 1
-        while source[last] & 0xC0 == 0x80:  # back to the first byte of the last character
-            last -= 1
-        self.ranges.append((close, close + 1))
-        self.marks[last] = ")"
-
-    def check_return_assertion(self, node: tree_sitter.Node) -> None:
-        """Keeps `return <T>` + line break + operand returning the operand: `return 0,`."""
-        if node.child_count < 2 or node.has_error:
-            return
-        operand = node.child(1)
-        found = None if operand is None else self.leading_assertion(operand)
-        if found is not None:
-            assertion, kept = found
-            if _has_line_break(self.source, assertion, kept):
-                self.marks[assertion] = "0"
-                self.marks[assertion + 1] = ","
-
-    def visit_import(self, node: tree_sitter.Node) -> int:
-        """Removes `import type ...`; refuses `import x = require(...)`."""
-        children = self.children(node)
-        if len(children) > 1 and children[1].type == "type" and not children[1].is_named:
-            self.remove(node)  # `import type ...`
-            return _NEXT
-        for child in children:
-            if child.type == "import_require_clause":
-                self.refuse("import require", node)
-        return _DESCEND
-
-    def visit_export(self, node: tree_sitter.Node) -> int:
-        """Removes exports of types and type-only declarations; refuses `export =`."""
-        children = self.children(node)
-        second = children[1] if len(children) > 1 else None
-        if second is not None and not second.is_named:
-            if second.type == "type":  # `export type { A }`
-                self.remove(node)
-                return _NEXT
-            if second.type == "=":
-                self.refuse("export assignment", node)
-            if second.type == "as":  # `export as namespace X`
-                self.remove(node)
-                return _NEXT
-        if (
-            second is not None
-            and second.type == "ERROR"
-            and second.end_byte - second.start_byte == 4
-            and self.source[second.start_byte : second.end_byte] == b"type"
-            and len(children) > 2
-            and children[2].type in ("*", "namespace_export")
-            and not any(child.has_error for child in children[2:])
-        ):
-            # `export type * from "m"`: valid TypeScript the grammar does not know.
-            self.ranges.append((node.start_byte, node.end_byte))
-            self.marks[node.start_byte] = ";"
-            return _NEXT
-        declaration = node.child_by_field_name("declaration")
-        if declaration is not None:
-            kind = declaration.type
-            if kind in _TYPE_ONLY_STATEMENTS:
-                self.remove(node)
-                return _NEXT
-            if kind in ("internal_module", "module"):
-                self.visit_namespace(declaration, node)
-                return _NEXT
-            if kind == "import_alias":
-                self.refuse("import alias", declaration)
-        else:
-            self.add_tail(node)  # `export default x as T`
-        return _DESCEND
-
-    def visit_specifier(self, node: tree_sitter.Node) -> int:
-        """Blanks `type A` (and its comma) in `import { type A, b }` / `export { type A }`."""
-        if node.has_error or node.child_count < 2:
-            return _NEXT
-        first = node.child(0)
-        if first is None or first.type != "type" or first.is_named:
-            return _NEXT
-        self.ranges.append((node.start_byte, node.end_byte))
-        return _COMMA
-
-    def visit_namespace(self, node: tree_sitter.Node, statement: tree_sitter.Node) -> None:
-        """Erases a types-only namespace/module (with its statement); refuses any other."""
-        if node.has_error:
-            return
-        if not self.is_type_only_namespace(node):
-            self.refuse("namespace", node)
-        self.remove(statement)
-
-    # -- output --------------------------------------------------------------------------
-
-    def render(self) -> bytes:
-        """Returns the source with the collected ranges blanked and marks written."""
-        source = self.source
-        merged = self.merged_ranges()
-        marks = self.marks
-        if self.tails:
-            self.count(len(self.tails))
-            start_by_end = {end: start for start, end in merged}
-            for tail in self.tails:
-                tail_start = start_by_end.get(tail)
-                if tail_start is not None and tail_start not in marks:
-                    marks[tail_start] = ";"
-        self.count(len(marks))
-        mark_offsets = sorted(marks)
-        next_mark = 0
-        pieces: list[bytes] = []
-        position = 0
-        for start, end in merged:
-            pieces.append(source[position:start])
-            chunk = source[start:end]
-            while next_mark < len(mark_offsets) and mark_offsets[next_mark] < start:
-                next_mark += 1
-            first_mark = next_mark
-            while next_mark < len(mark_offsets) and mark_offsets[next_mark] < end:
-                next_mark += 1
-            if chunk.isascii():
-                blank = bytearray(chunk.translate(_ASCII_BLANK))
-                for offset in mark_offsets[first_mark:next_mark]:
-                    if blank[offset - start] == 32:
-                        blank[offset - start] = ord(marks[offset])
-                pieces.append(bytes(blank))
-            else:
-                text = chunk.decode("utf-8", "surrogatepass")
-                chars = [c if c in _KEPT_CHARS else " " for c in text]
-                # Code point index of each mark, counted on from the previous one (marks are
-                # sorted), so the chunk is decoded once however many marks it holds.
-                index = 0
-                counted = start
-                for offset in mark_offsets[first_mark:next_mark]:
-                    index += len(source[counted:offset].decode("utf-8", "surrogatepass"))
-                    counted = offset
-                    if chars[index] == " ":
-                        chars[index] = marks[offset]
-                pieces.append("".join(chars).encode("utf-8", "surrogatepass"))
-            position = end
-        pieces.append(source[position:])
-        return b"".join(pieces)
-
-
-def strip_types(source: str, *, filename: str = "<run_code>") -> str:
+def strip_types(source: str, *, filename: str = "<run_code>", deadline: float | None = None) -> str:
     """Turns TypeScript into JavaScript by blanking its types, keeping every position.
 
     Args:
         source: TypeScript source text.
         filename: Name of the source, used in error messages.
+        deadline: ``time.monotonic()`` time by which stripping must end (the run's deadline);
+            None for none (the helper's :data:`~._typescript_process.HELPER_TIME_LIMIT`
+            still applies).
 
     Returns:
         JavaScript of the same length in code points, with every kept character at its
@@ -869,15 +126,23 @@ def strip_types(source: str, *, filename: str = "<run_code>") -> str:
         TypeScriptError: The source uses a construct that needs code generation (``enum``,
             a namespace with values, constructor parameter properties, ``import x = ...``,
             ``export =``) or a decorator, a line break ends a modifier or a type where
-            tree-sitter reads on, or the source is over :data:`MAX_TYPESCRIPT_BYTES` or its
-            work budget. Syntax errors are not raised: such text is left for the JavaScript
-            engine to report.
+            tree-sitter reads on, or the source is over :data:`MAX_TYPESCRIPT_BYTES`, its
+            work budget or the helper's time limit. Syntax errors are not raised: such text is
+            left for the JavaScript engine to report.
+        StripTimeout: The deadline passed before stripping ended.
     """
-    return _strip(source, filename)[0]
+    data = _encode(source, filename)
+    if deadline is not None and time.monotonic() >= deadline:
+        raise StripTimeout
+    if len(data) <= IN_PROCESS_BYTES:
+        return _strip_encoded(source, data, filename)[0]
+    from quickjail.sandbox import _typescript_process  # loaded by the first large source
+
+    return _typescript_process.strip(source, data, filename, deadline)
 
 
-def _strip(source: str, filename: str) -> tuple[str, int]:
-    """Strips `source`; returns the JavaScript and the steps it took (tests check the count)."""
+def _encode(source: str, filename: str) -> bytes:
+    """Returns the source as UTF-8; raises TypeScriptError if it is over the size limit."""
     # UTF-8 takes at least a byte per code point: a source too long in code points is refused
     # before it is encoded.
     data = source.encode("utf-8", "surrogatepass") if len(source) <= MAX_TYPESCRIPT_BYTES else b""
@@ -889,8 +154,18 @@ def _strip(source: str, filename: str) -> tuple[str, int]:
             "split them into modules"
         )
         raise TypeScriptError(message, line=1, column=1, filename=filename)
+    return data
+
+
+def _strip(source: str, filename: str) -> tuple[str, int]:
+    """Strips `source` on this thread; returns the JavaScript and the steps it took (tests
+    check the count; a helper process strips with this)."""
+    return _strip_encoded(source, _encode(source, filename), filename)
+
+
+def _strip_encoded(source: str, data: bytes, filename: str) -> tuple[str, int]:
     tree = _parser().parse(data)
-    stripper = _Stripper(data, filename)
+    stripper = Stripper(data, filename, WORK_PER_BYTE)
     stripper.walk(tree.root_node)
     if not stripper.ranges:
         return source, stripper.visited + stripper.work

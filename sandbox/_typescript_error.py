@@ -6,7 +6,7 @@ its tree-sitter grammar (:mod:`._typescript` loads them; a JavaScript run never 
 
 from __future__ import annotations
 
-__all__ = ["TypeScriptError"]
+__all__ = ["StripTimeout", "TypeScriptError"]
 
 
 class TypeScriptError(Exception):
@@ -32,3 +32,11 @@ class TypeScriptError(Exception):
         self.line = line
         self.column = column
         self.filename = filename
+
+
+class StripTimeout(Exception):
+    """The run's deadline passed while its TypeScript was being stripped.
+
+    Never reaches the caller: the run that prepared the source ends as a timeout
+    (``status="terminated"``, ``reason="timeout"``), as if its guest had been stopped.
+    """

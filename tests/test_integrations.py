@@ -55,6 +55,34 @@ def test_code_runner_error_has_position_in_user_source() -> None:
     assert answer["error"]["line"] == 2
 
 
+def test_an_async_run_leaves_the_event_loop_running_while_typescript_is_stripped() -> None:
+    # run_code erases TypeScript before it returns; for a large source that is a helper
+    # process's parse, seconds on adversarial text. CodeRunner.run waits for it on a worker
+    # thread, so a task of the loop keeps running (it ticked about once before: the loop was
+    # blocked in run_code until the run's timeout).
+    runner = CodeRunner(timeout=0.5, kind="module")
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.sleep(0.001)
+
+    async def main() -> tuple[Any, int]:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(tick)
+            await anyio.sleep(0.01)
+            before = ticks
+            answer = await runner.run("f<T>(x," * (400 * 2**10 // 7))
+            tasks.cancel_scope.cancel()
+        return answer, ticks - before
+
+    answer, during = anyio.run(main)
+    assert (answer["status"], answer["reason"]) == ("terminated", "timeout")
+    assert during > 20, during
+
+
 def test_importing_quickjail_does_not_import_the_frameworks() -> None:
     code = (
         "import sys, quickjail, quickjail.integrations, quickjail.integrations.pydantic_ai, "

@@ -254,6 +254,41 @@ async def test_unknown_tool_is_a_protocol_error() -> None:
             await session.call_tool("nope", {})
 
 
+async def test_the_servers_event_loop_runs_while_a_calls_typescript_is_stripped() -> None:
+    # run_code erases TypeScript before it returns; for a large source that is a helper
+    # process's parse, seconds on adversarial text. The server waits for it on a worker
+    # thread: a task of its loop keeps running (it ticked about once before, the loop being
+    # blocked in run_code until the call's timeout).
+    import anyio
+    from mcp import types
+
+    from quickjail._mcp import ServerOptions, _RunCodeTool
+
+    tool = _RunCodeTool(ServerOptions(), None, None)
+    code = "f<T>(x," * (400 * 2**10 // 7)
+    params = types.CallToolRequestParams(
+        name="run_code", arguments={"code": code, "kind": "module", "timeout": 0.5}
+    )
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.sleep(0.001)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(tick)
+        await anyio.sleep(0.01)
+        before = ticks
+        result = await tool.call_tool(None, params)  # type: ignore[arg-type]  # ctx unused
+        during = ticks - before
+        tasks.cancel_scope.cancel()
+    data = payload(result)
+    assert (data["status"], data["reason"]) == ("terminated", "timeout")
+    assert during > 20, during
+
+
 TOOLS_MODULE = """
 from pydantic import BaseModel
 

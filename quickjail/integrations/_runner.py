@@ -158,7 +158,12 @@ class CodeRunner:
             The answer (:class:`quickjail.runtime.helpers.RunCodeAnswer`), JSON data; a
             malformed call is ``status == "invalid_arguments"`` with the reason in ``error``.
         """
-        execution = self._prepare(code, timeout)
+        import anyio
+
+        # run_code erases TypeScript before it returns (for a large source, a helper
+        # process's parse up to the run's timeout): wait for it on a worker thread, not the
+        # event loop.
+        execution = await anyio.to_thread.run_sync(self._prepare, code, timeout)
         if not isinstance(execution, sandbox.CodeExecution):
             return execution
         return run_code_answer(await execution)

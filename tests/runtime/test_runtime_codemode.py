@@ -378,6 +378,35 @@ async def test_the_tools_global_is_declared_for_the_model_and_names_are_checked(
         code_mode_tool(_tools(), globals={"tools": 1})
 
 
+async def test_the_event_loop_runs_while_a_code_mode_calls_typescript_is_stripped(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    # run_code erases TypeScript before it returns; for a large source that is a helper
+    # process's parse, seconds on adversarial text. Code mode waits for it on a worker thread,
+    # so a task of the loop keeps running (it ticked about once before: the loop was blocked
+    # in run_code until the run's timeout).
+    tool = code_mode_tool(_tools(), timeout=0.5, kind="module")
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.sleep(0.001)
+
+    async with open_runtime(tools=[tool]) as rt:
+        thread = await rt.thread()
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(tick)
+            await anyio.sleep(0.01)
+            before = ticks
+            (result,) = await thread.execute_tool_calls([_call("f<T>(x," * (400 * 2**10 // 7))])
+            during = ticks - before
+            tasks.cancel_scope.cancel()
+    assert result.result["status"] == "terminated" and result.result["reason"] == "timeout"
+    assert during > 20, during
+
+
 async def test_code_mode_keeps_a_callers_kind_and_globals(
     open_runtime: Callable[..., runtime.Runtime],
 ) -> None:
