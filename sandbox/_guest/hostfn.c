@@ -102,7 +102,7 @@ static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSVal
         JSValue funcs[2];
         JSValue promise = JS_NewPromiseCapability(ctx, funcs);
         if (JS_IsException(promise)) { buf_free(&m); return promise; }
-        int64_t r = qj_host(QJ_OP_CALL, fn_id, (int32_t)(uintptr_t)m.p, (int32_t)m.len,
+        int64_t r = qj_host(QJ_OP_CALL, fn_id, QJ_ADDR(m.p), (int32_t)m.len,
                             (int32_t)(id + 1));
         buf_free(&m);
         if (r == QJ_E_PENDING) {
@@ -133,7 +133,7 @@ static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSVal
     /* QJ_FN_PROMISE names the call id its promise would take if the host parks the call
      * (QJ_E_PENDING: a host function paused it); QJ_FN_VALUE cannot wait, so it names none */
     int32_t call_id = mode == QJ_FN_PROMISE ? (int32_t)(g.ncalls + 1) : 0;
-    int64_t r = qj_host(QJ_OP_CALL, fn_id, (int32_t)(uintptr_t)m.p, (int32_t)m.len, call_id);
+    int64_t r = qj_host(QJ_OP_CALL, fn_id, QJ_ADDR(m.p), (int32_t)m.len, call_id);
     buf_free(&m);
     if (r == QJ_E_PENDING && call_id > 0)
         return parked_promise(ctx);
