@@ -76,7 +76,8 @@ static JSValue parked_promise(JSContext *ctx)
     return promise;
 }
 
-/* magic = function id << 2 | mode (QJ_FN_*) */
+/* magic = function id << 2 | mode (QJ_FN_*), so an id is at most MAX_FN_ID */
+#define MAX_FN_ID (INT32_MAX >> 2)
 static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv,
                           int magic, JSValueConst *func_data)
 {
@@ -186,16 +187,26 @@ JSValue bind_host_values(JSContext *ctx, JSValue v, int depth)
         JSValue idv = JS_GetPropertyUint32(ctx, marker, 0);
         JSValue asv = JS_GetPropertyUint32(ctx, marker, 1);
         JSValue namev = JS_GetPropertyUint32(ctx, marker, 2);
-        int32_t id = 0, mode = QJ_FN_PROMISE;
-        JS_ToInt32(ctx, &id, idv);
+        double idd = -1;
+        int32_t mode = QJ_FN_PROMISE;
+        if (JS_ToFloat64(ctx, &idd, idv))
+            JS_FreeValue(ctx, JS_GetException(ctx));
         JS_ToInt32(ctx, &mode, asv);
         if (mode < QJ_FN_VALUE || mode > QJ_FN_PROMISE)
             mode = QJ_FN_PROMISE;
-        const char *name = JS_ToCString(ctx, namev);
         JS_FreeValue(ctx, idv);
         JS_FreeValue(ctx, asv);
-        JS_FreeValue(ctx, namev);
         JS_FreeValue(ctx, marker);
+        if (!(idd >= 0 && idd <= MAX_FN_ID && idd == (int32_t)idd)) {
+            /* not an id the magic can hold: shifted into it, a negative one was undefined
+             * behaviour and a large one lost its top bits and called another function (found
+             * by fuzz/). The object stays a plain value. */
+            JS_FreeValue(ctx, namev);
+            goto walk;
+        }
+        int32_t id = (int32_t)idd;
+        const char *name = JS_ToCString(ctx, namev);
+        JS_FreeValue(ctx, namev);
         JS_FreeValue(ctx, v);
         JSValue fn = JS_NewCFunctionData2(ctx, js_host_fn, name ? name : "", 0,
                                           (id << 2) | mode, 0, NULL);
@@ -203,6 +214,7 @@ JSValue bind_host_values(JSContext *ctx, JSValue v, int depth)
         return fn;
     }
     JS_FreeValue(ctx, marker);
+walk:;
     JSPropertyEnum *tab;
     uint32_t n;
     if (JS_GetOwnPropertyNames(ctx, &tab, &n, v, JS_GPN_STRING_MASK) == 0) {
