@@ -8,6 +8,9 @@
  * memory.size counts the pages below it as already there), so heap.c runs unmodified. Its
  * libc entry points (malloc, free, ...) are renamed so the harness keeps musl's own.
  *
+ * Now and then pages are grown behind the heap's back, as another user of memory.grow would,
+ * so a region that does not follow the last one is exercised too.
+ *
  * Usage: heapfuzz SEED OPS [LIMIT_MIB]. Exit 0 when every check held; a failed check prints
  * the op and aborts.
  */
@@ -94,6 +97,7 @@ static Slot slots[SLOTS];
 static uint64_t rng_state;
 static unsigned long long op_index;
 static uintptr_t sealed_at; /* pages in use when the heap was sealed */
+static uintptr_t gap_end;   /* pages in use after the last growth behind the heap's back */
 
 static uint64_t rnd(void)
 {
@@ -167,6 +171,14 @@ static size_t pick_size(void)
 
 static void step(void)
 {
+    if (rnd() % 2048 == 0 && region_used + 4 < region_pages) {
+        /* something else grew linear memory: the heap's next region does not follow its top */
+        uint8_t *gap = (uint8_t *)(region_base + region_used * PAGE);
+        region_used += 1 + rnd() % 3;
+        gap_end = region_used;
+        memset(gap, 0xA5, PAGE); /* and wrote there: the heap must not read it as its own */
+        return;
+    }
     int i = (int)(rnd() % SLOTS);
     Slot *s = &slots[i];
     uint64_t kind = rnd() % 10;
@@ -263,9 +275,10 @@ int main(int argc, char **argv)
             check_contents(&slots[i], slots[i].n);
             heap_free(slots[i].p);
         }
-    /* everything freed: the memory grown since the seal is free again and coalesced, so one
-     * block of nearly all of it fits without growing (the holes the seal set aside stay out) */
-    size_t since_seal = region_used - sealed_at;
+    /* everything freed: the memory grown since the seal (and since the last gap) is free
+     * again and coalesced, so one block of nearly all of it fits without growing (the holes
+     * the seal set aside stay out) */
+    size_t since_seal = region_used - (gap_end > sealed_at ? gap_end : sealed_at);
     region_pages = region_used; /* no more growing */
     if (since_seal > 2 && !heap_malloc((since_seal - 2) * PAGE))
         fail("after freeing every block, the memory grown since the seal does not coalesce", NULL);
