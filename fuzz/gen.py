@@ -185,8 +185,13 @@ def _tag(t: str, payload: object) -> dict[str, object]:
     return {"\0": [t, payload]}
 
 
-def wire_value(r: random.Random, blobs: list[bytes], depth: int = 0) -> object:
-    """A random JSON value of the message format, tags and blobs included, some of it wrong."""
+def wire_value(
+    r: random.Random, blobs: list[bytes], depth: int = 0, hostile: bool = True
+) -> object:
+    """A random JSON value of the message format, tags and blobs included; ``hostile``: some
+    of it wrong (a value the guest must refuse)."""
+    if not hostile:
+        return valid_value(r, blobs, depth)
     k = r.randrange(22 if depth < 4 else 10)
     if k == 0:
         return None
@@ -234,6 +239,35 @@ def wire_value(r: random.Random, blobs: list[bytes], depth: int = 0) -> object:
     return {"name": "TypeError", "message": "m" * r.randrange(400)}
 
 
+def valid_value(r: random.Random, blobs: list[bytes], depth: int = 0) -> object:
+    """A random value the message format holds correctly: every tag, well formed."""
+    k = r.randrange(13 if depth < 4 else 7)
+    if k == 0:
+        return r.choice([None, True, False, 0, -1.5, 2**53, "", "s\u00e9\U0001f600", "\0\0k"])
+    if k == 1:
+        return _tag("u", 0)
+    if k == 2:
+        blobs.append(r.randbytes(r.choice([0, 3, 1000])))
+        return _tag("b", len(blobs) - 1)
+    if k == 3:
+        return _tag("n", r.choice(["0", "-1f", "123456789abcdef0123456789"]))
+    if k == 4:
+        return _tag("d", r.choice([0, -1e12, None]))
+    if k == 5:
+        return _tag("f", r.choice(["NaN", "Infinity", "-Infinity", "-0"]))
+    if k == 6:
+        blobs.append("t\u00e9".encode() * r.randrange(1, 50))
+        return _tag("t", len(blobs) - 1)
+    if k in (7, 8):
+        return [valid_value(r, blobs, depth + 1) for _ in range(r.randrange(4))]
+    if k in (9, 10):
+        keys = r.sample(["a", "\0\0x", "constructor", "0", "b", "k\u00e9"], r.randrange(4))
+        return {key: valid_value(r, blobs, depth + 1) for key in keys}
+    if k == 11:
+        return _tag("m", [[valid_value(r, blobs, depth + 1), 1] for _ in range(r.randrange(3))])
+    return _tag("s", [valid_value(r, blobs, depth + 1) for _ in range(r.randrange(3))])
+
+
 def mutate(r: random.Random, data: bytes) -> bytes:
     """Corrupt a message the ways a hostile host could: flipped bytes, cuts, bad lengths."""
     b = bytearray(data)
@@ -257,7 +291,7 @@ def mutate(r: random.Random, data: bytes) -> bytes:
 def reply_message(r: random.Random, error: bool = False) -> bytes:
     """A value (or error) message for the tape, mutated one time in five."""
     blobs: list[bytes] = []
-    value = wire_value(r, blobs)
+    value = wire_value(r, blobs, hostile=r.random() < 0.5)
     if error and r.random() < 0.7:
         value = {"name": r.choice(["TypeError", "Error", "X", 5]), "message": value}
     data = message(value, blobs, tagged=r.random() < 0.95)
@@ -339,9 +373,9 @@ def js_value(r: random.Random, depth: int = 0) -> str:
         return f"[{items}]" if r.random() < 0.8 else f"[, {items}, ,]"
     if k < 21:
         keys = ['"a"', '"\\u0000x"', '"\\u0002fn"', '"__proto__"', "[Symbol.iterator]", '"0"', "b"]
-        body = ", ".join(
-            f"{r.choice(keys)}: {js_value(r, depth + 1)}" for _ in range(r.randrange(4))
-        )
+        # distinct keys: a literal with "__proto__" twice does not parse
+        picked = r.sample(keys, r.randrange(4))
+        body = ", ".join(f"{key}: {js_value(r, depth + 1)}" for key in picked)
         return "{" + body + "}"
     if k == 21:
         pairs = ", ".join(
@@ -568,7 +602,7 @@ def generate(seed: int) -> Case:
     if case.kind == _abi.KIND_MODULE and r.random() < 0.5:
         case.flags |= _abi.FLAG_ARGS
         blobs: list[bytes] = []
-        args = [wire_value(r, blobs) for _ in range(r.randrange(3))]
+        args = [wire_value(r, blobs, hostile=r.random() < 0.2) for _ in range(r.randrange(3))]
         data = message(args, blobs)
         case.args = mutate(r, data) if r.random() < 0.1 else data
     fns = {
@@ -580,7 +614,7 @@ def generate(seed: int) -> Case:
     case.globals_value = {
         "h": fns,
         "ns": {MISSING_KEY: {FN_KEY: [4, _abi.FN_VALUE, "missing"]}},
-        "cfg": wire_value(r, blobs),
+        "cfg": wire_value(r, blobs, hostile=r.random() < 0.2),
     }
     case.statements = [statement(r, case) for _ in range(r.randrange(1, 12))]
     case.result = js_value(r)
