@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-CODE   := sandbox bridge runtime quickjail tests benchmarks examples release hatch_build.py hatch_editable.py
+CODE   := sandbox bridge runtime quickjail tests benchmarks examples release fuzz hatch_build.py hatch_editable.py
 # the package as the wheel lays it out, for mypy (which follows no import hook): links, remade each time
 VIEW   := .build/typecheck/quickjail
 GUEST  := $(wildcard sandbox/_guest/*.c sandbox/_guest/*.h sandbox/_guest/*.js sandbox/_guest/web/*.js sandbox/_patches/*.patch sandbox/_host/*.c sandbox/_host/*.h)
@@ -11,7 +11,7 @@ GUEST  := $(wildcard sandbox/_guest/*.c sandbox/_guest/*.h sandbox/_guest/*.js s
 STEP    = @printf '\033[1m==> %s\033[0m\n'
 
 .DEFAULT_GOAL := help
-.PHONY: help demo test check lint format typecheck typecheck-view pytest bench bench-dry dist dist-check guest clean
+.PHONY: help demo test check lint format typecheck typecheck-view pytest bench bench-dry dist dist-check guest fuzz clean
 
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -75,6 +75,12 @@ dist: $(STAMP) ## Build the sdist and every platform's wheel into dist/ (each wh
 
 dist-check: $(STAMP) ## Check dist/: every wheel's tag and binary; the native wheel installed on 3.11-3.13
 	$(PY) -m release check
+
+# gcc builds the ASan target: the pinned zig instruments -fsanitize=address but ships no ASan
+# runtime (measured: undefined __asan_* symbols at link); zig builds the 32-bit UBSan heap target
+FUZZ_SECONDS ?= 600
+fuzz: $(STAMP) ## Fuzz the guest's C for FUZZ_SECONDS (600): ASan+UBSan (gcc) and the heap (zig UBSan)
+	nice -n 19 $(PY) -m fuzz --seconds $(FUZZ_SECONDS) $(FUZZ_ARGS)
 
 guest: $(STAMP) ## Rebuild the guest wasm and the host library from the pinned sources
 	$(PY) -m quickjail.sandbox._build --force

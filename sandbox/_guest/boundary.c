@@ -24,7 +24,7 @@ const uint8_t *reply_bytes(int64_t n, uint8_t **owned)
     uint8_t *p = malloc((size_t)n);
     if (!p)
         return NULL;
-    qj_host(QJ_OP_FETCH, 0, (int32_t)(uintptr_t)p, (int32_t)n, 0);
+    qj_host(QJ_OP_FETCH, 0, QJ_ADDR(p), (int32_t)n, 0);
     *owned = p;
     return p;
 }

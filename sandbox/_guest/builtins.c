@@ -95,7 +95,7 @@ static JSValue js_console(JSContext *ctx, JSValueConst this_val, int argc, JSVal
         /* a lenient encoding only fails when out of memory or over the size cap */
         return JS_EXCEPTION;
     }
-    int64_t r = qj_host(QJ_OP_LOG, magic, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
+    int64_t r = qj_host(QJ_OP_LOG, magic, QJ_ADDR(m.p), (int32_t)m.len, 0);
     buf_free(&m);
     if (r < 0) {
         char what[16];
@@ -122,7 +122,7 @@ static JSValue js_report(JSContext *ctx, JSValueConst this_val, int argc, JSValu
         memcpy(scratch, &reports_limit, sizeof(reports_limit));
         return throw_refused(ctx, "report", QJ_E_REPORT_COUNT);
     }
-    int64_t r = qj_host(QJ_OP_REPORT, 0, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
+    int64_t r = qj_host(QJ_OP_REPORT, 0, QJ_ADDR(m.p), (int32_t)m.len, 0);
     buf_free(&m);
     if (r == QJ_E_REPORT_COUNT) {
         reports_full = 1;

@@ -57,7 +57,7 @@ int32_t compile_batch(const uint8_t *p, size_t n)
             JS_FreeValue(ctx, JS_GetException(ctx));
         } else {
             JS_FreeValue(ctx, back);
-            qj_host(QJ_OP_BYTECODE, (int32_t)i, (int32_t)(uintptr_t)bc, (int32_t)blen, 0);
+            qj_host(QJ_OP_BYTECODE, (int32_t)i, QJ_ADDR(bc), (int32_t)blen, 0);
         }
         js_free(ctx, bc);
     }

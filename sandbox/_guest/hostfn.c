@@ -76,7 +76,8 @@ static JSValue parked_promise(JSContext *ctx)
     return promise;
 }
 
-/* magic = function id << 2 | mode (QJ_FN_*) */
+/* magic = function id << 2 | mode (QJ_FN_*), so an id is at most MAX_FN_ID */
+#define MAX_FN_ID (INT32_MAX >> 2)
 static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv,
                           int magic, JSValueConst *func_data)
 {
@@ -102,7 +103,7 @@ static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSVal
         JSValue funcs[2];
         JSValue promise = JS_NewPromiseCapability(ctx, funcs);
         if (JS_IsException(promise)) { buf_free(&m); return promise; }
-        int64_t r = qj_host(QJ_OP_CALL, fn_id, (int32_t)(uintptr_t)m.p, (int32_t)m.len,
+        int64_t r = qj_host(QJ_OP_CALL, fn_id, QJ_ADDR(m.p), (int32_t)m.len,
                             (int32_t)(id + 1));
         buf_free(&m);
         if (r == QJ_E_PENDING) {
@@ -133,7 +134,7 @@ static JSValue js_host_fn(JSContext *ctx, JSValueConst this_val, int argc, JSVal
     /* QJ_FN_PROMISE names the call id its promise would take if the host parks the call
      * (QJ_E_PENDING: a host function paused it); QJ_FN_VALUE cannot wait, so it names none */
     int32_t call_id = mode == QJ_FN_PROMISE ? (int32_t)(g.ncalls + 1) : 0;
-    int64_t r = qj_host(QJ_OP_CALL, fn_id, (int32_t)(uintptr_t)m.p, (int32_t)m.len, call_id);
+    int64_t r = qj_host(QJ_OP_CALL, fn_id, QJ_ADDR(m.p), (int32_t)m.len, call_id);
     buf_free(&m);
     if (r == QJ_E_PENDING && call_id > 0)
         return parked_promise(ctx);
@@ -186,16 +187,26 @@ JSValue bind_host_values(JSContext *ctx, JSValue v, int depth)
         JSValue idv = JS_GetPropertyUint32(ctx, marker, 0);
         JSValue asv = JS_GetPropertyUint32(ctx, marker, 1);
         JSValue namev = JS_GetPropertyUint32(ctx, marker, 2);
-        int32_t id = 0, mode = QJ_FN_PROMISE;
-        JS_ToInt32(ctx, &id, idv);
+        double idd = -1;
+        int32_t mode = QJ_FN_PROMISE;
+        if (JS_ToFloat64(ctx, &idd, idv))
+            JS_FreeValue(ctx, JS_GetException(ctx));
         JS_ToInt32(ctx, &mode, asv);
         if (mode < QJ_FN_VALUE || mode > QJ_FN_PROMISE)
             mode = QJ_FN_PROMISE;
-        const char *name = JS_ToCString(ctx, namev);
         JS_FreeValue(ctx, idv);
         JS_FreeValue(ctx, asv);
-        JS_FreeValue(ctx, namev);
         JS_FreeValue(ctx, marker);
+        if (!(idd >= 0 && idd <= MAX_FN_ID && idd == (int32_t)idd)) {
+            /* not an id the magic can hold: shifted into it, a negative one was undefined
+             * behaviour and a large one lost its top bits and called another function (found
+             * by fuzz/). The object stays a plain value. */
+            JS_FreeValue(ctx, namev);
+            goto walk;
+        }
+        int32_t id = (int32_t)idd;
+        const char *name = JS_ToCString(ctx, namev);
+        JS_FreeValue(ctx, namev);
         JS_FreeValue(ctx, v);
         JSValue fn = JS_NewCFunctionData2(ctx, js_host_fn, name ? name : "", 0,
                                           (id << 2) | mode, 0, NULL);
@@ -203,6 +214,7 @@ JSValue bind_host_values(JSContext *ctx, JSValue v, int depth)
         return fn;
     }
     JS_FreeValue(ctx, marker);
+walk:;
     JSPropertyEnum *tab;
     uint32_t n;
     if (JS_GetOwnPropertyNames(ctx, &tab, &n, v, JS_GPN_STRING_MASK) == 0) {

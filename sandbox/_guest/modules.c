@@ -270,7 +270,7 @@ JSModuleDef *module_loader(JSContext *ctx, const char *name, void *opaque,
     if (name[0] != QJ_NOT_FOUND && name[0] != QJ_OUTSIDE_GRAPH) {
         int32_t want = (json ? QJ_MODULE_WANT_TEXT : QJ_MODULE_WANT_CODE) |
                        (from_host ? QJ_MODULE_BARE : 0);
-        r = qj_host(QJ_OP_MODULE, want, (int32_t)(uintptr_t)name, (int32_t)nlen, 0);
+        r = qj_host(QJ_OP_MODULE, want, QJ_ADDR(name), (int32_t)nlen, 0);
     }
     if (r < 0) {
         g.link_failed = 1;

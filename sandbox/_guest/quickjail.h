@@ -246,8 +246,18 @@ enum {
     QJ_PHASE_DONE = 3,           /* the outcome was sent */
 };
 
+/* A guest address as the import carries it: a wasm32 pointer is 32 bits. The native build of
+ * the guest C (fuzz/, under AddressSanitizer) needs the whole 64-bit pointer, so there it is
+ * pointer-wide; on wasm it is exactly the int32 the import declares. */
+#ifdef __wasm__
+typedef int32_t qj_addr_t;
+#else
+typedef intptr_t qj_addr_t;
+#endif
+#define QJ_ADDR(p) ((qj_addr_t)(uintptr_t)(p))
+
 __attribute__((import_module("qj"), import_name("host")))
-extern int64_t qj_host(int32_t op, int32_t a, int32_t b, int32_t c, int32_t d);
+extern int64_t qj_host(int32_t op, int32_t a, qj_addr_t b, int32_t c, int32_t d);
 
 __attribute__((export_name("qj_alloc"))) void *qj_alloc(uint32_t size);
 __attribute__((export_name("qj_scratch"))) uint8_t *qj_scratch(void);

@@ -36,7 +36,7 @@ void report_rejections(int has_error, JSValueConst error)
         JSValue reason = JS_GetPropertyInt64(ctx, list, i);
         Buf m;
         if (encode_message(ctx, reason, 1, "reason", &m) == 0) {
-            qj_host(QJ_OP_REJECTION, 0, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
+            qj_host(QJ_OP_REJECTION, 0, QJ_ADDR(m.p), (int32_t)m.len, 0);
             buf_free(&m);
         } else {
             JS_FreeValue(ctx, JS_GetException(ctx));

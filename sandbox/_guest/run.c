@@ -10,7 +10,7 @@
 
 static void send_result(int outcome, const Buf *m)
 {
-    qj_host(QJ_OP_RESULT, outcome, (int32_t)(uintptr_t)m->p, (int32_t)m->len, 0);
+    qj_host(QJ_OP_RESULT, outcome, QJ_ADDR(m->p), (int32_t)m->len, 0);
 }
 
 /* Report the pending exception as the run's error outcome. */
@@ -109,7 +109,7 @@ static void log_uncaught(JSValueConst ex)
     JS_SetPropertyUint32(ctx, args, 1, JS_DupValue(ctx, ex));
     Buf m;
     if (encode_message(ctx, args, 1, "console", &m) == 0) {
-        qj_host(QJ_OP_LOG, QJ_LOG_ERROR, (int32_t)(uintptr_t)m.p, (int32_t)m.len, 0);
+        qj_host(QJ_OP_LOG, QJ_LOG_ERROR, QJ_ADDR(m.p), (int32_t)m.len, 0);
         buf_free(&m);
     } else {
         JS_FreeValue(ctx, JS_GetException(ctx));

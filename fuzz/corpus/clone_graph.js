@@ -1,0 +1,1 @@
+const a = {m: new Map(), s: new Set(), d: new Date(0), r: /x/g, b: new Uint8Array(4)}; a.m.set(a, a.s); a.s.add(a); a.self = a; const c = structuredClone(a); report([c.self === c, c.m.get(c) === c.s]);

@@ -1,0 +1,1 @@
+const d = new TextDecoder("utf-8", {fatal: false}); const chunks = [[0xF0], [0x9F, 0x98], [0x80, 0xE2], [0x82], [0xAC, 0xED, 0xA0], [0x80]]; let s = ""; for (const c of chunks) s += d.decode(new Uint8Array(c), {stream: true}); s += d.decode(); report(s);

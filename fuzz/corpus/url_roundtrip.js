@@ -1,0 +1,1 @@
+for (const s of ["http://a/b?c=%ZZ&d", "https://[::ffff:1.2.3.4]:0/", "file://host/share/../x", "http://ß.de/\u0000"]) { try { const u = new URL(s); u.searchParams.append("k\ud800", "v"); report(u.href); } catch (e) { report(String(e)); } }
