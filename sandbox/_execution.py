@@ -45,7 +45,7 @@ else:  # a sync run without async callables never needs anyio: import it on firs
 
     anyio = lazy_module("anyio", "lowlevel", "from_thread")
 
-__all__ = ["CodeExecution"]
+__all__ = ["CodeExecution", "task_cancelled"]
 
 _MAIN: Final = threading.main_thread().ident
 PAUSED: Final = (0, False, b"")
@@ -588,7 +588,7 @@ class CodeExecution:
                     if inspect.isawaitable(out):
                         await out
                 except anyio.get_cancelled_exc_class() as exc:
-                    if anyio.current_effective_deadline() == -math.inf:
+                    if task_cancelled():
                         raise  # the run stopped: this task is being cancelled
                     run.keep_error(exc)
                 except Exception as exc:
@@ -637,7 +637,7 @@ class CodeExecution:
         try:
             value = await call.fn.fn(*call.args)
         except anyio.get_cancelled_exc_class() as exc:
-            if anyio.current_effective_deadline() == -math.inf or _cancelled_natively():
+            if task_cancelled():
                 raise
             ok, data = run.dispatch.settle(call.fn, exc, ok=False)
         except Pause as exc:
@@ -661,9 +661,13 @@ class CodeExecution:
         return call.call_id, ok, data
 
 
-def _cancelled_natively() -> bool:
-    """Whether this asyncio task was asked to stop outside anyio (``Task.cancel``, as asyncio's
-    runner does on Ctrl-C): its cancellation is then the task's, not a host function's own."""
+def task_cancelled() -> bool:
+    """Whether the cancellation exception just caught is this task's own: an anyio scope around
+    it was cancelled, or asyncio was asked to cancel the task outside anyio (``Task.cancel``,
+    as asyncio's runner does on Ctrl-C). Otherwise a callback raised it on its own (a host
+    function, a report callback), and it is that callback's failure."""
+    if anyio.current_effective_deadline() == -math.inf:
+        return True
     asyncio = sys.modules.get("asyncio")  # not imported: no asyncio loop runs this task
     if asyncio is None:
         return False

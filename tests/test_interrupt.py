@@ -50,6 +50,12 @@ PROGRAM = textwrap.dedent(
 
         code, fns = "import {nested} from 'h'; export default nested()", {"nested": nested}
         pool = ProcessPool(workers=1)
+    elif case == "nested_in_an_async_host_function_of_a_pool_run":
+        from quickjail.executors import ProcessPool
+
+        code = "import {nested} from 'h'; export default await nested()"
+        fns = {"nested": nested_async}
+        pool = ProcessPool(workers=1)
     elif case == "nested_after_a_timer":
         code = AFTER_A_TIMER.replace("await", "import {nested} from 'h'; await")
         code, fns = code + "export default nested()", {"nested": nested}
@@ -79,6 +85,7 @@ PROGRAM = textwrap.dedent(
         "nested_after_a_timer",
         "nested_in_an_async_host_function",
         "nested_in_a_host_function_of_a_pool_run",
+        "nested_in_an_async_host_function_of_a_pool_run",
     ],
 )
 def test_ctrl_c_stops_the_guest_it_interrupts(case: str) -> None:

@@ -22,6 +22,7 @@ import anyio
 from quickjail.executors import _wire
 from quickjail.executors._executor import Connection, WorkerLost, on_host_thread
 from quickjail.sandbox import _values
+from quickjail.sandbox._execution import task_cancelled
 from quickjail.sandbox._family import Stoppable, calling
 from quickjail.sandbox._hostcall import Dispatch
 from quickjail.sandbox._options import RunOptions
@@ -88,7 +89,7 @@ class HostCallSide:
                 try:
                     value = await fn.fn(*args)
                 except anyio.get_cancelled_exc_class() as exc:
-                    if anyio.current_effective_deadline() == -math.inf:
+                    if task_cancelled():
                         raise  # the run ended: this task is being cancelled
                     return reply_frame(call_id, *dispatch.settle(fn, exc, ok=False))
                 except Exception as exc:
@@ -171,7 +172,7 @@ class HostCallSide:
                     if inspect.isawaitable(out):
                         await out
                 except anyio.get_cancelled_exc_class() as exc:
-                    if anyio.current_effective_deadline() == -math.inf:
+                    if task_cancelled():
                         raise
                     self._keep_error(exc)
                 except Exception as exc:
