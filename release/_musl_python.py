@@ -334,12 +334,13 @@ def _build_python(minor: str, source: Source, root: Path, prefix: Path) -> None:
 
 
 def _add_unwinder(prefix: Path, work: Path) -> None:
-    """Give the musl Python a ``libgcc_s.so.1``, which Rust-built musllinux wheels (wasmtime,
-    pydantic-core) link and leave out, as auditwheel allows: an Alpine system has it (package
-    ``libgcc``), Debian has none for musl, and its glibc ``libgcc_eh.a`` hides its symbols and
-    needs glibc's ``_dl_find_object``. Built instead from LLVM's libunwind, whose sources the
-    pinned ``ziglang`` ships (``_Unwind_*``, ``__register_frame``, all these wheels use), and
-    found through the interpreter's run path (musl searches it for every library loaded)."""
+    """Give the musl Python a ``libgcc_s.so.1``, which wasmtime's musllinux wheel links and
+    does not bundle (others, pydantic-core's among them, bundle their own copy): an Alpine
+    system has it (package ``libgcc``), Debian has none for musl, and its glibc
+    ``libgcc_eh.a`` hides its symbols and needs glibc's ``_dl_find_object``. Built instead
+    from LLVM's libunwind, whose sources the pinned ``ziglang`` ships (``_Unwind_*`` and
+    ``__register_frame``, what wasmtime uses), and found through the interpreter's run path
+    (musl searches it for every library loaded)."""
     spec = importlib.util.find_spec("ziglang")
     if spec is None or spec.origin is None:
         raise MuslPythonError("no pinned zig to build libunwind with: pip install ziglang")
