@@ -73,7 +73,7 @@ bench-dry: $(STAMP) ## Run every benchmark once, without timing (a smoke test)
 dist: $(STAMP) ## Build the sdist and every platform's wheel into dist/ (each wheel from the sdist)
 	$(PY) -m release build
 
-dist-check: $(STAMP) ## Check dist/: every wheel's tag and binary; the native wheel installed on 3.11-3.13
+dist-check: $(STAMP) ## Check dist/: every wheel's tag and binary; the native wheel installed on 3.11-3.13, the musllinux x86_64 one on musl 3.11 and 3.13 (built the first time)
 	$(PY) -m release check
 
 # gcc builds the ASan target: the pinned zig instruments -fsanitize=address but ships no ASan

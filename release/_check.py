@@ -11,6 +11,7 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,14 @@ _NEEDED = {
 }
 _GLIBC_FLOOR = (2, 17)
 SNIPPET_EXTRAS = ("mcp", "stress", "pydantic-ai", "langchain", "ray")
+_SNIPPET_NEEDS = {
+    "mcp": re.compile(r"^\s*(from|import) mcp\b", re.M),
+    "stress": re.compile(r"^\s*(from|import) hypothesis\b", re.M),
+    "pydantic-ai": re.compile(r"^\s*(from|import) pydantic_ai\b", re.M),
+    "langchain": re.compile(r"^\s*(from|import) langchain", re.M),
+    "ray": re.compile(r"\bRayExecutor\b|^\s*(from|import) ray\b", re.M),
+}
+"""What marks a README snippet as needing an extra (run only where the extra installs)."""
 _REQUIRED = (
     "quickjail/__init__.py",
     "quickjail/_version.py",
@@ -200,23 +209,35 @@ reveal_type(quickjail.__version__)
 """
 
 
-def check_install(wheel: Path, python: Path, work: Path | None = None) -> dict[str, Any]:
+def check_install(
+    wheel: Path,
+    python: Path,
+    work: Path | None = None,
+    *,
+    find_links: Path | None = None,
+    extras: Sequence[str] = SNIPPET_EXTRAS,
+) -> dict[str, Any]:
     """Install ``wheel`` with ``python`` into a fresh virtual environment (its dependencies
-    from the package index, nothing built) and run every README snippet there, then
-    ``mypy --strict`` on a user's file; the facts.
+    from the package index, or only from the wheels in ``find_links``; nothing built) and run
+    every README snippet there, then ``mypy --strict`` on a user's file; the facts. A snippet
+    that needs an extra not in ``extras`` is left out, and the facts say so (``left_out``).
 
     Raises:
         AssertionError: the install, a snippet or the type check failed.
     """
+    wheel = wheel.resolve()  # pip runs in the temporary folder
     with tempfile.TemporaryDirectory(dir=work) as tmp:
         home = Path(tmp)
         venv = home / "venv"
         _ok([str(python), "-m", "venv", str(venv)], home)
         vpy = str(venv / "bin" / "python")
         # the extras the README's snippets use; every package a wheel (nothing is compiled)
-        extras = f"{wheel}[{','.join(SNIPPET_EXTRAS)}]"
-        _ok([vpy, "-m", "pip", "install", "--quiet", "--only-binary=:all:", extras], home)
-        _ok([vpy, "-m", "pip", "install", "--quiet", "mypy"], home)
+        spec = f"{wheel}[{','.join(extras)}]" if extras else str(wheel)
+        # offline: no index, and none of pip's configuration (its find-links among them)
+        where = ["--isolated", "--no-index", "--find-links", str(find_links)] if find_links else []
+        pip = [vpy, "-m", "pip", "install", "--quiet", *where]
+        _ok([*pip, "--only-binary=:all:", spec], home)
+        _ok([*pip, "mypy"], home)
         probe = _ok(
             [
                 vpy,
@@ -228,8 +249,12 @@ def check_install(wheel: Path, python: Path, work: Path | None = None) -> dict[s
         )
         version, where, no_zig = json.loads(probe.stdout)
         assert Path(where).is_relative_to(venv) and no_zig, (where, no_zig)
-        passed = 0
+        passed, left_out = 0, {}
         for line, code in python_snippets():
+            needs = [e for e, uses in _SNIPPET_NEEDS.items() if uses.search(code)]
+            if any(e not in extras for e in needs):
+                left_out[line] = f"needs the {needs} extra, not installed"
+                continue
             run = home / f"snippet-{line}"
             run.mkdir()
             run_snippet(vpy, line, code, run, timeout=300)
@@ -254,7 +279,13 @@ def check_install(wheel: Path, python: Path, work: Path | None = None) -> dict[s
             text=True,
             check=True,
         ).stdout.strip()
-        return {"python": minor, "version": version, "readme_snippets": passed, "mypy": "clean"}
+        return {
+            "python": minor,
+            "version": version,
+            "readme_snippets": passed,
+            "left_out": left_out,
+            "mypy": "clean",
+        }
 
 
 def _ok(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
