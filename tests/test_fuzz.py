@@ -74,3 +74,14 @@ def test_a_host_function_marker_with_an_id_out_of_range_stays_a_plain_object(
     assert proc.returncode == 0, proc.stderr
     assert '["object","object","object","function"]' in proc.stderr
     assert "op 6 " not in proc.stderr  # no host call went out
+
+
+@pytest.mark.timeout(1800)
+def test_a_calloc_whose_product_wraps_is_refused_and_not_taken_for_a_small_request() -> None:
+    # found by the fuzzer, in the harness: calloc(32, 268435508) was rightly refused, but the
+    # shadow model took the wrapped product (1664) for a small request that failed
+    exe = build.build_heap()
+    proc = subprocess.run(
+        [str(exe), "696386982136", "20000", "128"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr

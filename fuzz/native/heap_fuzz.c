@@ -217,10 +217,12 @@ static void step(void)
         size_t count = (size_t)(rnd() % 64), each = n / 8;
         if (rnd() % 32 == 0)
             count = SIZE_MAX / 4, each = 8; /* overflow: must fail */
+        int overflows = each && count > SIZE_MAX / each; /* large sizes overflow too */
         p = heap_calloc(count, each);
-        if (p && (each && count > SIZE_MAX / each))
+        if (p && overflows)
             fail("calloc's size overflow went unnoticed", NULL);
-        n = count * each;
+        /* refused as it must be: the product wrapped, so its (small) value means nothing */
+        n = overflows ? SIZE_MAX : count * each;
         if (p)
             for (size_t k = 0; k < n; k++)
                 if (p[k])
