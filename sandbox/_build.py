@@ -550,7 +550,10 @@ def build_for(platform_name: str, out_dir: Path) -> dict[str, Path]:
     library = where / HOST_LIBRARY.name
     info_path = where / INFO_PATH.name
     inputs = host_inputs_hash(target)
+    # the library's own facts only: the file also holds the guest's facts of the build that
+    # wrote it, which a rebuilt guest (the library unchanged) must not inherit
     known = json.loads(info_path.read_text()) if info_path.exists() else {}
+    known = {k: v for k, v in known.items() if "host" in k}
     if not (
         library.exists()
         and known.get("host_inputs") == inputs

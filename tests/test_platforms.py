@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +90,23 @@ def test_a_build_without_zig_says_how_to_get_it(tmp_path: Path) -> None:
         "quickjail: building the guest needs the pinned zig: pip install ziglang==0.17.1"
         " (pip's default isolated build installs it by itself)"
     )
+
+
+def test_a_wheels_build_json_names_the_guest_it_ships_when_the_host_library_is_reused(
+    tmp_path: Path,
+) -> None:
+    # the host library of a platform is kept while its inputs are unchanged, beside a
+    # build.json that also holds the guest's facts of the build that wrote it: a guest rebuilt
+    # since (its C changed, the library's did not) used to ship under the old build ID
+    from quickjail.sandbox import _build
+
+    name = _platforms.native().name
+    first = _build.build_for(name, tmp_path)
+    cached = first["_guest/build.json"]
+    stale = json.loads(cached.read_text())
+    stale["build_id"] = "0" * 64  # as written by a build of another guest
+    cached.write_text(json.dumps(stale))
+    again = _build.build_for(name, tmp_path)
+    shipped = json.loads(again["_guest/build.json"].read_text())
+    assert shipped["build_id"] == json.loads(_build.INFO_PATH.read_text())["build_id"]
+    assert shipped["host_sha256"] == stale["host_sha256"]  # the library itself was reused
