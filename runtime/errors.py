@@ -21,6 +21,7 @@ too (``except ValueError`` still works):
     │   ├── UnknownApprovalError(LookupError)  no such approval on this thread
     │   ├── ApprovalDecidedError               decided already (approve/reject twice, or raced)
     │   └── StoredRunError                     a stored pending call or run fails its checks
+    ├── ConnectorError                         a connector cannot reach or describe its source
     └── RuntimeClosedError(RuntimeError)       the runtime was used after it was closed
 
     ToolNameWarning(UserWarning)               a tool name is not snake_case of 1–64 characters
@@ -41,6 +42,7 @@ from typing import TypedDict
 __all__ = [
     "ApprovalDecidedError",
     "ApprovalError",
+    "ConnectorError",
     "MissingVariablesError",
     "ProviderFormatError",
     "RuntimeClosedError",
@@ -190,6 +192,11 @@ class ApprovalDecidedError(ApprovalError):
 class StoredRunError(ApprovalError):
     """A pending call or paused program stored in the database fails its checks (wrong
     ``secret_key``, edited by hand, or made by another guest build); nothing was run."""
+
+
+class ConnectorError(ToolRuntimeError):
+    """A connector (an MCP server, an OpenAPI service) cannot be reached, started or listed,
+    or describes itself in a way the runtime refuses; the message names the connector."""
 
 
 class RuntimeClosedError(ToolRuntimeError, RuntimeError):
