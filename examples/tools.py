@@ -68,7 +68,7 @@ async def main() -> None:
                                 "const [a, b] = await Promise.all(["
                                 'tools.get_weather({city: \\"Paris\\"}),'
                                 ' tools.get_weather({city: \\"Oslo\\"})]);\\n'
-                                'export default [a.result.forecast, b.result.forecast]"}'
+                                'export default [a.forecast, b.forecast]"}'
                             ),
                         },
                     },

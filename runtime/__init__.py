@@ -4,10 +4,12 @@ Layering: ``runtime`` runs code through ``quickjail.bridge.run_code`` (its threa
 bridge capability) and never touches the sandbox's internals or wasmtime. Every error raised on
 purpose derives from :class:`ToolRuntimeError`; the tree is drawn in
 :mod:`quickjail.runtime.errors`. Functions for tool authors (``get_messages``, ``queue_tool``,
-``render_results``, ...) live in :mod:`quickjail.runtime.helpers`.
+``render_results``, ``discovery_tools``, ...) live in :mod:`quickjail.runtime.helpers`; tool
+sources beyond ``define_tool`` (MCP servers, OpenAPI services) in
+:mod:`quickjail.runtime.connectors`.
 """
 
-from . import errors, helpers
+from . import connectors, errors, helpers  # noqa: F401 - connectors: public subpackage
 from ._codemode import code_mode_tool
 from ._define import define_tool, discover_tools
 from ._export import export_tools

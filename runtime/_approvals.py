@@ -146,7 +146,7 @@ async def park(
     assert waiting.call_id is not None
     parked = core.parked.pop(waiting.call_id)
     context = approval_context(core, "batch", parked.pause_id)
-    log = {"calls": parked.calls, "made": parked.made}
+    log = {"calls": parked.calls, "made": parked.made, "raw": parked.raw}
     payload = _seal(core, {"queued": _queued(rest), **log}, context)
     if payload is None:  # a later call's arguments hold a secret and there is no key
         payload = _seal(core, {"queued": [], **log}, context)
@@ -453,7 +453,7 @@ async def _resume(
     core: ThreadCore, pause: PauseRow, rows: list[ApprovalRow], recovering: bool
 ) -> ToolResult:
     """Step 4: resume the paused program with its answers; store what it ends with."""
-    from ._codemode import js_result
+    from ._codemode_calls import js_result
 
     code_tool = core.tools.get(pause.tool_name)
     resumer = getattr(code_tool, "_resumer", None)
@@ -476,6 +476,8 @@ async def _resume(
     assert core.box is not None
     sealed = _continuation(core, pause)
     answers: dict[int, Any] = {}
+    batch = _open(core, pause.payload, approval_context(core, "batch", pause.id), "batch")
+    raw = set(batch.get("raw", []))  # calls made with { raw: true }: the whole result
     for row in rows:
         if row.run_call is None:
             continue  # an earlier leg's call, answered then
@@ -484,11 +486,17 @@ async def _resume(
                 f"rejected: {core.redactor.text(row.reason or '')}", name=ApprovalDenied
             )
         else:
-            answers[row.run_call] = js_result(await _stored_result(core, row.call_id))
+            stored = await _stored_result(core, row.call_id)
+            if row.id in raw:
+                answers[row.run_call] = js_result(stored)
+            elif stored.status == "success":
+                answers[row.run_call] = stored.result
+            else:
+                answers[row.run_call] = bridge.Rejection(stored.error or "the tool failed")
     state = core.root._bind(code_tool, pause.call_id)
-    batch = _open(core, pause.payload, approval_context(core, "batch", pause.id), "batch")
     parked = Parked("code", pause.tool_name, pause_id=pause.id)
     parked.calls, parked.made = list(batch.get("calls", [])), list(batch.get("made", []))
+    parked.raw = list(batch.get("raw", []))
     core.parked[pause.call_id] = parked
     await _log_decided(core, pause, parked, rows)
     try:
@@ -499,7 +507,12 @@ async def _resume(
     if parked.continuation is None:
         return await _store_code_result(core, pause, result, call)
     # it paused again: the new continuation, approvals and call log; the batch's rest stays
-    log = {"queued": batch.get("queued", []), "calls": parked.calls, "made": parked.made}
+    log = {
+        "queued": batch.get("queued", []),
+        "calls": parked.calls,
+        "made": parked.made,
+        "raw": parked.raw,
+    }
     payload = _seal(core, log, approval_context(core, "batch", pause.id))
     assert payload is not None  # a code-mode pause has a key
     again = replace(

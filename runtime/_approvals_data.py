@@ -85,6 +85,8 @@ class Parked:
     # calls to undo if it is abandoned (their real arguments and results)
     calls: list[dict[str, Any]] = field(default_factory=list)
     made: list[dict[str, Any]] = field(default_factory=list)
+    # code mode: the approvals whose calls asked for the whole result ({ raw: true })
+    raw: list[str] = field(default_factory=list)
 
 
 def approval_context(core: ThreadCore, what: str, ident: str) -> bytes:

@@ -1,18 +1,23 @@
 """Code mode: one ``run_code`` tool whose sandbox can call other tools as async functions.
 
 The model writes TypeScript in any of the shapes ``kind="auto"`` runs (a module, an async arrow,
-statements with top-level await or return, an expression; fenced or not). The tools are the
-global ``tools`` (and, if asked, a second global name such as ``codemode``) and the module
-``"tools"`` (``import { tools } from "tools"``, or a tool by name): one async function per tool,
-each returning ``{status, result, error}`` (with ``stack`` for a failure and
-``attachments``, in the spec's JavaScript names: ``mimeType``, not ``mime_type``) rather than
-throwing, so the model's code decides what a failure means. A name that is no tool
-(``tools.nope()``) rejects with an error naming it and listing the tools. Arguments must be
-JSON data (``undefined`` is dropped as ``JSON.stringify`` drops it; ``NaN``, a
-``Uint8Array``, ``Set`` or ``Date`` resolve to an error result), are validated by the tool's
-own model, and every nested call is persisted on the thread like a top-level one (with
-``parent_call_id``). A call still in flight when the program ends is cancelled and recorded
-as such; the rest of the model's batch goes on.
+statements with top-level await or return, an expression; fenced or not). Its tools:
+
+* the global ``tools`` (and, if asked, a second name such as ``codemode``) and the module
+  ``"tools"``: one async function per local tool (``define_tool``);
+* one global namespace per connector (``github.create_issue({...})``, see
+  :mod:`quickjail.runtime.connectors`);
+* ``snippets.name(args)``: programs saved on the thread (:mod:`quickjail.runtime._snippets`);
+* ``search(query)`` and ``describe(name)``: discovery over all of them
+  (:mod:`quickjail.runtime._codemode_catalog`), so the tool's description stays short with any
+  number of tools.
+
+A tool function resolves to the tool's value and rejects with an ``Error`` carrying its message;
+``tool(args, { raw: true })`` gives the whole result (:mod:`quickjail.runtime._codemode_calls`).
+A name that is no tool rejects with an error naming it. Arguments must be JSON data, are
+validated by the tool's own schema, and every nested call is persisted on the thread like a
+top-level one (with ``parent_call_id``). A call still in flight when the program ends is
+cancelled and recorded as such; the rest of the model's batch goes on.
 
 A call to a tool that ``requires_approval`` pauses the program (``bridge.Pause``): the runtime
 stores the sealed continuation, encrypted, and resumes it exactly once the call is decided
@@ -24,9 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
-import time
-import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Final
 
@@ -36,34 +38,40 @@ from pydantic import BaseModel, Field
 from quickjail import bridge, sandbox
 
 from ._answer import answer_schema, run_code_answer
-from ._approvals_data import Parked, approval_context, record_call
-from ._arguments import ArgumentsError, plain_arguments
+from ._approvals_data import Parked, approval_context
 from ._calls import ParsedCall
+from ._codemode_calls import AsyncToolFn, tool_function
+from ._codemode_catalog import MAX_DESCRIPTION, Catalog
 from ._define import define_tool, unique_tools
 from ._result import ToolResult
+from ._snippets import MAX_DEPTH, SaveSnippetArgs, load_snippet, save_snippet
 from ._state import ThreadState
-from ._thread import persist, run_call
+from ._thread import persist
 from ._tool import Tool
-from ._typescript_decl import is_export_name, ts_module_declaration
-from .errors import ThreadQuotaError, ToolDefinitionError
+from ._typescript_decl import is_export_name
+from .connectors import Connector
+from .connectors._base import RESERVED_NAMESPACES
+from .errors import ToolDefinitionError
 
-__all__ = ["code_mode_tool"]
+__all__ = ["code_mode_tool", "discovery_tools"]
 
 _MODULE: Final = "tools"
-_JS_NAMES: Final = {"mime_type": "mimeType"}
-_FILE_RE: Final = re.compile(r'File "([^"\n]*)"')
-_SEPARATOR_RE: Final = re.compile(r"[/\\]")
 #: The run_code options a resumed program keeps (the rest are the paused run's own).
 _RESUME_OPTIONS: Final = ("files", "report", "timeout", "memory_limit_bytes")
-_DEFAULT_DESCRIPTION: Final = (
+_INTRO: Final = (
     "Run TypeScript in a fresh, isolated sandbox (ECMAScript only: no network, files or "
-    'require). The global `tools` (declared below, also importable from "tools") has one '
-    "async function per tool; each resolves to {status, result, error} (plus stack for a "
-    "failure, attachments when there are any) and never throws. Run "
-    "independent calls concurrently with Promise.all. Write statements ending in `return "
-    "value` (top-level await works), an async arrow function, or a module that does `export "
-    "default` the value. The answer is a JSON object {status, result, error, reason, reports, "
-    "logs}, as the plain run_code tool's."
+    "require) that calls tools as async functions. A tool function resolves to the tool's "
+    "value and rejects with an Error carrying the tool's message (catch it to handle a "
+    "failure); pass { raw: true } as a second argument for the whole result {status, "
+    "result, error, attachments}. Run independent calls concurrently with Promise.all. "
+    "Write statements ending in `return value` (top-level await works), an async arrow "
+    "function, or a module that does `export default` the value. The answer is a JSON "
+    "object {status, result, error, reason, reports, logs}."
+)
+_DISCOVERY: Final = (
+    "To find a tool: `await search(query)` gives [{name, description}] ranked by name and "
+    "description; `await describe(name)` gives its full TypeScript declaration (a name such "
+    "as `github.create_issue`, or a namespace such as `github` for all of its tools)."
 )
 
 
@@ -73,47 +81,70 @@ class RunCodeArgs(BaseModel):
         description=(
             "TypeScript: statements (top-level await; `return` the result), an async arrow "
             "function, or an ES module with `export default`, e.g. "
-            "`const r = await tools.some_tool({...}); return r.result;`"
+            "`const sum = await tools.add({a: 1, b: 2}); return sum;`"
         )
     )
 
 
-AsyncToolFn = Callable[..., Coroutine[Any, Any, dict[str, Any]]]
+class SearchArgs(BaseModel):
+    # no docstring: pydantic would put it in the schema the model reads
+    query: str = Field(description="Words to look for in tool names and descriptions")
+    limit: int = Field(default=10, ge=1, le=50, description="How many results at most")
+
+
+class DescribeArgs(BaseModel):
+    # no docstring: pydantic would put it in the schema the model reads
+    name: str = Field(
+        description="A tool (`github.create_issue`, `tools.add`) or a namespace (`github`)"
+    )
 
 
 def code_mode_tool(
-    tools: Iterable[Tool],
+    tools: Iterable[Tool | Connector],
     *,
     name: str = "run_code",
     description: str | None = None,
     namespace: str | None = None,
+    snippets: bool = True,
     **run_code_options: Any,
 ) -> Tool:
     """Build a tool that runs model-written code able to call ``tools``.
 
     Args:
-        tools: Local tools the code may call (unique names).
+        tools: Local tools (unique names), and connectors
+            (:mod:`quickjail.runtime.connectors`), each a namespace of its own.
         name: The code-mode tool's name.
-        description: Replaces the default introduction; the TypeScript declaration of the
-            ``"tools"`` module and the globals is always appended.
+        description: Replaces the default introduction; the namespaces, how to discover
+            tools, and (when they fit) the local tools' declarations are always appended.
+            The whole stays within 4,096 characters.
         namespace: A second global name for the ``tools`` object (e.g. ``"codemode"``, the
             Cloudflare convention); ``tools`` is always defined.
+        snippets: Whether programs can call the thread's saved snippets
+            (``snippets.name(args)``).
         **run_code_options: Passed to ``state.run_code`` for every run (``timeout``,
             ``memory_limit_bytes``, ``files=True``, extra ``imports`` or ``globals``, ...).
             ``kind`` defaults to ``"auto"``: every code shape a model writes runs.
 
     Returns:
-        The tool; its description carries the declaration the model needs.
+        The tool; its description carries what the model needs to start.
 
     Raises:
-        ToolDefinitionError: Duplicate or provider-executed tools, ``imports`` already
-            defining ``"tools"``, ``globals`` already defining a tools global, or a
-            ``namespace`` that is not an identifier.
+        ToolDefinitionError: Duplicate or provider-executed tools, two connectors with one
+            name, ``imports`` already defining ``"tools"``, ``globals`` already defining a
+            name code mode defines, a ``namespace`` that is not an identifier, or a
+            description longer than 4,096 characters.
     """
-    index = unique_tools(tools, "code_mode_tool(tools=...)")
+    given = list(tools)
+    connectors = [t for t in given if isinstance(t, Connector)]
+    index = unique_tools(
+        [t for t in given if not isinstance(t, Connector)], "code_mode_tool(tools=...)"
+    )
     provider = [t.name for t in index.values() if t.execution_mode != "local"]
     if provider:
         raise ToolDefinitionError(f"code_mode_tool: provider-executed tools {provider} cannot run")
+    spaces = [c.name for c in connectors]
+    if len(set(spaces)) != len(spaces):
+        raise ToolDefinitionError(f"code_mode_tool: two connectors share a name in {spaces}")
     extra_imports = dict(run_code_options.pop("imports", None) or {})
     if _MODULE in extra_imports:
         raise ToolDefinitionError('code_mode_tool: imports must not define the "tools" module')
@@ -123,31 +154,42 @@ def code_mode_tool(
             raise ToolDefinitionError(
                 f"code_mode_tool: namespace must be an identifier, not {namespace!r}"
             )
+        if namespace in RESERVED_NAMESPACES - {"tools"} or namespace in spaces:
+            raise ToolDefinitionError(f"code_mode_tool: namespace {namespace!r} is taken")
         if namespace != "tools":
             names.append(namespace)
     extra_globals = dict(run_code_options.pop("globals", None) or {})
-    taken = sorted(set(names) & set(extra_globals))
+    defined = {*names, *spaces, "search", "describe", *(["snippets"] if snippets else [])}
+    taken = sorted(defined & set(extra_globals))
     if taken:
         raise ToolDefinitionError(f"code_mode_tool: globals must not define {taken}")
     run_code_options.setdefault("kind", "auto")
-    declaration = ts_module_declaration(list(index.values()), _MODULE)
-    declaration += "".join(f'\ndeclare const {n}: typeof import("{_MODULE}").tools;' for n in names)
-    text = f"{description or _DEFAULT_DESCRIPTION}\n\n```ts\n{declaration}\n```"
+    catalog = Catalog(index, connectors, names, snippets)
+    text = _description(catalog, description)
     missing = _missing_tool(sorted(index))
 
-    def host(state: ThreadState) -> dict[str, Any]:
+    def host(state: ThreadState, depth: int = 0) -> dict[str, Any]:
         """The run's imports and globals: the tools as async functions bound to ``state``
         (the same names in the same order for a run and its resumes)."""
-        functions = {tool_name: _tool_function(state, tool) for tool_name, tool in index.items()}
+        functions = {tool_name: tool_function(state, tool) for tool_name, tool in index.items()}
         module: dict[str, Any] = {"tools": functions}
         for tool_name, fn in functions.items():
             if is_export_name(tool_name) and tool_name != "tools":
                 module[tool_name] = fn
         # the globals: the same functions, and a fallback for a name that is no tool
-        spaces = {n: {**functions, sandbox.host.NAMESPACE_FALLBACK: missing} for n in names}
+        found: dict[str, Any] = {
+            n: {**functions, sandbox.host.NAMESPACE_FALLBACK: missing} for n in names
+        }
+        for connector in connectors:
+            found[connector.name] = {sandbox.host.NAMESPACE_FALLBACK: _dispatch(state, connector)}
+        if snippets:
+            runner = functools.partial(_run_snippet, state, depth, host, run_code_options)
+            found["snippets"] = {sandbox.host.NAMESPACE_FALLBACK: runner}
+        found["search"] = functools.partial(_search, catalog, state)
+        found["describe"] = functools.partial(_describe, catalog, state)
         return {
             "imports": {**extra_imports, _MODULE: module},
-            "globals": {**extra_globals, **spaces},
+            "globals": {**extra_globals, **found},
         }
 
     async def execute(state: ThreadState, args: dict[str, Any]) -> ToolResult:
@@ -187,23 +229,171 @@ def code_mode_tool(
         schemas=(checked.input_schema, answer_schema()),
         reaches=tuple(index.values()),
     )
-    tool._resumer = Resumer(index, resume)
+    tool._resumer = Resumer(index, resume, catalog)
     return tool
 
 
-class Resumer:
-    """What the runtime needs to resume a code-mode program paused at an approval: the
-    tools its program calls, and ``resume(state, sealed, context, answers)``."""
+def discovery_tools(code_tool: Tool) -> list[Tool]:
+    """The ``search``, ``describe`` and ``save_snippet`` tools of a code-mode tool.
 
-    __slots__ = ("resume", "tools")
+    The same discovery a program has, as tools for the model itself (what ``quickjail mcp``
+    serves beside ``run_code``); ``save_snippet`` stores a program on the thread, callable
+    later as ``snippets.name(args)``.
+
+    Raises:
+        ToolDefinitionError: ``code_tool`` is not a code-mode tool.
+    """
+    parts = code_tool._resumer
+    if not isinstance(parts, Resumer):
+        raise ToolDefinitionError(f"{code_tool!r} is not a code-mode tool")
+    catalog = parts.catalog
+
+    async def search(state: ThreadState, args: SearchArgs) -> ToolResult:
+        return ToolResult.success(await catalog.search(state, args.query, args.limit))
+
+    async def describe(state: ThreadState, args: DescribeArgs) -> ToolResult:
+        try:
+            return ToolResult.success(await catalog.describe(state, args.name))
+        except LookupError as exc:
+            return ToolResult.failure(str(exc))
+
+    async def save(state: ThreadState, args: SaveSnippetArgs) -> ToolResult:
+        if state is None:
+            return ToolResult.failure("snippets are saved on a thread; this call has none")
+        return await save_snippet(state, args.name, args.description, args.code)
+
+    return [
+        define_tool(
+            name="search",
+            description="Find tools the code of run_code can call: [{name, description}], "
+            "ranked by name and description.",
+            args=SearchArgs,
+            execute=search,
+        ),
+        define_tool(
+            name="describe",
+            description="The TypeScript declaration of a tool run_code can call (or of every "
+            "tool of a namespace).",
+            args=DescribeArgs,
+            execute=describe,
+        ),
+        define_tool(
+            name="save_snippet",
+            description="Save a program that worked, by name, so later programs call it as "
+            "`await snippets.<name>(args)` (it reads its input from the global `args`).",
+            args=SaveSnippetArgs,
+            execute=save,
+        ),
+    ]
+
+
+class Resumer:
+    """What the runtime needs of a code-mode tool: the tools its program calls,
+    ``resume(state, sealed, context, answers)`` for a program paused at an approval, and its
+    catalog (connectors to close, discovery)."""
+
+    __slots__ = ("catalog", "resume", "tools")
 
     def __init__(
         self,
         tools: dict[str, Tool],
         resume: Callable[..., Coroutine[Any, Any, ToolResult]],
+        catalog: Catalog,
     ) -> None:
         self.tools = tools
         self.resume = resume
+        self.catalog = catalog
+
+
+def _description(catalog: Catalog, intro: str | None) -> str:
+    """The code-mode tool's description: the introduction, the namespaces, discovery, and the
+    local tools' declarations when all of it fits in :data:`MAX_DESCRIPTION`."""
+    head = f"{intro or _INTRO}\n\nNamespaces:\n" + "\n".join(catalog.namespaces())
+    head += f"\n\n{_DISCOVERY}"
+    if catalog.local:
+        full = f"{head}\n\n```ts\n{catalog.local_declaration(_MODULE)}\n```"
+        if len(full) <= MAX_DESCRIPTION:
+            return full
+    if len(head) > MAX_DESCRIPTION:
+        raise ToolDefinitionError(
+            f"code_mode_tool: the description is {len(head)} characters (at most "
+            f"{MAX_DESCRIPTION}): shorten it or the connectors' descriptions"
+        )
+    return head
+
+
+def _dispatch(state: ThreadState, connector: Connector) -> AsyncToolFn:
+    """The fallback of a connector's namespace: ``github.create_issue(args)`` finds the tool
+    (connecting on first use) and calls it as a local tool is called."""
+    bound: dict[str, AsyncToolFn] = {}
+
+    async def call_connector(tool_name: Any, args: Any = None, options: Any = None) -> Any:
+        try:
+            tools = {t.name: t for t in await connector.tools()}
+        except Exception as exc:
+            raise bridge.HostError(f"{connector.name}: {exc}") from None
+        tool = tools.get(tool_name) if isinstance(tool_name, str) else None
+        if tool is None:
+            shown = ", ".join(sorted(tools)[:20]) + (", ..." if len(tools) > 20 else "")
+            raise bridge.HostError(
+                f"{connector.name} has no tool named {str(tool_name)[:100]!r}; its tools: "
+                f"{shown or '(none)'} (search(query) finds tools)"
+            )
+        fn = bound.get(tool.name)
+        if fn is None:
+            fn = bound[tool.name] = tool_function(state, tool, f"{connector.name}.{tool.name}")
+        return await fn(args, options)
+
+    return call_connector
+
+
+async def _search(
+    catalog: Catalog, state: ThreadState, query: Any = None, limit: Any = None
+) -> Any:
+    try:
+        return await catalog.search(state, query, limit)
+    except TypeError as exc:
+        raise bridge.ArgumentError(str(exc)) from None
+
+
+async def _describe(catalog: Catalog, state: ThreadState, name: Any = None) -> str:
+    try:
+        return await catalog.describe(state, name)
+    except TypeError as exc:
+        raise bridge.ArgumentError(str(exc)) from None
+    except LookupError as exc:
+        raise bridge.HostError(str(exc)) from None
+
+
+async def _run_snippet(
+    state: ThreadState,
+    depth: int,
+    host: Callable[..., dict[str, Any]],
+    options: dict[str, Any],
+    snippet_name: Any,
+    args: Any = None,
+) -> Any:
+    """``snippets.name(args)``: the snippet's code in a fresh sandbox with the same tools and
+    options, ``args`` as a global; resolves to its value, rejects with its error."""
+    if state is None:
+        raise bridge.HostError("snippets live on a thread; this program runs without one")
+    if depth >= MAX_DEPTH:
+        raise bridge.HostError(f"snippets nest at most {MAX_DEPTH} deep")
+    snippet = (
+        await load_snippet(state, str(snippet_name)) if isinstance(snippet_name, str) else None
+    )
+    if snippet is None:
+        raise bridge.HostError(
+            f"there is no snippet named {str(snippet_name)[:100]!r} (search(query) lists them)"
+        )
+    wiring = host(state, depth + 1)
+    wiring["globals"]["args"] = None if args is sandbox.UNDEFINED else args
+    run = functools.partial(state.run_code, snippet.code, **{**options, **wiring})
+    execution = await anyio.to_thread.run_sync(run)
+    result = await execution
+    if result.status == "success":
+        return result.result
+    raise bridge.HostError(f"snippet {snippet.name} failed: {_failure(result)}")
 
 
 async def _finish(state: ThreadState, result: sandbox.CodeResult) -> ToolResult:
@@ -225,6 +415,8 @@ async def _finish(state: ThreadState, result: sandbox.CodeResult) -> ToolResult:
             if found is None:
                 break
             mapped.append(dataclasses.replace(found, run_call=paused.call_id))
+            if info.get("raw") is True:
+                parked.raw.append(found.id)
     if (
         box is not None
         and continuation is not None
@@ -252,70 +444,6 @@ def _missing_tool(available: list[str]) -> Callable[[Any], Coroutine[Any, Any, N
         raise bridge.HostError(f"there is no tool named {str(name)!r}; the tools are: {listed}")
 
     return missing_tool
-
-
-def _tool_function(state: ThreadState, tool: Tool) -> AsyncToolFn:
-    core, parent = state._core, state.call_id
-
-    async def call_tool(args: Any = None) -> dict[str, Any]:
-        call_id = f"code_{uuid.uuid4().hex[:24]}"
-        if args is None or args is sandbox.UNDEFINED:
-            args = {}
-        if isinstance(args, dict):
-            try:
-                plain = plain_arguments(args)
-            except ArgumentsError as exc:
-                error = f"invalid arguments for tool {tool.name!r}: {exc}"
-                call = ParsedCall(call_id, tool.name, None, None, error)
-            else:
-                call = ParsedCall(call_id, tool.name, plain, plain)
-        else:
-            error = f"arguments for tool {tool.name!r} must be an object"
-            call = ParsedCall(call_id, tool.name, None, None, error)
-        started = time.monotonic()
-        try:
-            result = await run_call(core, call, tool=tool, parent_call_id=parent)
-        except ThreadQuotaError as exc:
-            # the thread cannot store the call (or its result): the program learns it from an
-            # error result, as from any failed call, and the thread stays within its quota
-            return {"status": "error", "result": None, "error": f"ThreadQuotaError: {exc}"}
-        assert result is not None  # local tools always produce a result
-        if result.status == "waiting":
-            # the call waits for a person: the program pauses here (its promise stays
-            # pending) and resumes with the decision
-            raise bridge.Pause({"approval_id": result.result["approval_ids"][0]})
-        record_call(core, parent, tool, call, result, time.monotonic() - started)
-        return js_result(result)
-
-    call_tool.__name__ = call_tool.__qualname__ = tool.name
-    return call_tool
-
-
-def js_result(result: ToolResult) -> dict[str, Any]:
-    """A tool's result as the program sees it, in the spec's JavaScript names.
-
-    ``{status, result, error}``, plus ``stack`` for a failure that has one (host paths cut to
-    file names) and ``attachments`` as ``{id, type, path, name, mimeType, size, width?,
-    height?, description?}`` (fields that are not set are left out, as JavaScript does).
-    """
-    out: dict[str, Any] = {"status": result.status, "result": result.result, "error": result.error}
-    if result.status == "error" and result.stack:
-        out["stack"] = _FILE_RE.sub(_file_name, result.stack)
-    if result.attachments:
-        out["attachments"] = [
-            {
-                _JS_NAMES.get(k, k): v
-                for k, v in a.model_dump(mode="json", exclude_none=True).items()
-            }
-            for a in result.attachments
-        ]
-    return out
-
-
-def _file_name(found: re.Match[str]) -> str:
-    """``File "/a/b/tool.py"`` as ``File "tool.py"``: no host path reaches the program."""
-    name = _SEPARATOR_RE.split(found[1])[-1]
-    return f'File "{name}"'
 
 
 def _code_result(

@@ -9,12 +9,15 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType, TracebackType
 from typing import Any, Final, Self
 
+import anyio
+
 from ._define import unique_tools
 from ._secrets import SecretBox
 from ._state import EventHook, ThreadCore
 from ._store import DEFAULT_MAX_THREAD_BYTES, Store, ThreadRow
 from ._thread import Thread
 from ._tool import Tool, reachable_tools
+from .connectors import Connector
 from .errors import MissingVariablesError, RuntimeClosedError
 
 __all__ = ["Runtime"]
@@ -119,11 +122,28 @@ class Runtime:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the database; safe to call more than once."""
+        """Close the database and the connectors its code-mode tools reach (their MCP
+        servers, HTTP clients); safe to call more than once."""
         self._closed = True
         store, self._store = self._store, None
-        if store is not None:
-            await store.close()
+        try:
+            for connector in self.connectors:
+                with anyio.CancelScope(shield=True):
+                    await connector.aclose()
+        finally:
+            if store is not None:
+                await store.close()
+
+    @property
+    def connectors(self) -> tuple[Connector, ...]:
+        """The connectors the runtime's code-mode tools reach; closed with the runtime."""
+        found: dict[int, Connector] = {}
+        for tool in self._tools.values():
+            parts = getattr(tool, "_resumer", None)
+            catalog = getattr(parts, "catalog", None)
+            for connector in getattr(catalog, "connectors", {}).values():
+                found.setdefault(id(connector), connector)
+        return tuple(found.values())
 
     async def thread(
         self,

@@ -23,18 +23,6 @@ _RESERVED: Final = frozenset(
 )
 
 
-#: What a tool's function resolves to in code mode, in the spec's JavaScript names.
-_RESULT_TYPES: Final = """\
-export type AttachmentRef = {
-  id: string; type: "file"; path: string; name: string; mimeType: string; size: number;
-  width?: number; height?: number; description?: string;
-};
-export type ToolResult<T = unknown> =
-  | { status: "success"; result: T; error: null; attachments?: AttachmentRef[] }
-  | { status: "error"; result: unknown; error: string; stack?: string;
-      attachments?: AttachmentRef[] };"""
-
-
 def is_export_name(name: str) -> bool:
     """Whether a tool can also be a named export of the ``tools`` module (an identifier)."""
     return bool(_IDENT_RE.match(name)) and name not in _RESERVED
@@ -107,7 +95,8 @@ def _ts_paren(text: str) -> str:
 
 
 def ts_declaration(tool: Tool, indent: str = "", *, in_module: bool = False) -> str:
-    """Declare one tool as an async TypeScript function returning a ``ToolResult``.
+    """Declare one tool as an async TypeScript function resolving to its value (code mode's
+    form: a failure rejects).
 
     ``in_module`` gives the ``export function`` form used inside ``declare module``.
     """
@@ -116,7 +105,7 @@ def ts_declaration(tool: Tool, indent: str = "", *, in_module: bool = False) -> 
     optional = "?" if not params.get("required") else ""
     args = ts_type(params, indent)
     doc = _ts_doc(tool.description, indent)
-    signature = f"args{optional}: {args}): Promise<ToolResult<{result}>>;"
+    signature = f"args{optional}: {args}): Promise<{result}>;"
     keyword = "export function" if in_module else "declare function"
     return f"{doc}{indent}{keyword} {tool.name}({signature}"
 
@@ -127,10 +116,7 @@ def ts_module_declaration(tools: Sequence[Tool], module: str = "tools") -> str:
     Tools whose names are not JavaScript identifiers are reachable only through ``tools[...]``.
     """
     indent = "  "
-    lines = [
-        f"declare module {json.dumps(module)} {{",
-        *(f"{indent}{line}" if line else "" for line in _RESULT_TYPES.splitlines()),
-    ]
+    lines = [f"declare module {json.dumps(module)} {{"]
     members = []
     for tool in tools:
         if is_export_name(tool.name) and tool.name != "tools":
@@ -141,9 +127,7 @@ def ts_module_declaration(tools: Sequence[Tool], module: str = "tools") -> str:
             result = "unknown"
             if tool.output_schema is not None:
                 result = ts_type(tool.output_schema, indent + "  ")
-            members.append(
-                f"{json.dumps(tool.name)}: (args: {params}) => Promise<ToolResult<{result}>>"
-            )
+            members.append(f"{json.dumps(tool.name)}: (args: {params}) => Promise<{result}>")
     lines.append(f"{indent}export const tools: {{")
     lines.extend(f"{indent}  {member};" for member in members)
     lines.append(f"{indent}}};")

@@ -7,7 +7,8 @@ the two kinds of :data:`ToolContent`), :func:`result_content` (one result as con
 :class:`RunCodeAnswer`, the answer of every ``run_code`` tool (:func:`run_code_answer`,
 :func:`invalid_answer`, :func:`answer_schema`); and the types of ``state.execution``
 (:class:`ExecutionState`, :class:`AbortSignal`) and ``state.storage`` (:class:`ThreadStorage`,
-:class:`SqlResult`).
+:class:`SqlResult`); :func:`discovery_tools`, the ``search``/``describe``/``save_snippet``
+tools of a code-mode tool.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from ._answer import RunCodeAnswer, answer_schema, invalid_answer, run_code_answer
 from ._calls import ParsedCall, render_results
+from ._codemode import discovery_tools
 from ._content import ImageContent, TextContent, ToolContent, render_content, result_content
 from ._message import Message, Role
 from ._state import AbortSignal, ExecutionState, ThreadState
@@ -34,6 +36,7 @@ __all__ = [
     "ThreadStorage",
     "ToolContent",
     "answer_schema",
+    "discovery_tools",
     "emit_thread_event",
     "get_messages",
     "inject_message",

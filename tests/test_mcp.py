@@ -411,11 +411,7 @@ async def test_tools_server_validates_strictly_and_returns_failures_as_results(
     assert code.is_error is False, _text(code)
     assert code.structured_content is not None
     assert code.structured_content["status"] == "success"
-    assert code.structured_content["result"] == {
-        "status": "success",
-        "result": {"sum": 7},
-        "error": None,
-    }
+    assert code.structured_content["result"] == {"sum": 7}
 
 
 async def test_tools_server_keeps_one_persisted_thread_per_session_and_redacts_secrets(
@@ -541,11 +537,7 @@ async def test_tools_server_with_workers_runs_code_mode_in_a_worker(
         )
         workers = _pool_workers()
     assert result.is_error is False, _text(result)
-    assert json.loads(_text(result))["result"] == {
-        "status": "success",
-        "result": {"sum": 5},
-        "error": None,
-    }
+    assert json.loads(_text(result))["result"] == {"sum": 5}
     assert len(workers) == 1
 
 

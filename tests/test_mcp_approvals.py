@@ -43,8 +43,7 @@ pay = define_tool(name="pay", description="Pay someone.", args=Payment, execute=
 
 PROGRAM = """
 try {
-  const r = await tools.pay({to: "bob", amount: 5});
-  return r.result;
+  return await tools.pay({to: "bob", amount: 5});
 } catch (e) {
   return `${e.name}: ${e.message}`;
 }

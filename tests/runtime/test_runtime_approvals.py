@@ -234,14 +234,14 @@ async def test_a_pending_call_with_a_secret_argument_is_stored_encrypted(
 # ------------------------------------------------------------------ item 3: code mode
 
 _PROGRAM = """
-const a = await tools.lookup({to: "bob", amount: 1});
+const a = await tools.lookup({to: "bob", amount: 1}, {raw: true});
 let sent;
 try {
   sent = await tools.send_money({to: "bob", amount: 7});
 } catch (e) {
   return {denied: e.name, message: e.message, a: a.status};
 }
-return {a: a.status, sent: sent.result};
+return {a: a.status, sent};
 """
 
 
@@ -276,6 +276,31 @@ async def test_a_program_pauses_at_an_approval_and_resumes_with_the_tool_value(
         ]
 
 
+async def test_a_raw_call_that_waited_for_approval_resumes_with_the_whole_result(
+    open_runtime: Callable[..., runtime.Runtime],
+) -> None:
+    log: list[Any] = []
+    tools = _tools(log)
+    program = """
+    const raw = await tools.send_money({to: "bob", amount: 7}, {raw: true});
+    const value = await tools.send_money({to: "eve", amount: 1});
+    return {raw, value};
+    """
+    async with open_runtime(tools=[code_mode_tool(tools), *tools]) as rt:
+        thread = await rt.thread("t")
+        await thread.execute_tool_calls([_code_call(program=program)])
+        (first,) = await thread.pending_approvals()
+        (waiting,) = await thread.approve(first.approval_id)
+        assert waiting.status == "waiting"
+        (second,) = await thread.pending_approvals()
+        (code,) = await thread.approve(second.approval_id)
+        assert code.status == "success", code
+        assert code.result["result"] == {
+            "raw": {"status": "success", "result": {"sent": 7, "to": "bob"}, "error": None},
+            "value": {"sent": 1, "to": "eve"},
+        }
+
+
 async def test_a_rejected_call_rejects_with_approval_denied_in_the_program(
     open_runtime: Callable[..., runtime.Runtime],
 ) -> None:
@@ -302,7 +327,7 @@ async def test_a_program_can_wait_for_two_approvals_at_once_and_again_later(
     const [x, y] = await Promise.all([
       tools.send_money({to: "a", amount: 1}), tools.send_money({to: "b", amount: 2})]);
     const z = await tools.send_money({to: "c", amount: 3});
-    return [x.result.to, y.result.to, z.result.to];
+    return [x.to, y.to, z.to];
     """
     log: list[Any] = []
     tools = _tools(log)
@@ -544,7 +569,9 @@ async def test_without_a_secret_key_a_program_cannot_wait_and_the_call_fails(
 ) -> None:
     log: list[Any] = []
     tools = _tools(log)
-    program = "const r = await tools.send_money({to: 'bob', amount: 7}); return r.error;"
+    program = (
+        "try { await tools.send_money({to: 'bob', amount: 7}); } catch (e) { return e.message; }"
+    )
     async with runtime.Runtime(db_path, tools=[code_mode_tool(tools), *tools]) as rt:
         thread = await rt.thread("t")
         (code,) = await thread.execute_tool_calls([_code_call(program=program)])

@@ -46,9 +46,10 @@ _WORKER = textwrap.dedent(
         define_tool(name="lookup", description="Look up.", args=Transfer, execute=lookup),
     ]
     PROGRAM = '''
-    const sent = await tools.send_money({to: "bob", amount: 7});
+    let sent;
+    try { sent = await tools.send_money({to: "bob", amount: 7}); } catch (e) { sent = e.message; }
     const after = await tools.lookup({to: "eve", amount: 0});
-    return {sent: sent.status === "success" ? sent.result : sent.error, after: after.result};
+    return {sent, after};
     '''
 
     def hook(step):

@@ -303,10 +303,10 @@ def test_typescript_declaration_snapshot() -> None:
         "declare function search(args: {\n"
         "  query: string;\n"
         "  limit: number | null;\n"
-        "}): Promise<ToolResult<unknown>>;"
+        "}): Promise<unknown>;"
     )
     assert PING.typescript_declaration == (
-        "/** Ping. */\ndeclare function ping(args?: {}): Promise<ToolResult<unknown>>;"
+        "/** Ping. */\ndeclare function ping(args?: {}): Promise<unknown>;"
     )
 
 

@@ -122,14 +122,14 @@ async def test_code_mode_tool_functions_resolve_to_an_error_for_values_json_cann
     const out = [];
     for (const args of bad) {
       try {
-        const r = await tools.add(args as any);
+        const r = await tools.add(args as any, { raw: true });
         out.push([r.status, r.error]);
       } catch (e) {
         out.push(["rejected", String(e)]);
       }
     }
     // undefined is dropped as JSON.stringify drops it
-    out.push(await tools.add({ a: 1, b: 2, c: undefined } as any));
+    out.push(await tools.add({ a: 1, b: 2, c: undefined } as any, { raw: true }));
     export default out;
     """
     tool = code_mode_tool([ADD], timeout=30)
@@ -154,7 +154,7 @@ async def test_a_nested_call_left_in_flight_does_not_abort_the_rest_of_the_batch
 ) -> None:
     code = """import { tools } from "tools";
       tools.hang();  // started with the call below, never awaited
-      export default (await tools.add({ a: 2, b: 2 })).result;"""
+      export default await tools.add({ a: 2, b: 2 });"""
     tool = code_mode_tool([HANG, ADD], timeout=30)
     calls = [
         _anthropic("outer", "run_code", {"code": code}),

@@ -221,10 +221,7 @@ async def test_a_secret_of_a_tool_reached_through_code_mode_is_stored_encrypted_
     open_runtime: Callable[..., runtime.Runtime], db_path: Path
 ) -> None:
     code = (
-        "const r = await tools.call_api({});\n"
-        "console.log(r.result.sent);\n"
-        "report(r.result.sent);\n"
-        "return r.result.sent;"
+        "const r = await tools.call_api({});\nconsole.log(r.sent);\nreport(r.sent);\nreturn r.sent;"
     )
     call = {"type": "tool_use", "id": "c", "name": "run_code", "input": {"code": code}}
     async with open_runtime(tools=_code_mode_only()) as rt:
@@ -255,7 +252,7 @@ async def test_an_agent_layer_secret_of_a_tool_reached_through_code_mode_is_reda
         "type": "tool_use",
         "id": "c",
         "name": "run_code",
-        "input": {"code": "return (await tools.call_api({})).result.sent;"},
+        "input": {"code": "return (await tools.call_api({})).sent;"},
     }
     async with open_runtime(tools=_code_mode_only(), agent_env={"API_TOKEN": SECRET}) as rt:
         thread = await rt.thread()
@@ -276,7 +273,7 @@ async def test_a_secret_stored_in_clear_before_code_mode_declared_it_is_redacted
         "type": "tool_use",
         "id": "c",
         "name": "run_code",
-        "input": {"code": "return (await tools.call_api({})).result.sent;"},
+        "input": {"code": "return (await tools.call_api({})).sent;"},
     }
     async with open_runtime(tools=_code_mode_only()) as rt:
         thread = await rt.thread("legacy")

@@ -510,7 +510,7 @@ async def test_code_mode_calls_a_foreign_standard_tool(
     assert "export function add(" in code.description
     async with open_runtime(tools=[code]) as rt:
         thread = await rt.thread()
-        program = "const r = await tools.add({a: 20, b: 22}); return r.result.sum;"
+        program = "const r = await tools.add({a: 20, b: 22}); return r.sum;"
         (result,) = await thread.execute_tool_calls(
             [{"id": "c", "name": "run_code", "arguments": {"code": program}}]
         )
