@@ -157,6 +157,7 @@ class OpenAPIConnector(Connector):
                 follow_redirects=False,
                 timeout=httpx.Timeout(self._timeout),
                 trust_env=False,  # no proxy, no .netrc credentials from the environment
+                headers={"Accept-Encoding": "gzip, deflate"},  # what read_response inflates
             )
         client = self._client
         method = op.method

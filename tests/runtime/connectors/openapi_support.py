@@ -10,6 +10,7 @@ echo of the request's headers).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -190,6 +191,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"0\r\n\r\n")
             except OSError:
                 pass
+        elif parts == ["gzip"]:  # a small body that inflates to size bytes of JSON
+            size = int(query["size"][0])
+            data = b'{"data": "' + b"0" * size + b'"}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", self.headers.get("X-Encoding", "gzip"))
+            packed = gzip.compress(data, compresslevel=9)
+            self.send_header("Content-Length", str(len(packed)))
+            self.end_headers()
+            self.wfile.write(packed)
         elif parts == ["slow"]:
             self.server.stopping.wait(SLOW_SECONDS)
             self._send(200, {"late": True})
@@ -262,6 +273,18 @@ def echo_document() -> dict[str, Any]:
             ),
             "/big": get("big"),
             "/big-chunked": get("bigChunked"),
+            "/gzip": get(
+                "gzip",
+                [
+                    {
+                        "name": "size",
+                        "in": "query",
+                        "required": True,
+                        "schema": {"type": "integer"},
+                    },
+                    {"name": "X-Encoding", "in": "header", "schema": {"type": "string"}},
+                ],
+            ),
             "/slow": get("slow"),
             "/deep": get("deep"),
             "/status/{code}": get(

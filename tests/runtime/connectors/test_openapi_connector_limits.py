@@ -6,6 +6,8 @@ bounded by counters (schema copies made, requests a server saw), not by timing.
 
 from __future__ import annotations
 
+import gzip
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,8 +18,8 @@ from openapi_support import PetServer, echo_document, serving
 
 from quickjail.runtime import Tool
 from quickjail.runtime.connectors import _openapi_doc, openapi
-from quickjail.runtime.connectors._openapi_http import MAX_JSON_DEPTH, Allowlist
-from quickjail.runtime.errors import ToolDefinitionError
+from quickjail.runtime.connectors._openapi_http import MAX_JSON_DEPTH, Allowlist, read_response
+from quickjail.runtime.errors import ConnectorError, ToolDefinitionError
 
 pytestmark = pytest.mark.anyio
 
@@ -74,6 +76,50 @@ async def test_a_response_over_the_byte_limit_fails_rather_than_being_cut(
     streamed = await call(server, "bigChunked", {}, max_response_bytes=100_000)
     assert streamed.status == "error"
     assert "over the limit of 100,000 bytes" in (streamed.error or "")
+
+
+async def test_a_compressed_body_is_inflated_only_up_to_the_byte_limit(
+    server: PetServer,
+) -> None:
+    small = await call(server, "gzip", {"size": 1_000})
+    assert small.status == "success" and small.result == {"data": "0" * 1_000}
+    # 64 MiB of JSON in ~64 KiB of gzip: refused once 1 MiB is inflated
+    bomb = await call(server, "gzip", {"size": 64 * 1024 * 1024})
+    assert bomb.status == "error"
+    assert "over the limit of 1,048,576 bytes" in (bomb.error or "")
+    other = await call(server, "gzip", {"size": 10, "X-Encoding": "br"})
+    assert other.status == "error"
+    assert "Content-Encoding 'br' is not supported" in (other.error or "")
+
+
+class _OneChunk(httpx.AsyncByteStream):
+    """A response body of one raw chunk (an iterator, not a generator: nothing to finalize)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data: bytes | None = data
+
+    def __aiter__(self) -> _OneChunk:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._data is None:
+            raise StopAsyncIteration
+        data, self._data = self._data, None
+        return data
+
+
+async def test_inflating_a_compression_bomb_holds_memory_near_the_byte_limit() -> None:
+    packed = gzip.compress(bytes(64 * 1024 * 1024), compresslevel=9)  # ~64 KiB
+
+    response = httpx.Response(200, headers={"content-encoding": "gzip"}, stream=_OneChunk(packed))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ConnectorError, match="over the limit of 1,048,576 bytes"):
+            await read_response(response, 1024 * 1024)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024  # inflating the chunk whole would hold 64 MiB
 
 
 async def test_a_server_that_does_not_answer_in_time_fails_the_call(server: PetServer) -> None:
