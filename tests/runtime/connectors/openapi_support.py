@@ -108,11 +108,14 @@ class _Handler(BaseHTTPRequestHandler):
             data = json.dumps(body).encode()
         else:
             data = str(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:  # the client went away (a cancelled or timed-out call)
+            self.close_connection = True
 
     def _redirect(self, status: int, location: str) -> None:
         self.send_response(status)

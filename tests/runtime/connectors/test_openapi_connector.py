@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from openapi_support import PetServer, echo_document, petstore_documents, serving
 
@@ -246,3 +247,51 @@ async def test_a_bearer_token_goes_only_to_the_origin_the_call_started_at(
     assert "authorization" not in other.requests[0]["headers"]
     assert other.requests[0]["headers"]["x-client"] == "quickjail-test"
     assert SECRET not in repr(direct) + repr(moved)
+
+
+async def test_a_program_in_code_mode_gets_the_response_but_never_the_key(
+    docs: Path, server: PetServer, open_runtime: Callable[..., runtime.Runtime]
+) -> None:
+    server.api_key = SECRET
+    code = """
+    import { getPetById } from "tools";
+    const echoed = await getPetById({ petId: 7 });
+    const missing = await getPetById({ petId: 99 });
+    export default { echoed, missing, env: typeof process };
+    """
+    connector = openapi(
+        "pets",
+        docs / "3.0/json/petstore.json",
+        base_url=f"{server.url}/v2",
+        auth=api_key("PETS_KEY", header="api_key"),
+    )
+    async with connector:
+        tool = runtime.code_mode_tool(await connector.tools(), timeout=30)
+        async with open_runtime(tools=[tool]) as rt:
+            thread = await rt.thread("t", env={"PETS_KEY": SECRET})
+            call = {"type": "tool_use", "id": "c", "name": "run_code", "input": {"code": code}}
+            (result,) = await thread.execute_tool_calls([call])
+            messages = await runtime.helpers.get_messages(thread.state)
+    assert result.status == "success", result.error
+    answer = result.result["result"]
+    assert answer["echoed"]["result"]["name"] == "key=[REDACTED]"
+    assert answer["missing"]["status"] == "error"
+    assert answer["missing"]["error"].endswith("HTTP 404 Not Found: Pet not found")
+    assert server.requests[0]["headers"]["api_key"] == SECRET
+    assert SECRET not in repr(result) + repr(messages)
+
+
+async def test_cancelling_a_call_stops_its_request_and_the_connector_still_serves(
+    server: PetServer,
+) -> None:
+    async with openapi("odd", echo_document(), base_url=server.url) as c:
+        tools = await tools_of(c)
+        with anyio.move_on_after(0.3) as scope:
+            await tools["slow"].call({})
+        assert scope.cancelled_caught
+        after = await tools["echo"].call({"item": "x"})
+        assert after.status == "success" and after.result["path"] == "/echo/x"
+    assert c.closed
+    refused = await tools["echo"].call({"item": "x"})
+    assert refused.status == "error" and "connector 'odd' is closed" in (refused.error or "")
+    await c.aclose()  # idempotent
