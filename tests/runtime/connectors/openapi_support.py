@@ -97,6 +97,7 @@ class PetServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: PetServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go in two writes: no delayed-ACK stall
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
