@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import quote
+from urllib.parse import quote, quote_plus
 
 import anyio
 import httpx
@@ -197,12 +197,15 @@ class OpenAPIConnector(Connector):
                     if not response.is_success:
                         raise status_error(response, body)
                     return decode_body(response, body)
-        except TimeoutError:
-            raise ConnectorError(f"{label}: no complete response in {self._timeout:g} s") from None
-        except httpx.TimeoutException:
+        except (TimeoutError, httpx.TimeoutException):
             raise ConnectorError(f"{label}: no complete response in {self._timeout:g} s") from None
         except httpx.HTTPError as exc:
-            raise ConnectorError(f"{label}: {type(exc).__name__}: {str(exc)[:300]}") from None
+            message = f"{label}: {type(exc).__name__}: {str(exc)[:300]}"
+            raise ConnectorError(_scrubbed(message, secret)) from None
+        except ConnectorError as exc:
+            if secret and secret in str(exc):
+                raise ConnectorError(_scrubbed(str(exc), secret)) from None
+            raise
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _request_parts(
@@ -244,6 +247,16 @@ class OpenAPIConnector(Connector):
             content = json.dumps(args["body"], ensure_ascii=False).encode()
             headers["content-type"] = "application/json"
         return url, headers, content
+
+
+def _scrubbed(message: str, secret: str | None) -> str:
+    """``message`` without the secret (as it is, and percent-encoded as in a query): the
+    thread redacts it too, this keeps it out of a message even where no thread runs."""
+    if not secret:
+        return message
+    for form in {secret, quote(secret, safe=""), quote_plus(secret)}:
+        message = message.replace(form, "[REDACTED]")
+    return message
 
 
 def _scalar(value: Any) -> str:

@@ -49,6 +49,8 @@ _IGNORED_HEADERS: Final = frozenset(
     {"accept", "content-type", "authorization", "content-length", "host", "connection",
      "transfer-encoding", "cookie", "accept-encoding"}
 )  # fmt: skip
+MAX_NAME: Final = 200  # characters of a parameter's name
+_TOKEN_RE: Final = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an HTTP header name
 _TEMPLATE_RE: Final = re.compile(r"\{([^{}/]+)\}")
 _JSON_TYPE_RE: Final = re.compile(r"^application/(?:[\w.+-]+\+)?json\s*(?:;.*)?$", re.I)
 
@@ -311,8 +313,16 @@ def _operation(
                 if not isinstance(param, Mapping):
                     continue
                 pname, where = param.get("name"), param.get("in")
-                if isinstance(pname, str) and pname and where in ("path", "query", "header"):
-                    declared[(cast(Location, where), pname)] = param
+                if not isinstance(pname, str) or where not in ("path", "query", "header"):
+                    continue
+                if (
+                    not pname
+                    or len(pname) > MAX_NAME
+                    or (where == "header" and not _TOKEN_RE.match(pname))
+                ):
+                    log.warning("OpenAPI operation %s: parameter %.60r left out", label, pname)
+                    continue
+                declared[(cast(Location, where), pname)] = param
     template = _TEMPLATE_RE.findall(path)
     for var in template:  # a template variable the document forgot: a required string
         declared.setdefault(

@@ -177,11 +177,20 @@ def _is_json(content_type: str) -> bool:
     )
 
 
+def _decoded(response: httpx.Response, body: bytes) -> str:
+    """``body`` as text in the response's charset (UTF-8 when it names none, or one Python
+    does not know)."""
+    try:
+        return body.decode(response.charset_encoding or "utf-8", "replace")
+    except LookupError:
+        return body.decode("utf-8", "replace")
+
+
 def decode_body(response: httpx.Response, body: bytes) -> Any:
     """A 2xx body as the tool's value: JSON parsed, other text as a str, nothing as None."""
     if not body:
         return None
-    text = body.decode(response.charset_encoding or "utf-8", "replace")
+    text = _decoded(response, body)
     if not _is_json(response.headers.get("content-type", "")):
         return text
     try:
@@ -199,8 +208,7 @@ def decode_body(response: httpx.Response, body: bytes) -> Any:
 
 def status_error(response: httpx.Response, body: bytes) -> ConnectorError:
     """``HTTP 404 Not Found: <the body's first 500 characters>``."""
-    text = body[: ERROR_BODY_CHARS * 4].decode(response.charset_encoding or "utf-8", "replace")
-    text = text[:ERROR_BODY_CHARS]
+    text = _decoded(response, body[: ERROR_BODY_CHARS * 4])[:ERROR_BODY_CHARS]
     detail = f": {text}" if text.strip() else ""
     return ConnectorError(f"HTTP {response.status_code} {_reason(response.status_code)}{detail}")
 

@@ -205,6 +205,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(packed)))
             self.end_headers()
             self.wfile.write(packed)
+        elif parts == ["charset"]:
+            self._send(200, "h\u00e9llo".encode(), "text/plain; charset=no-such-charset")
         elif parts == ["slow"]:
             self.server.stopping.wait(SLOW_SECONDS)
             self._send(200, {"late": True})
@@ -289,6 +291,7 @@ def echo_document() -> dict[str, Any]:
                     {"name": "X-Encoding", "in": "header", "schema": {"type": "string"}},
                 ],
             ),
+            "/charset": get("charset"),
             "/slow": get("slow"),
             "/deep": get("deep"),
             "/status/{code}": get(

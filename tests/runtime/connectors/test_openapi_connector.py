@@ -295,3 +295,24 @@ async def test_cancelling_a_call_stops_its_request_and_the_connector_still_serve
     refused = await tools["echo"].call({"item": "x"})
     assert refused.status == "error" and "connector 'odd' is closed" in (refused.error or "")
     await c.aclose()  # idempotent
+
+
+async def test_a_query_api_key_is_added_on_the_host_and_the_guest_cannot_set_it(
+    server: PetServer, open_runtime: Callable[..., runtime.Runtime]
+) -> None:
+    doc = echo_document()
+    doc["paths"]["/echo/{item}"]["get"]["parameters"].append(
+        {"name": "key", "in": "query", "schema": {"type": "string"}}
+    )
+    connector = openapi("odd", doc, base_url=server.url, auth=api_key("KEY", query="key"))
+    async with connector:
+        tools = await tools_of(connector)
+        assert "key" not in tools["echo"].input_schema["properties"]
+        async with open_runtime(tools=list(tools.values())) as rt:
+            thread = await rt.thread("t", env={"KEY": SECRET})
+            echoed = await tools["echo"].call({"item": "x", "item_query": "y"}, thread.state)
+            refused = await tools["echo"].call({"item": "x", "key": "mine"}, thread.state)
+    assert server.requests[0]["query"] == {"item": ["y"], "key": [SECRET]}
+    assert echoed.result["query"] == {"item": ["y"], "key": ["[REDACTED]"]}
+    assert refused.status == "error" and "invalid arguments" in (refused.error or "")
+    assert SECRET not in repr(echoed) + repr(refused)

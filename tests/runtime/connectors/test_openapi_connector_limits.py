@@ -134,6 +134,26 @@ async def test_deeply_nested_json_fails_with_a_clear_error(server: PetServer) ->
     assert f"nested deeper than {MAX_JSON_DEPTH}" in (result.error or "")
 
 
+async def test_a_charset_python_does_not_know_reads_as_utf_8(server: PetServer) -> None:
+    result = await call(server, "charset", {})
+    assert result.status == "success" and result.result == "h\u00e9llo"
+
+
+async def test_parameters_no_request_could_carry_are_left_out() -> None:
+    doc = echo_document()
+    doc["paths"]["/echo/{item}"]["get"]["parameters"] += [
+        {"name": "Bad Header", "in": "header", "schema": {"type": "string"}},
+        {"name": "x" * 201, "in": "query", "schema": {"type": "string"}},
+        {"name": "Authorization", "in": "header", "schema": {"type": "string"}},
+        {"name": "session", "in": "cookie", "schema": {"type": "string"}},
+    ]
+    async with openapi("odd", doc, base_url="http://127.0.0.1:9") as c:
+        echo = (await tools_of(c))["echo"]
+    assert set(echo.input_schema["properties"]) == {
+        "item", "item_query", "body_header", "X-Trace", "tags",
+    }  # fmt: skip
+
+
 @pytest.mark.parametrize("item", ["..", ".", ""], ids=["dotdot", "dot", "empty"])
 async def test_a_path_parameter_cannot_be_a_dot_segment(server: PetServer, item: str) -> None:
     result = await call(server, "echo", {"item": item})
