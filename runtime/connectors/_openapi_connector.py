@@ -27,7 +27,7 @@ from quickjail.runtime.errors import ConnectorError, ToolDefinitionError
 
 from ._base import Connector, identifier_names
 from ._openapi import MAX_RESPONSE_BYTES, ApiAuth
-from ._openapi_doc import Operation, load_document, read_operations
+from ._openapi_doc import Operation, document_summary, load_document, read_operations
 from ._openapi_http import (
     MAX_REDIRECTS,
     Allowlist,
@@ -102,6 +102,8 @@ class OpenAPIConnector(Connector):
         doc = load_document(spec)
         where = "the OpenAPI document" if isinstance(spec, Mapping) else repr(os.fspath(spec))
         operations = read_operations(doc, where, reserved_headers, reserved_query)
+        if not description:  # the document's own title and summary line
+            self._description = document_summary(doc)
         names = identifier_names(op.name for op in operations)
         variables = (
             (Variable(auth.variable, type="secret", required=True, description=f"{name} auth"),)

@@ -32,6 +32,7 @@ __all__ = [
     "MAX_OPERATIONS",
     "Operation",
     "Parameter",
+    "document_summary",
     "load_document",
     "read_operations",
 ]
@@ -117,6 +118,20 @@ def load_document(spec: Mapping[str, Any] | str | os.PathLike[str]) -> Mapping[s
         raise ToolDefinitionError(f"{where}: 'paths' is not an object")
     _check_refs(doc, where)
     return doc
+
+
+def document_summary(doc: Mapping[str, Any]) -> str:
+    """``info.title: info.summary`` (else the description's first line), at most 200
+    characters: what a connector made without a description says of itself."""
+    info = doc.get("info")
+    if not isinstance(info, Mapping):
+        return ""
+    title, summary = info.get("title"), info.get("summary") or info.get("description")
+    line = summary.strip().splitlines()[0] if isinstance(summary, str) and summary.strip() else ""
+    text = _text(title if isinstance(title, str) else "", limit=200)
+    if line:
+        text = f"{text}: {line}" if text else line
+    return text if len(text) <= 200 else text[:199] + "…"
 
 
 def _read_file(path: Path) -> Any:

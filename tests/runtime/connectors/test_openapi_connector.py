@@ -54,6 +54,8 @@ async def test_petstore_operations_become_tools_typed_by_their_parameters(docs: 
     ) as c:
         tools = await tools_of(c)
     assert list(tools) == PETSTORE_IDS
+    assert c.description.startswith("Swagger Petstore: This is a sample server Petstore server.")
+    assert len(c.description) <= 200
     get_pet = tools["getPetById"]
     assert get_pet.input_schema["properties"]["petId"]["type"] == "integer"
     assert get_pet.input_schema["required"] == ["petId"]
