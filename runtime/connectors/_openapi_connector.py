@@ -205,8 +205,9 @@ class OpenAPIConnector(Connector):
             message = f"{label}: {type(exc).__name__}: {str(exc)[:300]}"
             raise ConnectorError(_scrubbed(message, secret)) from None
         except ConnectorError as exc:
-            if secret and secret in str(exc):
-                raise ConnectorError(_scrubbed(str(exc), secret)) from None
+            scrubbed = _scrubbed(str(exc), secret)
+            if scrubbed != str(exc):  # a server that echoed the key in an error body
+                raise ConnectorError(scrubbed) from None
             raise
         raise AssertionError("unreachable")  # pragma: no cover
 
