@@ -126,8 +126,11 @@ class OpenAPIConnector(Connector):
                 variable = connector._auth.variable
                 secret = await state.env(variable) if state is not None else None
                 if secret is None:
-                    raise ConnectorError(f"variable {variable!r} is not set")
-            value = await connector.in_loop(connector._call, op, args, secret)
+                    return ToolResult.failure(f"variable {variable!r} is not set")
+            try:
+                value = await connector.in_loop(connector._call, op, args, secret)
+            except ConnectorError as exc:  # the message is for the model, as it is
+                return ToolResult.failure(str(exc))
             return ToolResult.success(value)
 
         return Tool(
