@@ -6,5 +6,6 @@ an HTTP API described by an OpenAPI document. Each is a :class:`Connector`: give
 """
 
 from ._base import Connector
+from ._mcp_api import mcp
 
-__all__ = ["Connector"]
+__all__ = ["Connector", "mcp"]
