@@ -70,7 +70,7 @@ def mcp(
     """
     try:
         from ._mcp import McpConnector
-    except ImportError as exc:  # pragma: no cover - the extra is in every test environment
+    except ImportError as exc:
         raise ConnectorError(
             f"MCP connector {name!r} needs the MCP SDK: pip install 'quickjail[connectors]' ({exc})"
         ) from None

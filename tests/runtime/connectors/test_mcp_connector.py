@@ -280,3 +280,14 @@ async def test_calls_from_many_tasks_share_one_session() -> None:
                 tg.start_soon(one, i)
         assert sorted(sums) == [2 * i for i in range(20)]
         assert len(set(pids)) == 1
+
+
+async def test_a_call_its_caller_cancels_is_cancelled_and_the_session_goes_on() -> None:
+    async with connectors.mcp("srv", command=server_command(), timeout=120) as srv:
+        tools = by_name(await srv.tools())
+        pid = (await tools["pid"].call({})).result["pid"]
+        with anyio.move_on_after(1) as scope:
+            await tools["sleep_forever"].call({})
+        assert scope.cancelled_caught
+        assert (await tools["add"].call({"a": 1, "b": 2})).result == {"sum": 3}
+        assert (await tools["pid"].call({})).result["pid"] == pid

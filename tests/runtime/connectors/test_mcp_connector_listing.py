@@ -4,6 +4,8 @@ ends), its arguments, its value rules, and its use from several event loops."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import anyio
@@ -148,3 +150,20 @@ def test_non_text_blocks_are_the_value_only_without_text_or_structured_content()
         content=[types.TextContent(text="ignored")], structured_content={"n": 1}
     )
     assert result_value("s", "t", structured, 1000) == {"n": 1}
+
+
+def test_without_the_sdk_the_connector_names_the_extra_to_install() -> None:
+    script = (
+        "import sys; sys.modules['mcp'] = None\n"
+        "from quickjail.runtime import connectors\n"
+        "try:\n"
+        "    connectors.mcp('srv', command=['x'])\n"
+        "except Exception as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ConnectorError MCP connector 'srv' needs the MCP SDK")
+    assert "quickjail[connectors]" in done.stdout
