@@ -192,8 +192,8 @@ async def _stop(process: anyio.abc.Process) -> None:
             break
         with anyio.move_on_after(_GRACE):
             await process.wait()
-    with contextlib.suppress(Exception):
-        await process.aclose()
+    with anyio.move_on_after(_GRACE), contextlib.suppress(Exception):
+        await process.aclose()  # reaps it (a process the kernel cannot end is left, not waited)
 
 
 def _signal_group(pgid: int, sig: int) -> None:

@@ -1,11 +1,13 @@
 """An MCP server written with the official SDK's low-level server, for the connector's tests.
 
-Run as ``python _mcp_server.py [--http PORT] [--listing normal|hostile|many:N|endless]``: over
-stdio by default, or over streamable HTTP on ``127.0.0.1:PORT``. Its tools cover the value
-rules (structured content, JSON text, plain text, non-text blocks), ``isError``, a call that
-never answers, a server that dies mid-call, and a line that never ends; the other listings are
-hostile (names that are no identifiers and collide, deep, huge and recursive schemas) or long
-(``many:N`` tools over pages of 500).
+Run as ``python _mcp_server.py [--http PORT [--json]] [--child] [--listing LISTING]``
+(``normal``, ``hostile``, ``many:N``, ``endless``): over stdio by default, or over streamable
+HTTP on ``127.0.0.1:PORT`` (answers as server-sent events, or as JSON bodies with ``--json``).
+Its tools cover the value rules (structured content, JSON text, plain text, non-text blocks),
+``isError``, a call that never answers, a server that dies mid-call, a line that never ends,
+and (``--child``) a process the server started; the other listings are hostile (names that
+are no identifiers and collide, deep, huge and recursive schemas) or long (``many:N`` tools
+over pages of 500).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from mcp.server.lowlevel import Server
 # ``flood`` writes a line that never ends on it
 WIRE_FD = os.dup(1)
 PAGE = 500
+CHILD: list[int] = []  # a process this server started and never ends (with --child)
 
 NUMBER_PAIR: dict[str, Any] = {
     "type": "object",
@@ -67,6 +70,11 @@ def normal_tools() -> list[types.Tool]:
             },
         ),
         types.Tool(name="flood", description="Write a line that never ends.", input_schema=NO_ARGS),
+        types.Tool(
+            name="child_pid",
+            description="The process id of a child the server started (with --child).",
+            input_schema=NO_ARGS,
+        ),
     ]
 
 
@@ -132,6 +140,8 @@ async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolR
         os._exit(3)
     if name == "pid":
         return types.CallToolResult(content=[], structured_content={"pid": os.getpid()})
+    if name == "child_pid":
+        return types.CallToolResult(content=[], structured_content={"pid": CHILD[0]})
     if name == "big_text":
         return types.CallToolResult(content=[types.TextContent(text="z" * int(args["size"]))])
     if name == "flood":
@@ -184,14 +194,21 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=None)
     parser.add_argument("--listing", default="normal")
+    parser.add_argument("--json", action="store_true", help="answer HTTP POSTs with JSON, not SSE")
+    parser.add_argument("--child", action="store_true", help="start a child that sleeps on")
     options = parser.parse_args()
+    if options.child:
+        import subprocess
+
+        sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
+        CHILD.append(subprocess.Popen(sleeper, stdin=subprocess.DEVNULL).pid)
     server = make_server(options.listing)
     if options.http is None:
         anyio.run(serve_stdio, server)
         return
     import uvicorn
 
-    app = server.streamable_http_app()
+    app = server.streamable_http_app(json_response=options.json)
     uvicorn.run(app, host="127.0.0.1", port=options.http, log_level="warning")
 
 

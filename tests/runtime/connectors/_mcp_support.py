@@ -51,12 +51,13 @@ def our_children() -> set[int]:
 class HttpServer:
     """The test server over streamable HTTP on a loopback port, stoppable and restartable."""
 
-    def __init__(self, listing: str = "normal") -> None:
+    def __init__(self, listing: str = "normal", *, json: bool = False) -> None:
         probe = socket.socket()
         probe.bind(("127.0.0.1", 0))
         self.port = probe.getsockname()[1]
         probe.close()
         self.listing = listing
+        self.json = json
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -66,6 +67,7 @@ class HttpServer:
     def start(self) -> None:
         self.process = subprocess.Popen(
             [sys.executable, str(SERVER), "--http", str(self.port), "--listing", self.listing]
+            + (["--json"] if self.json else [])
         )
         deadline = time.monotonic() + START_WITHIN
         while True:

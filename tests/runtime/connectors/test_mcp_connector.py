@@ -210,15 +210,28 @@ async def test_an_unreachable_http_server_fails_the_call_naming_it() -> None:
 
 async def test_closing_the_connector_ends_the_server_process_and_reaps_it() -> None:
     srv = connectors.mcp("srv", command=server_command(), timeout=60)
-    tools = by_name(await srv.tools())
-    pid = (await tools["pid"].call({})).result["pid"]
-    assert running(pid) and pid in our_children()
-    await srv.aclose()
+    try:
+        tools = by_name(await srv.tools())
+        pid = (await tools["pid"].call({})).result["pid"]
+        assert running(pid) and pid in our_children()
+    finally:
+        await srv.aclose()
     assert not running(pid)
     assert pid not in our_children()  # reaped: no zombie is left behind
     await srv.aclose()  # idempotent
     result = await tools["pid"].call({})
     assert result.status == "error" and "is closed" in (result.error or "")
+
+
+async def test_closing_the_connector_ends_the_processes_the_server_started_too() -> None:
+    srv = connectors.mcp("srv", command=[*server_command(), "--child"], timeout=60)
+    try:
+        tools = by_name(await srv.tools())
+        child = (await tools["child_pid"].call({})).result["pid"]
+        assert running(child)
+    finally:
+        await srv.aclose()  # the server's process group: no orphan is left sleeping
+    await anyio.to_thread.run_sync(wait_gone, child)
 
 
 async def test_a_command_that_cannot_start_or_exits_at_once_is_a_clear_connector_error() -> None:
@@ -291,3 +304,24 @@ async def test_a_call_its_caller_cancels_is_cancelled_and_the_session_goes_on() 
         assert scope.cancelled_caught
         assert (await tools["add"].call({"a": 1, "b": 2})).result == {"sum": 3}
         assert (await tools["pid"].call({})).result["pid"] == pid
+
+
+@pytest.mark.parametrize("json_bodies", [False, True], ids=["sse", "json"])
+async def test_an_http_answer_over_max_message_bytes_fails_the_call_saying_so(
+    json_bodies: bool,
+) -> None:
+    server = HttpServer(json=json_bodies)
+    server.start()
+    try:
+        async with connectors.mcp(
+            "srv", url=server.url, timeout=60, max_message_bytes=1 << 20
+        ) as srv:
+            tools = by_name(await srv.tools())
+            result = await tools["big_text"].call({"size": 2_000_000})
+            assert result.status == "error"
+            assert "MCP server 'srv'" in (result.error or "")
+            # the SDK's own limit on one server-sent event says 1048576; ours on a body 1,048,576
+            assert "1048576" in (result.error or "").replace(",", ""), result.error
+            assert (await tools["add"].call({"a": 1, "b": 2})).result == {"sum": 3}
+    finally:
+        server.kill()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -167,3 +168,45 @@ def test_without_the_sdk_the_connector_names_the_extra_to_install() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ConnectorError MCP connector 'srv' needs the MCP SDK")
     assert "quickjail[connectors]" in done.stdout
+
+
+RAW = Path(__file__).resolve().parent / "_mcp_raw_server.py"
+
+
+def raw_server(mode: str) -> list[str]:
+    return [sys.executable, str(RAW), "--mode", mode]
+
+
+@pytest.mark.anyio
+async def test_a_listing_mcp_does_not_allow_is_refused_naming_what_is_wrong() -> None:
+    for mode, wrong in (("odd-schemas", "inputSchema.properties"), ("not-a-listing", "tools")):
+        async with connectors.mcp("raw", command=raw_server(mode), timeout=60) as raw:
+            with pytest.raises(ConnectorError) as caught:
+                await raw.tools()
+            message = str(caught.value)
+            assert "MCP server 'raw' listed its tools in a form MCP does not allow" in message
+            assert wrong in message
+
+
+@pytest.mark.anyio
+async def test_tools_with_an_empty_or_overlong_name_are_left_out() -> None:
+    async with connectors.mcp("raw", command=raw_server("odd-names"), timeout=60) as raw:
+        tools = await raw.tools()
+        assert [t.name for t in tools] == ["ok"]
+        assert (await tools[0].call({})).result == "fine"
+
+
+@pytest.mark.anyio
+async def test_an_answer_that_is_no_tool_result_fails_the_call_and_lines_not_json_are_skipped() -> (
+    None
+):
+    async with connectors.mcp("raw", command=raw_server("not-a-result"), timeout=60) as raw:
+        (ok,) = await raw.tools()
+        result = await ok.call({})
+        assert result.status == "error"
+        assert "tool 'ok' of MCP server 'raw' answered something that is not a tool result" in (
+            result.error or ""
+        )
+    async with connectors.mcp("raw", command=raw_server("garbage"), timeout=60) as raw:
+        (ok,) = await raw.tools()
+        assert (await ok.call({})).result == "fine"
