@@ -30,36 +30,45 @@ import anyio
 import anyio.abc
 import httpx2
 import mcp_types as types
-from mcp.client._transport import TransportStreams
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
-__all__ = ["Lost", "bounded_http_client", "bounded_stdio"]
+__all__ = ["Lost", "Streams", "bounded_http_client", "bounded_stdio"]
 
 STDERR_TAIL: Final = 2_000  # characters of the server's standard error kept for messages
 _GRACE: Final = 2.0  # seconds a server has to exit once its stdin closes, then SIGTERM's
 _EXIT_CODE_WAIT: Final = 0.5  # seconds to learn the exit code once the output ended
 _CHUNK: Final = 65_536
 
+#: What a transport gives :class:`mcp.ClientSession`: the messages read, and where to write.
+Streams = tuple[
+    MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
+]
+
 
 class Lost:
     """Why a session's connection ended, and the event a session waits on for it.
 
     The transport records the first reason (a server that exited, a message too long) and
-    sets :attr:`event`; the connector's calls in flight watch it and fail at once.
+    sets :attr:`event`; the connector's calls in flight register their cancel scopes in
+    :attr:`scopes`, all cancelled then: they fail at once. Used in one event loop only.
     """
 
-    __slots__ = ("event", "reason", "stderr")
+    __slots__ = ("event", "reason", "scopes", "stderr")
 
     def __init__(self) -> None:
         self.event = anyio.Event()
         self.reason: str | None = None
         self.stderr = ""
+        self.scopes: set[anyio.CancelScope] = set()
 
     def set(self, reason: str) -> None:
-        """Record ``reason`` (the first one wins) and wake what waits."""
+        """Record ``reason`` (the first one wins), cancel the calls in flight, wake what waits."""
         if self.reason is None:
             self.reason = reason
+        for scope in self.scopes:
+            scope.cancel()
         self.event.set()
 
     def describe(self) -> str:
@@ -77,7 +86,7 @@ async def bounded_stdio(
     cwd: str | Path | None,
     max_message_bytes: int,
     lost: Lost,
-) -> AsyncIterator[TransportStreams]:
+) -> AsyncIterator[Streams]:
     """Run ``command`` and yield the SDK's (read, write) streams over its stdin/stdout.
 
     Raises:
