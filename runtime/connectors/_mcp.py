@@ -37,9 +37,10 @@ from mcp.shared.exceptions import MCPError
 from quickjail.runtime._tool import Tool
 from quickjail.runtime.errors import ConnectorError, ToolDefinitionError
 
+from . import _mcp_values
 from ._base import Connector
 from ._mcp_transport import Lost, bounded_http_client, bounded_stdio
-from ._mcp_values import MAX_NAME, build_tools, result_value
+from ._mcp_values import Listed, bound_listed, build_tools, result_value
 
 __all__ = ["McpConnector"]
 
@@ -47,6 +48,7 @@ T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 MAX_PAGES: Final = 1_000
+MAX_CURSOR: Final = 4_096
 _CLIENT_INFO: Final = types.Implementation(name="quickjail", version="connector")
 
 
@@ -237,7 +239,8 @@ class McpConnector(Connector):
         live = await self._session()
         session = live.session
         assert session is not None
-        listed: list[types.Tool] = []
+        listed: list[Listed] = []
+        count = left_out = kept_chars = 0
         cursor: str | None = None
         seen: set[str] = set()
         for _ in range(MAX_PAGES):
@@ -265,14 +268,31 @@ class McpConnector(Connector):
                     f"{self._what()} listed its tools in a form MCP does not allow: "
                     f"{str(exc)[:500]}"
                 ) from None
-            listed.extend(page.tools)
-            if len(listed) > self._max_tools:
+            count += len(page.tools)
+            if count > self._max_tools:
                 raise ConnectorError(
                     f"{self._what()} lists more than {self._max_tools:,} tools (max_tools)"
                 )
+            for raw in page.tools:  # only bounded parts are kept, not the page
+                kept = bound_listed(raw)
+                if kept is None:
+                    left_out += 1
+                    continue
+                kept_chars += kept.size
+                if kept_chars > _mcp_values.MAX_LISTING_CHARS:
+                    raise ConnectorError(
+                        f"{self._what()} describes its tools in over "
+                        f"{_mcp_values.MAX_LISTING_CHARS:,} characters (their schemas and "
+                        "descriptions, each bounded)"
+                    )
+                listed.append(kept)
             cursor = page.next_cursor
             if cursor is None:
                 break
+            if len(cursor) > MAX_CURSOR:
+                raise ConnectorError(
+                    f"{self._what()} gave a page cursor over {MAX_CURSOR:,} characters"
+                )
             if cursor in seen:
                 raise ConnectorError(f"{self._what()} repeated a page cursor of its tool list")
             seen.add(cursor)
@@ -280,11 +300,8 @@ class McpConnector(Connector):
             raise ConnectorError(
                 f"{self._what()} lists its tools over more than {MAX_PAGES:,} pages"
             )
-        dropped = [t for t in listed if not t.name or len(t.name) > MAX_NAME]
-        if dropped:
-            logger.warning(
-                "%s: left out %d tools with empty or long names", self._what(), len(dropped)
-            )
+        if left_out:
+            logger.warning("%s: left out %d tools with empty or long names", self._what(), left_out)
         return build_tools(self.name, listed, self._call_from_caller)
 
     async def _call_from_caller(self, tool: str, args: dict[str, Any]) -> Any:

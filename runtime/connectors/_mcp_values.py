@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Final
 
 import mcp_types as types
@@ -27,8 +28,11 @@ from ._schemas import bounded_schema, schema_size
 
 __all__ = [
     "MAX_DESCRIPTION",
+    "MAX_LISTING_CHARS",
     "MAX_NAME",
     "MAX_SCHEMA_CHARS",
+    "Listed",
+    "bound_listed",
     "build_tools",
     "result_value",
 ]
@@ -36,6 +40,7 @@ __all__ = [
 MAX_DESCRIPTION: Final = 2_000  # characters of a tool's description kept
 MAX_NAME: Final = 256  # a tool named longer is left out of the namespace
 MAX_SCHEMA_CHARS: Final = 32_000  # a bounded schema larger than this is kept as "any object"
+MAX_LISTING_CHARS: Final = 16_000_000  # all the kept schemas and descriptions together
 MAX_ERROR: Final = 4_000  # characters of an isError text kept in the message
 _JSON_START: Final = frozenset('{["-0123456789tfn')
 
@@ -106,20 +111,34 @@ def _finite(digits: str) -> float:
     return number
 
 
-def build_tools(server: str, listed: list[types.Tool], call: Caller) -> list[Tool]:
-    """One :class:`Tool` per listed MCP tool, named by :func:`identifier_names`.
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """One listed MCP tool, its parts bounded: all the listing keeps of it."""
 
-    A name over :data:`MAX_NAME` characters is left out; descriptions are cut to
-    :data:`MAX_DESCRIPTION` characters; schemas are :func:`bounded_schema` copies, kept only
-    under :data:`MAX_SCHEMA_CHARS` (else "any object" for the input, none for the output).
+    name: str
+    title: str | None
+    text: str
+    input_schema: JsonSchema
+    output_schema: JsonSchema | None
+    notes: tuple[str, ...]
+
+    @property
+    def size(self) -> int:
+        """Characters kept (schemas as JSON, text), for the listing's budget."""
+        out = schema_size(self.output_schema) if self.output_schema is not None else 0
+        return schema_size(self.input_schema) + out + len(self.text) + len(self.name)
+
+
+def bound_listed(listed: types.Tool) -> Listed | None:
+    """The bounded parts of one listed tool; ``None`` for a name that is empty or longer
+    than :data:`MAX_NAME` characters (the tool is left out).
+
+    Descriptions are cut to :data:`MAX_DESCRIPTION` characters; schemas are
+    :func:`bounded_schema` copies, kept only under :data:`MAX_SCHEMA_CHARS` (else "any
+    object" for the input, none for the output).
     """
-    kept = [t for t in listed if 0 < len(t.name) <= MAX_NAME]
-    names = identifier_names(t.name for t in kept)
-    return [_tool(server, t, names[t.name], call) for t in kept]
-
-
-def _tool(server: str, listed: types.Tool, ident: str, call: Caller) -> Tool:
-    original = listed.name
+    if not 0 < len(listed.name) <= MAX_NAME:
+        return None
     notes: list[str] = []
     input_schema = bounded_schema(listed.input_schema)
     if input_schema.get("type") != "object":
@@ -135,12 +154,27 @@ def _tool(server: str, listed: types.Tool, ident: str, call: Caller) -> Tool:
     text = (listed.description or "").strip()
     if len(text) > MAX_DESCRIPTION:
         text = text[:MAX_DESCRIPTION] + f"... [{len(text) - MAX_DESCRIPTION:,} characters cut]"
+    return Listed(
+        listed.name, _title(listed.title), text, input_schema, output_schema, tuple(notes)
+    )
+
+
+def build_tools(server: str, listed: list[Listed], call: Caller) -> list[Tool]:
+    """One :class:`Tool` per listed MCP tool, named by :func:`identifier_names` (the original
+    name is then the tool's title and is named in its description)."""
+    names = identifier_names(t.name for t in listed)
+    return [_tool(server, t, names[t.name], call) for t in listed]
+
+
+def _tool(server: str, listed: Listed, ident: str, call: Caller) -> Tool:
+    original = listed.name
+    notes = list(listed.notes)
     if ident != original:
         notes.append(f"MCP tool name: {original!r}")
     description = "\n\n".join(
-        p for p in (text or f"Tool {original!r} of MCP server {server!r}.", *notes) if p
+        p for p in (listed.text or f"Tool {original!r} of MCP server {server!r}.", *notes) if p
     )
-    title = original if ident != original else _title(listed.title)
+    title = original if ident != original else listed.title
 
     async def execute(state: Any, args: dict[str, Any]) -> ToolResult:
         return ToolResult.success(await call(original, args))
@@ -155,7 +189,7 @@ def _tool(server: str, listed: types.Tool, ident: str, call: Caller) -> Tool:
         returns=None,
         execution_mode="local",
         execution_provider=None,
-        schemas=(input_schema, output_schema),
+        schemas=(listed.input_schema, listed.output_schema),
     )
 
 

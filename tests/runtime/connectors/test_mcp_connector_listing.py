@@ -15,6 +15,7 @@ import pytest
 from _mcp_support import by_name, server_command
 
 from quickjail.runtime import connectors
+from quickjail.runtime.connectors import _mcp_values
 from quickjail.runtime.connectors._mcp_values import MAX_DESCRIPTION, result_value
 from quickjail.runtime.connectors._schemas import MAX_DEPTH
 from quickjail.runtime.errors import ConnectorError, ToolDefinitionError
@@ -75,6 +76,16 @@ async def test_thousands_of_tools_are_listed_over_pages_up_to_max_tools() -> Non
         "many", command=server_command("many:3000"), timeout=60, max_tools=1000
     ) as srv:
         with pytest.raises(ConnectorError, match=r"lists more than 1,000 tools \(max_tools\)"):
+            await srv.tools()
+
+
+@pytest.mark.anyio
+async def test_a_listing_past_the_budget_of_kept_characters_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_mcp_values, "MAX_LISTING_CHARS", 50_000)  # 3,000 tools keep ~180,000
+    async with connectors.mcp("many", command=server_command("many:3000"), timeout=60) as srv:
+        with pytest.raises(ConnectorError, match="describes its tools in over 50,000 characters"):
             await srv.tools()
 
 
