@@ -145,7 +145,13 @@ class McpConnector(Connector):
                 raise ConnectorError(f"{self._what()}: the connector is closed")
             # the supervisor is a task of the loop's own (the portal's), not of this call:
             # it outlives the call that started it; a portal takes tasks from other threads
-            await anyio.to_thread.run_sync(portal.start_task_soon, self._supervise, live)
+            try:
+                await anyio.to_thread.run_sync(portal.start_task_soon, self._supervise, live)
+            except Exception as exc:  # the portal is stopping: the connector is closing
+                live.lost.set(f"could not be started ({exc})")
+                live.ready.set()
+                live.over.set()
+                raise ConnectorError(f"{self._what()}: the connector is closing") from None
         await live.ready.wait()
         if live.session is None:
             raise ConnectorError(f"{self._what()} could not be started: {live.lost.describe()}")

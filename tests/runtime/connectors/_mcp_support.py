@@ -48,6 +48,14 @@ def our_children() -> set[int]:
     return {child.pid for child in psutil.Process().children(recursive=True)}
 
 
+def wait_reaped(pid: int, within: float = 30.0) -> None:
+    """Wait until ``pid`` is no child of ours any more: it ended and was reaped."""
+    deadline = time.monotonic() + within
+    while pid in our_children():
+        assert time.monotonic() < deadline, f"process {pid} was not reaped"
+        time.sleep(0.02)
+
+
 class HttpServer:
     """The test server over streamable HTTP on a loopback port, stoppable and restartable."""
 

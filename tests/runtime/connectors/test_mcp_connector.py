@@ -21,6 +21,7 @@ from _mcp_support import (
     running,
     server_command,
     wait_gone,
+    wait_reaped,
 )
 
 from quickjail.runtime import connectors
@@ -180,8 +181,8 @@ async def test_a_stdio_server_killed_between_calls_is_started_again_on_the_next_
         tools = by_name(await srv.tools())
         pid = (await tools["pid"].call({})).result["pid"]
         os.kill(pid, signal.SIGKILL)
-        await anyio.to_thread.run_sync(wait_gone, pid)
-        await anyio.sleep(0.5)  # the connector's loop reads the end of the server's output
+        await anyio.to_thread.run_sync(wait_reaped, pid)  # the connector's loop saw it end
+        await anyio.sleep(0.2)
         result = await tools["pid"].call({})
         assert result.status == "success", result.error
         assert result.result["pid"] != pid
