@@ -228,10 +228,12 @@ class McpConnector(Connector):
         raise self._lost(live)
 
     def _lost(self, live: _Live) -> ConnectorError:
-        return ConnectorError(
-            f"{self._what()} {live.lost.describe()}; the calls in flight failed, and the "
-            "next call starts it again"
+        after = (
+            "the connector is closed"
+            if self.closed
+            else "the calls in flight failed, and the next call starts it again"
         )
+        return ConnectorError(f"{self._what()} {live.lost.describe()}; {after}")
 
     async def _shutdown(self) -> None:
         live, self._live = self._live, None

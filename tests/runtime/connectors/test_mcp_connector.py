@@ -326,3 +326,20 @@ async def test_an_http_answer_over_max_message_bytes_fails_the_call_saying_so(
             assert (await tools["add"].call({"a": 1, "b": 2})).result == {"sum": 3}
     finally:
         server.kill()
+
+
+async def test_closing_the_connector_fails_the_calls_in_flight_saying_it_is_closed() -> None:
+    srv = connectors.mcp("srv", command=server_command(), timeout=120)
+    tools = by_name(await srv.tools())
+    outcome: list[Any] = []
+
+    async def call() -> None:
+        outcome.append(await tools["sleep_forever"].call({}))
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            await anyio.sleep(1.0)  # the call is sent and waits on the server
+            await srv.aclose()
+    assert outcome[0].status == "error"
+    assert "MCP server 'srv' was closed; the connector is closed" in outcome[0].error
