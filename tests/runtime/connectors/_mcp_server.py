@@ -71,6 +71,11 @@ def normal_tools() -> list[types.Tool]:
         ),
         types.Tool(name="flood", description="Write a line that never ends.", input_schema=NO_ARGS),
         types.Tool(
+            name="header",
+            description="The value of an HTTP request header (over HTTP), or null.",
+            input_schema=TEXT_ARG,
+        ),
+        types.Tool(
             name="child_pid",
             description="The process id of a child the server started (with --child).",
             input_schema=NO_ARGS,
@@ -140,6 +145,10 @@ async def call(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolR
         os._exit(3)
     if name == "pid":
         return types.CallToolResult(content=[], structured_content={"pid": os.getpid()})
+    if name == "header":
+        request = getattr(ctx, "request", None)
+        value = request.headers.get(args["text"]) if request is not None else None
+        return types.CallToolResult(content=[types.TextContent(text=json.dumps(value))])
     if name == "child_pid":
         return types.CallToolResult(content=[], structured_content={"pid": CHILD[0]})
     if name == "big_text":

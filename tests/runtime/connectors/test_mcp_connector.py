@@ -343,3 +343,14 @@ async def test_closing_the_connector_fails_the_calls_in_flight_saying_it_is_clos
             await srv.aclose()
     assert outcome[0].status == "error"
     assert "MCP server 'srv' was closed; the connector is closed" in outcome[0].error
+
+
+async def test_headers_go_with_every_http_request_and_no_compression_is_asked_for(
+    http_server: HttpServer,
+) -> None:
+    headers = {"Authorization": "Bearer t0ken", "X-Tenant": "acme"}
+    async with connectors.mcp("srv", url=http_server.url, headers=headers, timeout=60) as srv:
+        tools = by_name(await srv.tools())
+        assert (await tools["header"].call({"text": "authorization"})).result == "Bearer t0ken"
+        assert (await tools["header"].call({"text": "x-tenant"})).result == "acme"
+        assert (await tools["header"].call({"text": "accept-encoding"})).result == "identity"
