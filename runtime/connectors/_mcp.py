@@ -34,13 +34,20 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from quickjail.runtime._result import ToolResult
 from quickjail.runtime._tool import Tool
 from quickjail.runtime.errors import ConnectorError, ToolDefinitionError
 
 from . import _mcp_values
 from ._base import Connector
 from ._mcp_transport import Lost, bounded_http_client, bounded_stdio
-from ._mcp_values import Listed, bound_listed, build_tools, result_value
+from ._mcp_values import (
+    Listed,
+    bound_listed,
+    build_tools,
+    result_attachments,
+    result_value,
+)
 
 __all__ = ["McpConnector"]
 
@@ -312,10 +319,10 @@ class McpConnector(Connector):
             logger.warning("%s: left out %d tools with empty or long names", self._what(), left_out)
         return build_tools(self.name, listed, self._call_from_caller)
 
-    async def _call_from_caller(self, tool: str, args: dict[str, Any]) -> Any:
+    async def _call_from_caller(self, tool: str, args: dict[str, Any]) -> ToolResult:
         return await self.in_loop(self._call, tool, args)
 
-    async def _call(self, tool: str, args: dict[str, Any]) -> Any:
+    async def _call(self, tool: str, args: dict[str, Any]) -> ToolResult:
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(name=tool, arguments=args)
         )
@@ -348,7 +355,8 @@ class McpConnector(Connector):
                     f"tool {tool!r} of {self._what()} answered something that is not a tool "
                     f"result: {str(exc)[:500]}"
                 ) from None
-            return result_value(self.name, tool, result, self._max_result_chars)
+            value = result_value(self.name, tool, result, self._max_result_chars)
+            return ToolResult.success(value, attachments=list(result_attachments(tool, result)))
         raise AssertionError("unreachable")  # pragma: no cover
 
 

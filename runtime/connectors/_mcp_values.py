@@ -5,20 +5,23 @@ blocks, joined with newlines, parsed as JSON when they are JSON (``NaN``, ``Infi
 numbers past a double's range are not, here), else the text itself; else (only images, audio,
 resources) the list of its content blocks as JSON data, each as MCP sends it (``{"type":
 "image", "data": <base64>, "mimeType": ...}``); ``None`` for an empty answer. ``isError``
-makes it a failure whose message is the text.
+makes it a failure whose message is the text. Images, audio and binary resources are also the
+call's attachments (:func:`result_attachments`), so they stay reachable beside a text value.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 import mcp_types as types
+import pydantic
 
-from quickjail.runtime._result import ToolResult
+from quickjail.runtime._result import ToolAttachment, ToolResult
 from quickjail.runtime._schema import JsonSchema
 from quickjail.runtime._tool import Tool
 from quickjail.runtime.errors import ConnectorError, ToolExecutionError
@@ -34,6 +37,7 @@ __all__ = [
     "Listed",
     "bound_listed",
     "build_tools",
+    "result_attachments",
     "result_value",
 ]
 
@@ -44,7 +48,7 @@ MAX_LISTING_CHARS: Final = 16_000_000  # all the kept schemas and descriptions t
 MAX_ERROR: Final = 4_000  # characters of an isError text kept in the message
 _JSON_START: Final = frozenset('{["-0123456789tfn')
 
-Caller = Callable[[str, dict[str, Any]], Awaitable[Any]]
+Caller = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 
 
 def result_value(server: str, tool: str, result: types.CallToolResult, max_chars: int) -> Any:
@@ -81,6 +85,35 @@ def result_value(server: str, tool: str, result: types.CallToolResult, max_chars
     if size > max_chars:
         raise _too_long(server, tool, size, max_chars)
     return value
+
+
+def result_attachments(tool: str, result: types.CallToolResult) -> list[ToolAttachment]:
+    """The answer's images, audio and binary resources, as the call's attachments.
+
+    So they stay reachable when the value is the text beside them (a thread stores them as
+    its files). A block whose MIME type or base64 data does not check out is left out.
+    """
+    out: list[ToolAttachment] = []
+    for i, block in enumerate(result.content):
+        mime: str | None = None
+        data: str | None = None
+        if isinstance(block, types.ImageContent | types.AudioContent):
+            mime, data = block.mime_type, block.data
+        elif isinstance(block, types.EmbeddedResource) and isinstance(
+            block.resource, types.BlobResourceContents
+        ):
+            mime = block.resource.mime_type or "application/octet-stream"
+            data = block.resource.blob
+        if mime is None or data is None:
+            continue
+        subtype = re.sub(r"[^a-z0-9]", "", mime.split("/", 1)[-1].split(";", 1)[0].lower())
+        extension = "bin" if subtype in ("", "octetstream") else subtype[:8]
+        name = f"{tool[:64]}-{i + 1}.{extension}"
+        try:
+            out.append(ToolAttachment(name=name, mime_type=mime, data=data))
+        except pydantic.ValidationError:
+            continue
+    return out
 
 
 def _too_long(server: str, tool: str, size: int, max_chars: int) -> ConnectorError:
@@ -177,7 +210,7 @@ def _tool(server: str, listed: Listed, ident: str, call: Caller) -> Tool:
     title = original if ident != original else listed.title
 
     async def execute(state: Any, args: dict[str, Any]) -> ToolResult:
-        return ToolResult.success(await call(original, args))
+        return await call(original, args)
 
     return Tool(
         name=ident,

@@ -16,7 +16,11 @@ from _mcp_support import by_name, server_command
 
 from quickjail.runtime import connectors
 from quickjail.runtime.connectors import _mcp_values
-from quickjail.runtime.connectors._mcp_values import MAX_DESCRIPTION, result_value
+from quickjail.runtime.connectors._mcp_values import (
+    MAX_DESCRIPTION,
+    result_attachments,
+    result_value,
+)
 from quickjail.runtime.connectors._schemas import MAX_DEPTH
 from quickjail.runtime.errors import ConnectorError, ToolDefinitionError
 
@@ -221,3 +225,24 @@ async def test_an_answer_that_is_no_tool_result_fails_the_call_and_lines_not_jso
     async with connectors.mcp("raw", command=raw_server("garbage"), timeout=60) as raw:
         (ok,) = await raw.tools()
         assert (await ok.call({})).result == "fine"
+
+
+def test_images_audio_and_binary_resources_are_attachments_and_bad_ones_are_left_out() -> None:
+    blob = types.BlobResourceContents(uri="file:///r.bin", blob="AAEC", mime_type=None)
+    result = types.CallToolResult(
+        content=[
+            types.TextContent(text="three files"),
+            types.ImageContent(data="iVBORw0KGgo=", mime_type="image/png"),
+            types.AudioContent(data="UklGRg==", mime_type="audio/wav"),
+            types.EmbeddedResource(resource=blob),
+            types.ImageContent(data="not base64!", mime_type="image/png"),
+            types.ImageContent(data="AAAA", mime_type="no mime type"),
+        ]
+    )
+    found = result_attachments("shot", result)
+    assert [(a.name, a.mime_type) for a in found] == [
+        ("shot-2.png", "image/png"),
+        ("shot-3.wav", "audio/wav"),
+        ("shot-4.bin", "application/octet-stream"),
+    ]
+    assert found[2].content() == b"\x00\x01\x02"
