@@ -7,6 +7,7 @@ the secret variable its requests authenticate with. Each is a :class:`Connector`
 """
 
 from ._base import Connector
+from ._mcp_api import mcp
 from ._openapi import ApiAuth, api_key, bearer, openapi
 
-__all__ = ["ApiAuth", "Connector", "api_key", "bearer", "openapi"]
+__all__ = ["ApiAuth", "Connector", "api_key", "bearer", "mcp", "openapi"]
