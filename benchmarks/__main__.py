@@ -11,6 +11,7 @@ from pathlib import Path
 
 from benchmarks import (
     _compute,
+    _connectors,
     _durable,
     _executors,
     _hostcalls,
@@ -37,6 +38,7 @@ AREAS: dict[str, Callable[[Config, list[str]], list[Row]]] = {
     "limits": _limits.rows,
     "executors": _executors.rows,
     "durable": _durable.rows,
+    "connectors": _connectors.rows,
 }
 DEFAULT_JSON = Path(__file__).resolve().parent / "results.json"
 

@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from quickjail import bridge
 from quickjail._cli._parser import quickjail_version
 from quickjail._mcp_results import DEFAULT_MAX_RESULT_CHARS, answer_result, fit_message
+from quickjail._mcp_sources import SourceSpec, build_connectors, code_mode_over, secret_env
 from quickjail.runtime.helpers import answer_schema, invalid_answer, run_code_answer
 from quickjail.sandbox.host import Executor
 
@@ -78,6 +79,8 @@ class ServerOptions:
             ``"auto"`` runs any of the code shapes models write.
         max_result_chars: A result's JSON text is cut past this many characters, with a note
             where the cut is (see :mod:`quickjail._mcp_results`).
+        sources: MCP servers and OpenAPI services ``run_code`` reaches as namespaces
+            (``--connect``, ``--openapi``; see :mod:`quickjail._mcp_sources`).
     """
 
     allow_read: Path | None = None
@@ -88,6 +91,7 @@ class ServerOptions:
     tools_db: Path | None = None
     kind: str = "auto"
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    sources: tuple[SourceSpec, ...] = ()
 
 
 class ToolsDatabaseError(Exception):
@@ -322,11 +326,14 @@ def build_server(
     )
 
 
-def load_tools(module: str, options: ServerOptions, executor: Executor | None = None) -> list[Tool]:
-    """The local tools ``module`` defines, then the code-mode tool ``run_code`` over them.
+def load_tools(
+    module: str | None, options: ServerOptions, executor: Executor | None = None
+) -> list[Tool]:
+    """The local tools ``module`` defines, then the code-mode tool ``run_code`` over them
+    (and over ``options.sources``), then ``search``, ``describe`` and ``save_snippet``.
 
     Args:
-        module: A dotted module name, or the path of a ``.py`` file.
+        module: A dotted module name, or the path of a ``.py`` file; None for sources only.
         options: ``timeout`` and ``memory_limit_bytes`` apply to the code-mode tool's runs.
         executor: Where the code-mode tool's runs execute (None: in this process).
 
@@ -339,8 +346,11 @@ def load_tools(module: str, options: ServerOptions, executor: Executor | None = 
     import importlib.util
     import sys
 
-    from quickjail.runtime import Tool, code_mode_tool
+    from quickjail.runtime import Tool
 
+    if module is None:
+        sources = build_connectors(options.sources)
+        return code_mode_over([], sources, **_code_options(options, executor))
     # stdout is the MCP stream: what the module prints while it loads goes to stderr instead
     with contextlib.redirect_stdout(sys.stderr):
         if module.endswith(".py") or os.sep in module or "/" in module:
@@ -364,17 +374,22 @@ def load_tools(module: str, options: ServerOptions, executor: Executor | None = 
         raise ValueError(f"module {module!r} defines no local tool (define_tool(...) values)")
     for tool in found:
         tool.to_mcp()  # a name or description MCP cannot carry is refused here, naming it
-    if any(t.name == TOOL_NAME for t in found):
+    taken = sorted({t.name for t in found} & {TOOL_NAME, "search", "describe", "save_snippet"})
+    if taken:
         raise ValueError(
-            f"module {module!r} defines a tool named {TOOL_NAME!r}, the code-mode tool"
+            f"module {module!r} defines tools named {taken}: the code-mode tool and its "
+            "discovery tools have those names"
         )
-    code = code_mode_tool(
-        found,
-        timeout=options.timeout,
-        memory_limit_bytes=options.memory_limit_bytes,
-        executor=executor,
-    )
-    return [*found, code]
+    sources = build_connectors(options.sources)
+    return [*found, *code_mode_over(found, sources, **_code_options(options, executor))]
+
+
+def _code_options(options: ServerOptions, executor: Executor | None) -> dict[str, Any]:
+    return {
+        "timeout": options.timeout,
+        "memory_limit_bytes": options.memory_limit_bytes,
+        "executor": executor,
+    }
 
 
 class _RuntimeTools:
@@ -618,7 +633,10 @@ async def _serve_tools(options: ServerOptions, tools: list[Tool]) -> None:
     key = os.environ.get(SECRET_KEY_ENV) or None
     async with contextlib.AsyncExitStack() as stack:
         try:
-            rt = await stack.enter_async_context(Runtime(db, tools=tools, secret_key=key))
+            env = secret_env(options.sources)
+            rt = await stack.enter_async_context(
+                Runtime(db, tools=tools, secret_key=key, agent_env=env)
+            )
         except StoreError as exc:
             where = "given as --tools-db" if options.tools_db is not None else "the default"
             raise ToolsDatabaseError(
@@ -645,7 +663,7 @@ async def _run_stdio(server: Server[Any]) -> None:
 async def _serve(
     options: ServerOptions, tools: list[Tool] | None, executor: Executor | None
 ) -> None:
-    if options.tools_module is not None:
+    if options.tools_module is not None or options.sources:
         if tools is None:
             tools = load_tools(options.tools_module, options, executor)
         await _serve_tools(options, tools)

@@ -326,12 +326,16 @@ def _dispatch(state: ThreadState, connector: Connector) -> AsyncToolFn:
     """The fallback of a connector's namespace: ``github.create_issue(args)`` finds the tool
     (connecting on first use) and calls it as a local tool is called."""
     bound: dict[str, AsyncToolFn] = {}
+    listed: list[Any] = [None, {}]  # the listing last seen, and its tools by name
 
     async def call_connector(tool_name: Any, args: Any = None, options: Any = None) -> Any:
         try:
-            tools = {t.name: t for t in await connector.tools()}
+            found = await connector.tools()
         except Exception as exc:
             raise bridge.HostError(f"{connector.name}: {exc}") from None
+        if listed[0] is not found:
+            listed[:] = [found, {t.name: t for t in found}]
+        tools: dict[str, Tool] = listed[1]
         tool = tools.get(tool_name) if isinstance(tool_name, str) else None
         if tool is None:
             shown = ", ".join(sorted(tools)[:20]) + (", ..." if len(tools) > 20 else "")

@@ -63,7 +63,9 @@ def delete_snippet(thread_id: str, name: str, conn: sqlite3.Connection) -> bool:
 
 def select_snippets(thread_id: str, conn: sqlite3.Connection) -> list[Sequence[Any]]:
     return conn.execute(
-        "SELECT name, description, code FROM snippets WHERE thread_id = ? ORDER BY name",
+        # the start of the code is enough for a listing (describe shows at most that much)
+        "SELECT name, description, substr(code, 1, 4000) FROM snippets WHERE thread_id = ? "
+        "ORDER BY name",
         (thread_id,),
     ).fetchall()
 

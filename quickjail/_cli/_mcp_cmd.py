@@ -1,4 +1,5 @@
-"""``quickjail mcp``: check the flags, then serve ``run_code`` (or ``--tools``) over stdio.
+"""``quickjail mcp``: check the flags, then serve ``run_code`` (or ``--tools``, ``--connect``,
+``--openapi``) over stdio.
 
 The server itself is :mod:`quickjail._mcp`, imported only here and only when the command
 runs, since it needs the optional MCP SDK (the ``mcp`` extra).
@@ -33,12 +34,22 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise UsageError(
             f"--allow-read {args.allow_read!r} is not a directory; give an existing directory"
         )
-    if args.tools_db is not None and args.tools is None:
-        raise UsageError("--tools-db is the database of --tools: give --tools MODULE too")
-    if args.tools is not None and args.allow_read is not None:
+    from quickjail._mcp_sources import parse_sources, secret_env
+
+    try:
+        sources = parse_sources(args.connect, args.openapi, args.base_url, args.auth)
+        secret_env(sources)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    runtime_tools = args.tools is not None or bool(sources)
+    if args.tools_db is not None and not runtime_tools:
         raise UsageError(
-            "--allow-read serves run_code's files; with --tools the tools' own thread files "
-            "are used: drop one of them"
+            "--tools-db is the database of --tools, --connect and --openapi: give one of them"
+        )
+    if runtime_tools and args.allow_read is not None:
+        raise UsageError(
+            "--allow-read serves the plain run_code's files; with --tools, --connect or "
+            "--openapi the tools' own thread files are used: drop one of them"
         )
     options = _mcp.ServerOptions(
         allow_read=Path(args.allow_read) if args.allow_read is not None else None,
@@ -49,6 +60,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         tools_db=Path(args.tools_db) if args.tools_db is not None else None,
         kind=args.kind,
         max_result_chars=args.max_result_chars,
+        sources=sources,
     )
     with contextlib.ExitStack() as stack:
         executor = None
@@ -65,6 +77,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                     f"--tools {args.tools!r}: {type(exc).__name__}: {exc}; give a module "
                     "(dotted name or .py file) that defines tools with define_tool"
                 ) from None
+        elif sources:
+            try:
+                tools = _mcp.load_tools(None, options, executor)
+            except Exception as exc:  # a name that is no identifier, a refused document
+                raise UsageError(f"{type(exc).__name__}: {exc}") from None
         try:
             _mcp.serve(options, tools, executor)
         except _mcp.ToolsDatabaseError as exc:

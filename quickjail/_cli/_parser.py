@@ -261,10 +261,43 @@ def build_parser() -> argparse.ArgumentParser:
         "session in --tools-db; secrets need the key in $QUICKJAIL_SECRET_KEY",
     )
     mcp.add_argument(
+        "--connect",
+        metavar="NAME=CMD|URL",
+        action="append",
+        default=[],
+        help="reach an MCP server's tools in run_code as the namespace NAME: a command "
+        "started over stdio (NAME='npx -y some-server', split as a shell would, not run by "
+        "one) or a streamable-HTTP URL; repeatable",
+    )
+    mcp.add_argument(
+        "--openapi",
+        metavar="NAME=SPEC",
+        action="append",
+        default=[],
+        help="reach an HTTP API in run_code as the namespace NAME, one function per operation "
+        "of the OpenAPI 3.0/3.1 document SPEC (a JSON or YAML file); needs --base-url NAME=URL; "
+        "repeatable",
+    )
+    mcp.add_argument(
+        "--base-url",
+        metavar="NAME=URL",
+        action="append",
+        default=[],
+        help="the URL the --openapi source NAME's requests go to (the only one they may go to)",
+    )
+    mcp.add_argument(
+        "--auth",
+        metavar="NAME=HOW",
+        action="append",
+        default=[],
+        help="the --openapi source NAME's secret, added on the host: bearer:VAR, "
+        "header:HEADER:VAR or query:PARAM:VAR, VAR an environment variable of this process",
+    )
+    mcp.add_argument(
         "--tools-db",
         metavar="PATH",
-        help="runtime database of --tools (default: quickjail-tools.db in the current "
-        "directory, which must then be writable)",
+        help="runtime database of --tools, --connect and --openapi (default: "
+        "quickjail-tools.db in the current directory, which must then be writable)",
     )
     mcp.add_argument(
         "--timeout",
