@@ -28,7 +28,6 @@ generated text is counted against :func:`._typescript_error.max_output_bytes`.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Final
 
 from quickjail.sandbox._typescript_kinds import PARAMETER_PROPERTY_MODIFIERS
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["visit_class", "visit_enum"]
 
-_IDENTIFIER: Final = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*")
 # Names a member cannot be bound to as a local `var` in strict code.
 _NOT_BINDABLE: Final = frozenset(
     (
@@ -108,10 +106,10 @@ def _bindable(key_node: tree_sitter.Node, source: bytes, enum: str) -> bool:
     """Tells whether a member's name can be a local `var` in the enum's function."""
     if key_node.type != "property_identifier":
         return False
-    raw = source[key_node.start_byte : key_node.end_byte]
-    if _IDENTIFIER.fullmatch(raw) is None:
+    text = source[key_node.start_byte : key_node.end_byte].decode("utf-8", "replace")
+    # Python's identifiers are Unicode's, as JavaScript's are, but for `$` (and escapes)
+    if "\\" in text or not text.replace("$", "_").isidentifier():
         return False
-    text = raw.decode("ascii")
     return text not in _NOT_BINDABLE and text != enum
 
 

@@ -43,6 +43,11 @@ def test_computed_initialisers_see_earlier_members_by_their_names() -> None:
     assert r.result == [3, 3, 4, "Len", 100], r.error  # Len = 3 maps 3 back last, as in tsc
 
 
+def test_members_with_non_ascii_names_are_named_by_later_initialisers() -> None:
+    src = "enum Größe { Klein = 1, Groß = Klein * 10, $x = Groß + 1 }\nexport default Größe.$x"
+    assert _run(src).result == 11
+
+
 def test_initialisers_keep_their_types_stripped() -> None:
     src = "enum E { A = (1 as number), B = <number>(2) + 1, C = Math.max<number>(B, 7)! }\n"
     src = src.replace("Math.max<number>", "Math.max")
