@@ -25,13 +25,15 @@ blanking would change it:
 * ``return <T>`` / ``throw <T>`` with the operand on the next line becomes ``return 0,``, and
   an arrow function body ``<T>{...}`` becomes ``0||{...}`` (``{`` would open a block).
 
-Constructs that need code generation (``enum``, namespaces with values, constructor parameter
-properties, ``import x = ...``, ``export =``), decorators and ``accessor`` fields (QuickJS-ng
-cannot run them) are refused with :class:`TypeScriptError`. Syntax errors are not reported
-here: text that tree-sitter could not parse is left untouched so that the JavaScript engine
-reports it. Type-only imports must be marked (``import type``, ``import { type T }``), as with
-TypeScript's ``verbatimModuleSyntax``: an unmarked import of a type is kept and fails when the
-module links.
+``enum`` and constructor parameter properties are turned into code, as Node's
+``--experimental-transform-types`` does (:mod:`._typescript_generate`): there the output keeps
+every line but not the length of the lines the construct is on. Other constructs that need code
+generation (namespaces with values, ``import x = ...``, ``export =``), decorators and
+``accessor`` fields (QuickJS-ng cannot run them) are refused with :class:`TypeScriptError`.
+Syntax errors are not reported here: text that tree-sitter could not parse is left untouched
+so that the JavaScript engine reports it. Type-only imports must be marked (``import type``,
+``import { type T }``), as with TypeScript's ``verbatimModuleSyntax``: an unmarked import of a
+type is kept and fails when the module links.
 
 Where a line break ends a modifier or a type in TypeScript but tree-sitter reads on
 (``abstract`` + line break + ``x = f()`` is a field named ``abstract`` and a field ``x``;
@@ -65,7 +67,7 @@ from typing import Final
 
 import tree_sitter
 
-from quickjail.sandbox._typescript_error import StripTimeout, TypeScriptError
+from quickjail.sandbox._typescript_error import StripTimeout, TypeScriptError, max_output_bytes
 from quickjail.sandbox._typescript_kinds import LANGUAGE
 from quickjail.sandbox._typescript_walk import Stripper
 
@@ -75,6 +77,7 @@ __all__ = [
     "WORK_PER_BYTE",
     "StripTimeout",
     "TypeScriptError",
+    "max_output_bytes",
     "strip_types",
 ]
 
@@ -120,14 +123,16 @@ def strip_types(source: str, *, filename: str = "<run_code>", deadline: float | 
 
     Returns:
         JavaScript of the same length in code points, with every kept character at its
-        original line and column (see the module docstring for the exact rule).
+        original line and column (see the module docstring for the exact rule); where
+        ``enum`` or parameter properties generated code, of the same lines.
 
     Raises:
-        TypeScriptError: The source uses a construct that needs code generation (``enum``,
-            a namespace with values, constructor parameter properties, ``import x = ...``,
-            ``export =``) or a decorator, a line break ends a modifier or a type where
-            tree-sitter reads on, or the source is over :data:`MAX_TYPESCRIPT_BYTES`, its
-            work budget or the helper's time limit. Syntax errors are not raised: such text is
+        TypeScriptError: The source uses a construct that needs code generation other than
+            ``enum`` and parameter properties (a namespace with values, ``import x = ...``,
+            ``export =``) or a decorator, what TypeScript rejects of those two, a line break
+            ends a modifier or a type where tree-sitter reads on, or the source is over
+            :data:`MAX_TYPESCRIPT_BYTES`, its work budget, the generated code's bound or the
+            helper's time limit. Syntax errors are not raised: such text is
             left for the JavaScript engine to report.
         StripTimeout: The deadline passed before stripping ended.
     """
@@ -167,7 +172,7 @@ def _strip_encoded(source: str, data: bytes, filename: str) -> tuple[str, int]:
     tree = _parser().parse(data)
     stripper = Stripper(data, filename, WORK_PER_BYTE)
     stripper.walk(tree.root_node)
-    if not stripper.ranges:
+    if not stripper.ranges and not stripper.edits:
         return source, stripper.visited + stripper.work
     output = stripper.render().decode("utf-8", "surrogatepass")
     return output, stripper.visited + stripper.work

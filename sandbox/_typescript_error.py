@@ -6,7 +6,17 @@ its tree-sitter grammar (:mod:`._typescript` loads them; a JavaScript run never 
 
 from __future__ import annotations
 
-__all__ = ["StripTimeout", "TypeScriptError"]
+__all__ = ["GENERATED_PER_BYTE", "StripTimeout", "TypeScriptError", "max_output_bytes"]
+
+GENERATED_PER_BYTE = 8
+"""Bytes of code that ``enum`` and parameter properties may generate per source byte (plus
+64 KiB): an enum of one-letter members, the densest, takes about 7."""
+
+
+def max_output_bytes(source_bytes: int) -> int:
+    """The most UTF-8 bytes the JavaScript of a TypeScript source of `source_bytes` may have:
+    erasing keeps the size, code generation adds at most this much (refused beyond)."""
+    return source_bytes * (GENERATED_PER_BYTE + 1) + 64 * 2**10
 
 
 class TypeScriptError(Exception):

@@ -21,6 +21,7 @@ __all__ = [
     "AS_IDS",
     "BLANK",
     "CALL",
+    "CLASS",
     "COMMA",
     "COMMA_IDS",
     "DECLARATOR",
@@ -82,6 +83,7 @@ STATEMENT = 19  # may need a `;` where a removed tail ends it
 RETURN = 20  # also a STATEMENT
 TYPE = 21  # like SKIP, for types met outside annotations (`x as T`)
 CALL = 22
+CLASS = 23  # may have a constructor with parameter properties
 
 _TYPE_KINDS: Final = (
     "array_type conditional_type constructor_type existential_type flow_maybe_type "
@@ -142,6 +144,8 @@ _ACTION_BY_NAME: Final[dict[str, int]] = {
     "method_definition": METHOD,
     "variable_declarator": DECLARATOR,
     "abstract_class_declaration": ABSTRACT_CLASS,
+    "class_declaration": CLASS,
+    "class": CLASS,
     "arrow_function": ARROW,
     "expression_statement": STATEMENT,
     "lexical_declaration": STATEMENT,
@@ -211,8 +215,8 @@ KEPT_CHARS: Final = frozenset("\n\r\u2028\u2029")
 
 MESSAGES: Final = {
     "enum": (
-        "`enum` declarations are not supported: they need code generation, which type "
-        "stripping does not do; use an object literal with `as const` instead"
+        "this `enum` member's name is not supported: name a member by an identifier or a "
+        "string literal"
     ),
     "namespace": (
         "`{}` declarations with runtime code are not supported: they need code generation, "
@@ -224,9 +228,12 @@ MESSAGES: Final = {
         "run them; write a getter and a setter instead"
     ),
     "parameter property": (
-        "constructor parameter properties (a modifier such as `private` or `readonly` on a "
-        "parameter) are not supported: they need code generation, which type stripping does "
-        "not do; declare the field in the class body and assign it in the constructor"
+        "parameter properties (a modifier such as `private` or `readonly` on a parameter) are "
+        "allowed only on a constructor's parameters named by an identifier, as in TypeScript"
+    ),
+    "parameter property super": (
+        "parameter properties of a class that extends another need a `super(...)` call as a "
+        "statement of the constructor's body, as in TypeScript"
     ),
     "import require": (
         "`import x = require(...)` is not supported: it needs code generation, which type "

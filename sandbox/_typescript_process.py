@@ -16,7 +16,8 @@ Frames, both ways: a 4-byte big-endian length, then the payload. A request is th
 UTF-8 length (4 bytes), the file name and the source (UTF-8); an answer is ``J`` and the
 JavaScript (UTF-8), or ``E`` and a JSON object with the :class:`TypeScriptError`'s message,
 line and column. The answer is checked as hostile data: its size is bounded before it is read
-whole, and the JavaScript must have the source's length in code points.
+whole, and the JavaScript must keep the source's lines (its length in code points, or as many
+line breaks where ``enum`` or parameter properties generated code).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import time
 from typing import Any, BinaryIO, Final
 
 from quickjail.sandbox._log import LOGGER
-from quickjail.sandbox._typescript_error import StripTimeout, TypeScriptError
+from quickjail.sandbox._typescript_error import StripTimeout, TypeScriptError, max_output_bytes
 
 __all__ = ["HELPER_TIME_LIMIT", "MAX_IDLE_HELPERS", "helper_pids", "serve", "strip"]
 
@@ -201,7 +202,7 @@ def strip(source: str, data: bytes, filename: str, deadline: float | None) -> st
     request = len(name).to_bytes(4, "big") + name + data
     limit = time.monotonic() + HELPER_TIME_LIMIT
     stop = limit if deadline is None else min(deadline, limit)
-    answer_limit = max(len(data), _MAX_ERROR_ANSWER) + 1
+    answer_limit = max(max_output_bytes(len(data)), _MAX_ERROR_ANSWER) + 1
     while True:
         helper, reused, why = _take()
         if helper is None:
@@ -279,6 +280,16 @@ def _give_back(helper: _Helper) -> None:
     helper.kill()
 
 
+def _same_lines(javascript: str, source: str) -> bool:
+    """Tells whether the JavaScript keeps the source's lines: of the same length in code points
+    (types erased) or, with generated code, with as many line breaks of each kind."""
+    if len(javascript) == len(source):
+        return True
+    return all(
+        javascript.count(brk) == source.count(brk) for brk in ("\n", "\r", "\u2028", "\u2029")
+    )
+
+
 def _read_answer(answer: bytes, source: str, filename: str) -> str:
     """The JavaScript of a helper's answer; raises its TypeScriptError, or _HelperFailed for an
     answer that is not one."""
@@ -288,7 +299,7 @@ def _read_answer(answer: bytes, source: str, filename: str) -> str:
             javascript = payload.decode("utf-8", "surrogatepass")
         except UnicodeDecodeError:
             javascript = None
-        if javascript is not None and len(javascript) == len(source):
+        if javascript is not None and _same_lines(javascript, source):
             return source if javascript == source else javascript
     elif kind == b"E" and len(payload) <= _MAX_ERROR_ANSWER:
         error = _error_fields(payload)

@@ -8,9 +8,12 @@ counted against a budget all the same (see :class:`Stripper`).
 
 from __future__ import annotations
 
+import re
+
 import tree_sitter
 
-from quickjail.sandbox._typescript_error import TypeScriptError
+from quickjail.sandbox._typescript_error import TypeScriptError, max_output_bytes
+from quickjail.sandbox._typescript_generate import visit_class, visit_enum
 from quickjail.sandbox._typescript_kinds import (
     ABSTRACT_CLASS,
     ACTIONS,
@@ -20,6 +23,7 @@ from quickjail.sandbox._typescript_kinds import (
     ASCII_BLANK,
     BLANK,
     CALL,
+    CLASS,
     COMMA,
     COMMA_IDS,
     DECLARATOR,
@@ -54,6 +58,8 @@ from quickjail.sandbox._typescript_kinds import (
 
 __all__ = ["Stripper"]
 
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n|\xe2\x80[\xa8\xa9]")
+
 
 class Stripper:
     """One stripping run: walks the tree and collects the byte ranges to blank.
@@ -71,6 +77,13 @@ class Stripper:
         self.marks: dict[int, str] = {}
         # End offsets of statements that a blanked tail may end: they get a `;` there.
         self.tails: list[int] = []
+        # Byte spans replaced by generated code (enums, parameter properties: see
+        # ._typescript_generate); they touch no blanked range.
+        self.edits: list[tuple[int, int, bytes]] = []
+        self.generated = 0
+        self.generated_limit = max_output_bytes(len(source)) - len(source)
+        # Start offsets of the parameters that are parameter properties of a constructor.
+        self.parameter_properties: set[int] = set()
         self.root: tree_sitter.Node | None = None
         # Set once a refusal met an earlier syntax error: every later one is left to the engine.
         self.refusals_left = False
@@ -88,6 +101,23 @@ class Stripper:
                 f"{len(self.source)} bytes (WORK_PER_BYTE = {self.work_per_byte} per byte)"
             )
             raise TypeScriptError(message, line=1, column=1, filename=self.filename)
+
+    def edit(self, start: int, end: int, text: str) -> None:
+        """Replaces `source[start:end]` by `text`, followed by the span's own line breaks."""
+        span = self.source[start:end]
+        data = text.encode("utf-8", "surrogatepass")
+        if span:
+            self.count(len(span))
+            data += b"".join(_LINE_BREAK.findall(span))
+        self.generated += len(data)
+        if self.generated > self.generated_limit:
+            message = (
+                f"the code generated for enums and parameter properties is over "
+                f"{self.generated_limit} bytes, the limit for a source of {len(self.source)} "
+                f"bytes (GENERATED_PER_BYTE)"
+            )
+            raise TypeScriptError(message, line=1, column=1, filename=self.filename)
+        self.edits.append((start, end, data))
 
     # -- collecting ------------------------------------------------------------------------
 
@@ -174,6 +204,9 @@ class Stripper:
             children = self.children(node)
             self.check_modifiers(node, children)
             self.blank_tokens(node, children, ("abstract",))
+            visit_class(self, node)
+        elif action == CLASS:
+            visit_class(self, node)
         elif action == REMOVE:
             self.remove(node)
             return NEXT
@@ -187,7 +220,7 @@ class Stripper:
             self.visit_namespace(node, node)
             return NEXT
         elif action == ENUM:
-            self.refuse("enum", node)
+            visit_enum(self, node)
         elif action == DECORATOR:
             self.refuse("decorator", node)
         elif action == IMPORT_ALIAS:
@@ -209,11 +242,7 @@ class Stripper:
             # order, so the error precedes every later refusal too.
             self.refusals_left = True
             return
-        if what == "enum":
-            message = MESSAGES["enum"]
-            if node.child_count and node.children[0].type == "const":
-                message = "`const " + message[1:]
-        elif what == "namespace":
+        if what == "namespace":
             message = MESSAGES["namespace"].format(node.children[0].type)
         else:
             message = MESSAGES[what].format(word)
@@ -430,13 +459,16 @@ class Stripper:
             self.marks[keyword.start_byte] = ";"
 
     def visit_parameter(self, node: tree_sitter.Node) -> int:
-        """Blanks `?` and `this: T` parameters; refuses parameter properties."""
+        """Blanks `?` and `this: T` parameters, and the modifiers of a constructor's parameter
+        properties; refuses any other parameter with modifiers."""
         if node.has_error:
             return DESCEND
         for child in self.children(node):
             kind = child.type
             if kind in PARAMETER_PROPERTY_MODIFIERS:
-                self.refuse("parameter property", node)
+                if node.start_byte not in self.parameter_properties:
+                    self.refuse("parameter property", node)
+                self.ranges.append((child.start_byte, child.end_byte))
             elif kind == "?" and not child.is_named:
                 self.ranges.append((child.start_byte, child.end_byte))
         pattern = node.child_by_field_name("pattern")
@@ -594,7 +626,19 @@ class Stripper:
         next_mark = 0
         pieces: list[bytes] = []
         position = 0
+        edits = self.edits
+        if edits:
+            self.count(len(edits))
+            edits.sort(key=lambda e: (e[0], e[1]))
+        next_edit = 0
         for start, end in merged:
+            # generated code before this range (an insertion at its start goes first)
+            while next_edit < len(edits) and edits[next_edit][0] <= start:
+                position = self.apply_edit(pieces, position, edits[next_edit])
+                next_edit += 1
+            start = max(start, position)
+            if start >= end:
+                continue
             pieces.append(source[position:start])
             chunk = source[start:end]
             while next_mark < len(mark_offsets) and mark_offsets[next_mark] < start:
@@ -622,5 +666,15 @@ class Stripper:
                         chars[index] = marks[offset]
                 pieces.append("".join(chars).encode("utf-8", "surrogatepass"))
             position = end
+        for edit in edits[next_edit:]:
+            position = self.apply_edit(pieces, position, edit)
         pieces.append(source[position:])
         return b"".join(pieces)
+
+    def apply_edit(self, pieces: list[bytes], position: int, edit: tuple[int, int, bytes]) -> int:
+        """Appends the source up to an edit and its text; returns where the source goes on."""
+        start, end, text = edit
+        start = max(start, position)
+        pieces.append(self.source[position:start])
+        pieces.append(text)
+        return max(end, start)

@@ -211,3 +211,83 @@ def test_execute_that_the_shape_cannot_honour_is_an_error_not_ignored(
     r = quickjail.run_code_sync(source, kind="auto", execute=execute)
     assert r.status == "error" and r.error is not None
     assert r.error.name == "TypeError" and "reads as" in r.error.message
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "export const x = 1;\nexport function f() {\n  return 2\n}",
+        'import { v } from "./m.js";\nreport(v);\nexport const y = v',
+        'import { v } from "./m.js";\nreport(v)',
+    ],
+)
+def test_a_module_without_a_default_export_runs_and_gives_undefined(source: str) -> None:
+    r = quickjail.run_code_sync(source, kind="auto", modules={"./m.js": "export const v = 21"})
+    assert r.status == "success", r.error
+    assert r.result is quickjail.UNDEFINED
+    assert r.reports == ([21] if "report" in source else [])
+
+
+def test_a_named_export_asked_for_and_missing_is_still_an_error() -> None:
+    r = quickjail.run_code_sync("export const x = 1", kind="auto", execute={"fn": "main"})
+    assert r.status == "error" and r.error is not None and r.error.name == "ReferenceError"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "async () => 42; // the answer",
+        "async () => 42;   /* the answer */  \n",
+        "() => 42; // one\n/* two */\n// three\n",
+        "async () => {\n  return 42\n}; // done",
+    ],
+)
+def test_a_final_arrow_followed_by_comments_is_called(source: str) -> None:
+    r = quickjail.run_code_sync(source, kind="auto")
+    assert r.status == "success", r.error
+    assert r.result == 42
+
+
+def test_an_arrow_with_args_followed_by_a_comment_takes_them() -> None:
+    r = quickjail.run_code_sync(
+        "(a, b) => a * b; // product", kind="auto", execute={"args": [6, 7]}
+    )
+    assert r.result == 42, r.error
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'g("a;//x")',  # a `;` and `//` inside a string are no trailing comment
+        "`a;//x`",
+        "1 // a; // b",
+    ],
+)
+def test_text_inside_literals_is_not_taken_for_a_trailing_comment(source: str) -> None:
+    src = "function g(s) { return s }\n" + source if source.startswith("g(") else source
+    r = quickjail.run_code_sync(src, kind="auto")
+    want = 1 if source.startswith("1") else "a;//x"
+    assert r.status == "success", r.error
+    assert r.result == want
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "function helper(x) {\n  return x * 2\n}\nasync () => helper(21)",
+        "const base = 21;\nconst twice = (x) => x * 2;\n\nasync () => {\n  return twice(base)\n};",
+        "const h = 21;\n(function () { return h * 2 }); // main",
+        "function main() {\n  return 42\n}\nmain",
+    ],
+)
+def test_helpers_followed_by_a_final_function_expression_call_it(source: str) -> None:
+    r = quickjail.run_code_sync(source, kind="auto")
+    assert r.status == "success", r.error
+    assert r.result == 42
+
+
+def test_a_final_function_throwing_points_at_its_line() -> None:
+    src = "const a = 1;\n() => {\n  throw new Error('x')\n}"
+    r = quickjail.run_code_sync(src, kind="auto", filename="main.js")
+    assert r.status == "error" and r.error is not None
+    assert (r.error.line, r.error.filename) == (3, "main.js")

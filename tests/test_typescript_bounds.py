@@ -10,7 +10,12 @@ from collections.abc import Callable
 import pytest
 
 from quickjail import run_code_sync
-from quickjail.sandbox import _typescript, _typescript_kinds, _typescript_walk
+from quickjail.sandbox import (
+    _typescript,
+    _typescript_generate,
+    _typescript_kinds,
+    _typescript_walk,
+)
 from quickjail.sandbox._typescript import MAX_TYPESCRIPT_BYTES, TypeScriptError, strip_types
 
 
@@ -27,7 +32,24 @@ def _as_statements(n: int) -> str:
 
 
 def _refusals_after_a_syntax_error(n: int) -> str:
-    return "let t = ;\n" + "enum E { A }\n" * n
+    return "let t = ;\n" + "import a = N.b;\n" * n
+
+
+def _enums(n: int) -> str:
+    return "enum E {\n" + "".join(f"  M{i} = M{i // 2} * 2 as number,\n" for i in range(n)) + "}\n"
+
+
+def _parameter_properties(n: int) -> str:
+    return (
+        "class A extends B {\n  constructor("
+        + "".join(f"private p{i}: T, " for i in range(n))
+        + ") { super() }\n}\n"
+    )
+
+
+def _nested_enums_in_classes(n: int) -> str:
+    inner = "enum E { A, B }\nclass K { constructor(public a = 1) {} }\n"
+    return "function f() {\n" * n + inner + "}\n" * n
 
 
 def _type_specifiers(n: int) -> str:
@@ -92,8 +114,14 @@ SHAPES: dict[str, Callable[[int], str]] = {
         _fields,
         _syntax_errors,
         _nested_exports_with_errors,
+        _enums,
+        _parameter_properties,
+        _nested_enums_in_classes,
     )
 }
+
+
+MODULES = (_typescript, _typescript_kinds, _typescript_walk, _typescript_generate)
 
 
 def _work(source: str) -> int:
@@ -121,7 +149,7 @@ def test_the_stripper_never_asks_tree_sitter_for_parents_or_siblings() -> None:
     # tree-sitter stores no parent links: `parent`, `next_sibling` and the like walk down from
     # the root on every call, so one call per node makes stripping quadratic. The stripper
     # walks with a cursor and looks only at a node's own children.
-    code = "".join(inspect.getsource(m) for m in (_typescript, _typescript_kinds, _typescript_walk))
+    code = "".join(inspect.getsource(m) for m in MODULES)
     found = re.findall(r"\.(?:parent|(?:next|prev)(?:_named)?_sibling|descendant_\w+)\b", code)
     assert found == []
 

@@ -1,13 +1,17 @@
 /*
  * The entry: compiles the run's entry by its kind and starts it, giving the promise the run
  * awaits. A module or a script as written; kind "auto" lets the parser decide which of the
- * code shapes models write the text is (README, "Code shapes"), in at most four parses.
+ * code shapes models write the text is (README, "Code shapes"), in at most five parses.
  *
  * Readings of kind "auto", tried in this order; the first that parses is run:
  *   expression   "export default (" T ")"  an arrow, a function, a lone function declaration
- *                                          (as a named function expression) or any value
- *   statements   T as a classic script      top-level await, the completion value
- *   module       T as an ES module          import/export; its default export
+ *                                          (as a named function expression) or any value;
+ *                                          one final `;` is dropped, and so are comments
+ *                                          after it (then T is parsed twice)
+ *   statements   T as a classic script      top-level await, the completion value (called
+ *                                          if a function: helpers, then a final arrow)
+ *   module       T as an ES module          import/export; its default export (undefined
+ *                                          when it has none)
  *   body         "export default (async function () {" T "})"   a top-level return
  * The wrappers' own text sits on lines -1 and 0 (QuickJS numbers the first line of a text as
  * asked and skips negative lines in its position tables), so T starts at line 1 and every
@@ -66,6 +70,51 @@ static JSValue compile_wrapped(JSContext *ctx, int reading, const char *src, siz
     JSValue v = compile(ctx, text, pl + len + sl, filename, JS_EVAL_TYPE_MODULE, -1);
     free(text);
     return v;
+}
+
+/* Where the text's final `;` is when only white space and comments follow it, one comment at
+ * least (`async () => 1; // the answer`): its offset, or `len` if there is none. The text up
+ * to it is the expression the comment follows; a candidate inside a string, template, regular
+ * expression or block comment leaves that text unterminated, so its reading fails to parse;
+ * the caller also parses what follows the `;` alone. Linear: each step moves back over text no other step scans, and a
+ * failed search ends the scan. */
+static size_t semicolon_before_comments(const char *src, size_t len)
+{
+    size_t end = len;
+    int comments = 0;
+    for (;;) {
+        while (end > 0 && src[end - 1] && strchr(" \t\r\n", src[end - 1]))
+            end--;
+        if (end >= 4 && src[end - 1] == '/' && src[end - 2] == '*') {
+            /* a block comment ending the text: from the last opening before it, which
+             * holds no other closing */
+            size_t open = end - 2;
+            while (open >= 2 && !(src[open - 2] == '/' && src[open - 1] == '*'))
+                open--;
+            if (open < 2)
+                return len;
+            for (size_t k = open; k + 1 < end - 2; k++)
+                if (src[k] == '*' && src[k + 1] == '/')
+                    return len;
+            end = open - 2;
+            comments = 1;
+            continue;
+        }
+        /* a line comment ending the text: from the first `//` of its last line */
+        size_t line = end;
+        while (line > 0 && src[line - 1] != '\n' && src[line - 1] != '\r')
+            line--;
+        size_t k = line;
+        while (k + 1 < end && !(src[k] == '/' && src[k + 1] == '/'))
+            k++;
+        if (k + 1 < end) {
+            end = k;
+            comments = 1;
+            continue;
+        }
+        break;
+    }
+    return comments && end > 0 && src[end - 1] == ';' ? end - 1 : len;
 }
 
 static int is_syntax_error(JSContext *ctx, JSValueConst ex)
@@ -180,6 +229,26 @@ static JSValue compile_auto(JSContext *ctx, const char *src, size_t len, const c
                         JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_ASYNC | JS_EVAL_FLAG_STRICT, 1);
         else
             v = compile(ctx, src, len, filename, JS_EVAL_TYPE_MODULE, 1);
+        size_t cut = r == READ_EXPRESSION ? semicolon_before_comments(src, len) : len;
+        if (cut < len && JS_IsException(v)) {
+            /* an expression, a `;` and comments: the expression alone */
+            JSValue first = JS_GetException(ctx);
+            v = compile_wrapped(ctx, r, src, cut, filename);
+            /* and what follows the `;` must parse alone (as comments do) */
+            JSValue tail = JS_IsException(v) ? JS_UNDEFINED
+                : compile(ctx, src + cut + 1, len - cut - 1, filename, JS_EVAL_TYPE_GLOBAL, 1);
+            if (JS_IsException(tail)) {
+                JS_FreeValue(ctx, v);
+                v = JS_EXCEPTION;
+            }
+            JS_FreeValue(ctx, tail);
+            if (JS_IsException(v)) {
+                JS_FreeValue(ctx, JS_GetException(ctx));
+                JS_Throw(ctx, first);
+            } else {
+                JS_FreeValue(ctx, first);
+            }
+        }
         if (!JS_IsException(v)) {
             for (int k = 0; k < r; k++)
                 JS_FreeValue(ctx, errors[k]);

@@ -46,6 +46,7 @@ typedef struct {
     /* run state */
     int phase;            /* QJ_PHASE_* */
     int kind;             /* QJ_KIND_MODULE, QJ_KIND_SCRIPT (or QJ_KIND_AUTO until decided) */
+    int auto_kind;        /* the run asked for kind auto (kind is what it settled on) */
     JSValue module_val;   /* JSModuleDef as value, for the namespace */
     JSValue promise;      /* what we are waiting on */
     char *fn_name;

@@ -204,67 +204,10 @@ static int32_t step(void)
     }
 }
 
-/* The module body has run: pick the export and call it. */
-static int32_t call_entry(void)
+/* The entry's value: a promise is awaited, anything else is final (takes `value`). */
+static int32_t settle_entry(JSValue value)
 {
     JSContext *ctx = g.ctx;
-    JSValue value;
-    if (g.kind == QJ_KIND_SCRIPT) {
-        JSValue res = JS_PromiseResult(ctx, g.promise);
-        value = JS_GetPropertyStr(ctx, res, "value");
-        JS_FreeValue(ctx, res);
-        if (g.has_args) {
-            JS_FreeValue(ctx, value);
-            JS_ThrowTypeError(ctx, "execute args are not allowed with kind=\"script\"");
-            return finish_with_exception(QJ_OUT_ERROR);
-        }
-    } else {
-        JSModuleDef *m = JS_VALUE_GET_PTR(g.module_val);
-        JSValue ns = JS_GetModuleNamespace(ctx, m);
-        if (JS_IsException(ns))
-            return finish_with_exception(QJ_OUT_ERROR);
-        JSAtom a = JS_NewAtom(ctx, g.fn_name);
-        int has = JS_HasProperty(ctx, ns, a);
-        value = has > 0 ? JS_GetProperty(ctx, ns, a) : JS_UNDEFINED;
-        JS_FreeAtom(ctx, a);
-        JS_FreeValue(ctx, ns);
-        if (has <= 0) {
-            JS_ThrowReferenceError(ctx, "the module has no export named '%s'", g.fn_name);
-            return finish_with_exception(QJ_OUT_ERROR);
-        }
-        if (JS_IsException(value))
-            return finish_with_exception(QJ_OUT_ERROR);
-        if (JS_IsFunction(ctx, value)) {
-            int64_t argc = 0;
-            JSValue *argv = NULL;
-            if (g.has_args) {
-                JS_GetLength(ctx, g.args, &argc);
-                argv = malloc(sizeof(JSValue) * (size_t)(argc ? argc : 1));
-                for (int64_t i = 0; i < argc; i++)
-                    argv[i] = JS_GetPropertyInt64(ctx, g.args, i);
-            }
-            JSValue r = JS_Call(ctx, value, JS_UNDEFINED, (int)argc, (JSValueConst *)argv);
-            for (int64_t i = 0; i < argc; i++)
-                JS_FreeValue(ctx, argv[i]);
-            free(argv);
-            JS_FreeValue(ctx, value);
-            if (JS_IsException(r)) {
-                /* the entry threw: what it queued before still runs */
-                JSValue ex = JS_GetException(ctx);
-                if (drain_jobs() == 0)
-                    JS_Throw(ctx, ex);
-                else
-                    JS_FreeValue(ctx, ex);
-                return finish_with_exception(QJ_OUT_ERROR);
-            }
-            value = r;
-        } else if (g.has_args) {
-            JS_FreeValue(ctx, value);
-            JS_ThrowTypeError(ctx, "the export '%s' is not a function, so it cannot take args",
-                              g.fn_name);
-            return finish_with_exception(QJ_OUT_ERROR);
-        }
-    }
     /* await a promise result; anything else is final */
     if (JS_IsPromise(value)) {
         JS_FreeValue(ctx, g.promise);
@@ -280,6 +223,87 @@ static int32_t call_entry(void)
     int32_t r = finish_with_value(value);
     JS_FreeValue(ctx, value);
     return r;
+}
+
+/* Call the entry function (taking `fn`) with execute's args and settle on what it gives. */
+static int32_t call_value(JSValue fn)
+{
+    JSContext *ctx = g.ctx;
+    int64_t argc = 0;
+    JSValue *argv = NULL;
+    if (g.has_args) {
+        JS_GetLength(ctx, g.args, &argc);
+        argv = malloc(sizeof(JSValue) * (size_t)(argc ? argc : 1));
+        if (!argv) {
+            JS_FreeValue(ctx, fn);
+            JS_ThrowOutOfMemory(ctx);
+            return finish_with_exception(QJ_OUT_ERROR);
+        }
+        for (int64_t i = 0; i < argc; i++)
+            argv[i] = JS_GetPropertyInt64(ctx, g.args, i);
+    }
+    JSValue r = JS_Call(ctx, fn, JS_UNDEFINED, (int)argc, (JSValueConst *)argv);
+    for (int64_t i = 0; i < argc; i++)
+        JS_FreeValue(ctx, argv[i]);
+    free(argv);
+    JS_FreeValue(ctx, fn);
+    if (JS_IsException(r)) {
+        /* the entry threw: what it queued before still runs */
+        JSValue ex = JS_GetException(ctx);
+        if (drain_jobs() == 0)
+            JS_Throw(ctx, ex);
+        else
+            JS_FreeValue(ctx, ex);
+        return finish_with_exception(QJ_OUT_ERROR);
+    }
+    return settle_entry(r);
+}
+
+/* The module body has run: pick the export and call it. */
+static int32_t call_entry(void)
+{
+    JSContext *ctx = g.ctx;
+    JSValue value;
+    if (g.kind == QJ_KIND_SCRIPT) {
+        JSValue res = JS_PromiseResult(ctx, g.promise);
+        value = JS_GetPropertyStr(ctx, res, "value");
+        JS_FreeValue(ctx, res);
+        if (g.has_args) {
+            JS_FreeValue(ctx, value);
+            JS_ThrowTypeError(ctx, "execute args are not allowed with kind=\"script\"");
+            return finish_with_exception(QJ_OUT_ERROR);
+        }
+        /* kind auto: statements whose completion value is a function (helpers, then a final
+         * arrow or function expression) meant that function as the program: call it */
+        if (g.auto_kind && JS_IsFunction(ctx, value))
+            return call_value(value);
+    } else {
+        JSModuleDef *m = JS_VALUE_GET_PTR(g.module_val);
+        JSValue ns = JS_GetModuleNamespace(ctx, m);
+        if (JS_IsException(ns))
+            return finish_with_exception(QJ_OUT_ERROR);
+        JSAtom a = JS_NewAtom(ctx, g.fn_name);
+        int has = JS_HasProperty(ctx, ns, a);
+        value = has > 0 ? JS_GetProperty(ctx, ns, a) : JS_UNDEFINED;
+        JS_FreeAtom(ctx, a);
+        JS_FreeValue(ctx, ns);
+        /* kind auto: a module without a default export ran for its effects (undefined) */
+        if (has <= 0 && !(g.auto_kind && strcmp(g.fn_name, "default") == 0 && !g.has_args)) {
+            JS_ThrowReferenceError(ctx, "the module has no export named '%s'", g.fn_name);
+            return finish_with_exception(QJ_OUT_ERROR);
+        }
+        if (JS_IsException(value))
+            return finish_with_exception(QJ_OUT_ERROR);
+        if (JS_IsFunction(ctx, value))
+            return call_value(value);
+        if (g.has_args) {
+            JS_FreeValue(ctx, value);
+            JS_ThrowTypeError(ctx, "the export '%s' is not a function, so it cannot take args",
+                              g.fn_name);
+            return finish_with_exception(QJ_OUT_ERROR);
+        }
+    }
+    return settle_entry(value);
 }
 
 int32_t qj_run(uint8_t *rec, uint32_t len)
@@ -321,6 +345,7 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
     }
     uint32_t flags = h[QJ_HDR_FLAGS];
     g.kind = (int)h[QJ_HDR_KIND];
+    g.auto_kind = g.kind == QJ_KIND_AUTO;
     g.dynamic = (flags & QJ_FLAG_DYNAMIC) != 0;
     g.has_args = (flags & QJ_FLAG_ARGS) != 0;
     rng_seed(h[QJ_HDR_SEED_LO], h[QJ_HDR_SEED_HI]);
