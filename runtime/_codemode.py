@@ -47,7 +47,7 @@ from ._result import ToolResult
 from ._snippets import MAX_DEPTH, SaveSnippetArgs, load_snippet, save_snippet
 from ._state import ThreadState
 from ._thread import persist
-from ._tool import Tool
+from ._tool import Tool, schema_tool
 from ._typescript_decl import is_export_name
 from .connectors import Connector
 from .connectors._base import RESERVED_NAMESPACES
@@ -217,15 +217,10 @@ def code_mode_tool(
 
     checked = define_tool(description=text, args=RunCodeArgs, execute=execute, name=name)
     # its answer is any JSON value, which no argument model can declare: published as schemas
-    tool = Tool(
+    tool = schema_tool(
         name=checked.name,
         description=text,
-        args=None,
         execute=execute,
-        variables=(),
-        returns=None,
-        execution_mode="local",
-        execution_provider=None,
         schemas=(checked.input_schema, answer_schema()),
         reaches=tuple(index.values()),
     )

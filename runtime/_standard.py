@@ -23,7 +23,7 @@ import anyio.to_thread
 
 from ._result import ToolResult
 from ._schema import JsonSchema
-from ._tool import SNAKE_RE, Tool
+from ._tool import SNAKE_RE, Tool, schema_tool
 from .errors import ToolDefinitionError, ToolNameWarning
 
 if TYPE_CHECKING:
@@ -113,17 +113,8 @@ def tool_from_standard(obj: Any) -> Tool:
             out = await out
         return out if isinstance(out, ToolResult) else ToolResult.success(out)
 
-    return Tool(
-        name=name,
-        description=description,
-        args=None,
-        execute=run,
-        variables=(),
-        returns=None,
-        execution_mode="local",
-        execution_provider=None,
-        title=title,
-        schemas=schemas,
+    return schema_tool(
+        name=name, description=description, execute=run, title=title, schemas=schemas
     )
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "Variable",
     "default_format",
     "reachable_tools",
+    "schema_tool",
 ]
 
 SNAKE_RE: Final = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -615,4 +616,31 @@ def _declares_meta(execute: Callable[..., Any]) -> bool:
     return parameter is not None and parameter.kind in (
         inspect.Parameter.POSITIONAL_OR_KEYWORD,
         inspect.Parameter.KEYWORD_ONLY,
+    )
+
+
+def schema_tool(
+    *,
+    name: str,
+    description: str,
+    execute: Execute,
+    schemas: tuple[JsonSchema, JsonSchema | None],
+    title: str | None = None,
+    variables: tuple[Variable, ...] = (),
+    reaches: tuple[Tool, ...] = (),
+) -> Tool:
+    """A local tool no pydantic model backs: its input held to ``schemas[0]`` and passed to
+    ``execute`` as a dict (foreign StandardTools, connectors' tools, code mode)."""
+    return Tool(
+        name=name,
+        title=title,
+        description=description,
+        args=None,
+        execute=execute,
+        variables=variables,
+        returns=None,
+        execution_mode="local",
+        execution_provider=None,
+        schemas=schemas,
+        reaches=reaches,
     )

@@ -9,16 +9,15 @@ set, else pytest's cache. Without Node or npm these tests fail, saying so: they 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from npm_support import npm_install
 
 pytest.importorskip("mcp", reason="the MCP server needs the 'mcp' extra")
 
@@ -34,42 +33,13 @@ pytestmark = pytest.mark.timeout(900)
 @pytest.fixture(scope="session")
 def ts_client(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The client script in a directory where ``npm ci`` installed the pinned SDK."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.fail(
-            "these tests need Node.js (20 or later) and npm on PATH, to run the MCP TypeScript "
-            "SDK client; install them (they are not optional)"
-        )
-    manifest = (PROJECT / "package.json").read_bytes()
-    lock = (PROJECT / "package-lock.json").read_bytes()
-    key = hashlib.sha256(manifest + b"\0" + lock).hexdigest()[:16]
-    cache = os.environ.get("QUICKJAIL_CACHE_DIR")
-    store = getattr(pytestconfig, "cache", None)  # None under -p no:cacheprovider
-    if cache:
-        base = Path(cache)
-    elif store is not None:
-        base = store.mkdir("mcp_ts_client")
-    else:
-        base = tmp_path_factory.mktemp("mcp_ts_client")
-    target = base / f"mcp-ts-client-{key}"
-    if not (target / "node_modules" / ".quickjail-installed").exists():
-        staging = base / f"mcp-ts-client-{key}.tmp{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        (staging / "package.json").write_bytes(manifest)
-        (staging / "package-lock.json").write_bytes(lock)
-        done = subprocess.run(
-            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
-            cwd=staging,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm ci failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-        (staging / "node_modules" / ".quickjail-installed").write_text(key)
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(staging, target)
+    target = npm_install(
+        PROJECT,
+        "mcp-ts-client",
+        pytestconfig,
+        tmp_path_factory,
+        "to run the MCP TypeScript SDK client",
+    )
     script = target / "client.mjs"
     fresh = target / f"client.mjs.tmp{os.getpid()}"
     fresh.write_bytes((PROJECT / "client.mjs").read_bytes())

@@ -23,7 +23,7 @@ import pydantic
 
 from quickjail.runtime._result import ToolAttachment, ToolResult
 from quickjail.runtime._schema import JsonSchema
-from quickjail.runtime._tool import Tool
+from quickjail.runtime._tool import Tool, schema_tool
 from quickjail.runtime.errors import ConnectorError, ToolExecutionError
 
 from ._base import identifier_names
@@ -212,16 +212,11 @@ def _tool(server: str, listed: Listed, ident: str, call: Caller) -> Tool:
     async def execute(state: Any, args: dict[str, Any]) -> ToolResult:
         return await call(original, args)
 
-    return Tool(
+    return schema_tool(
         name=ident,
         title=title,
         description=description,
-        args=None,
         execute=execute,
-        variables=(),
-        returns=None,
-        execution_mode="local",
-        execution_provider=None,
         schemas=(listed.input_schema, listed.output_schema),
     )
 

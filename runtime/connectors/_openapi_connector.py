@@ -22,7 +22,7 @@ import anyio
 import httpx
 
 from quickjail.runtime._result import ToolResult
-from quickjail.runtime._tool import Tool, Variable
+from quickjail.runtime._tool import Tool, Variable, schema_tool
 from quickjail.runtime.errors import ConnectorError, ToolDefinitionError
 
 from ._base import Connector, identifier_names
@@ -133,16 +133,12 @@ class OpenAPIConnector(Connector):
                 return ToolResult.failure(str(exc))
             return ToolResult.success(value)
 
-        return Tool(
+        return schema_tool(
             name=ident,
             title=op.name if op.name != ident else None,
             description=op.description,
-            args=None,
             execute=execute,
             variables=variables,
-            returns=None,
-            execution_mode="local",
-            execution_provider=None,
             schemas=(op.input_schema, op.output_schema),
         )
 

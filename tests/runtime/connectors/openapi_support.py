@@ -11,11 +11,7 @@ echo of the request's headers).
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
-import os
-import shutil
-import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +21,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from npm_support import npm_install
 
 PROJECT = Path(__file__).resolve().parents[2] / "openapi_petstore"
 SLOW_SECONDS = 30.0  # the slow route's longest wait (the server's stop cuts it short)
@@ -32,42 +29,8 @@ SLOW_SECONDS = 30.0  # the slow route's longest wait (the server's stop cuts it 
 
 def petstore_documents(config: pytest.Config, factory: pytest.TempPathFactory) -> Path:
     """The installed ``@readme/oas-examples`` package (``3.0/json/petstore.json``, ...)."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail(
-            "these tests need npm on PATH, to install the pinned Petstore OpenAPI documents "
-            "(@readme/oas-examples); install Node.js and npm (they are not optional)"
-        )
-    manifest = (PROJECT / "package.json").read_bytes()
-    lock = (PROJECT / "package-lock.json").read_bytes()
-    key = hashlib.sha256(manifest + b"\0" + lock).hexdigest()[:16]
-    cache = os.environ.get("QUICKJAIL_CACHE_DIR")
-    store = getattr(config, "cache", None)
-    if cache:
-        base = Path(cache)
-    elif store is not None:
-        base = store.mkdir("openapi_petstore")
-    else:
-        base = factory.mktemp("openapi_petstore")
-    target = base / f"openapi-petstore-{key}"
-    if not (target / "node_modules" / ".quickjail-installed").exists():
-        staging = base / f"openapi-petstore-{key}.tmp{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        (staging / "package.json").write_bytes(manifest)
-        (staging / "package-lock.json").write_bytes(lock)
-        done = subprocess.run(
-            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
-            cwd=staging,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm ci failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-        (staging / "node_modules" / ".quickjail-installed").write_text(key)
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(staging, target)
+    what = "to install the pinned Petstore OpenAPI documents (@readme/oas-examples)"
+    target = npm_install(PROJECT, "openapi-petstore", config, factory, what)
     return target / "node_modules" / "@readme" / "oas-examples"
 
 

@@ -7,17 +7,14 @@ when set, else pytest's cache). Without Node or npm the npm server's tests fail,
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import os
-import shutil
-import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 from _mcp_support import by_name
+from npm_support import npm_install, require_node
 
 from quickjail.runtime import connectors
 
@@ -72,42 +69,9 @@ def everything_server(
     pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
 ) -> list[str]:
     """The command running the pinned ``everything`` server over stdio."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.fail(
-            "these tests need Node.js (20 or later) and npm on PATH, to run the reference "
-            "MCP server 'everything'; install them (they are not optional)"
-        )
-    manifest = (EVERYTHING / "package.json").read_bytes()
-    lock = (EVERYTHING / "package-lock.json").read_bytes()
-    key = hashlib.sha256(manifest + b"\0" + lock).hexdigest()[:16]
-    cache = os.environ.get("QUICKJAIL_CACHE_DIR")
-    store = getattr(pytestconfig, "cache", None)  # None under -p no:cacheprovider
-    if cache:
-        base = Path(cache)
-    elif store is not None:
-        base = store.mkdir("mcp_everything_server")
-    else:
-        base = tmp_path_factory.mktemp("mcp_everything_server")
-    target = base / f"mcp-everything-{key}"
-    if not (target / "node_modules" / ".quickjail-installed").exists():
-        staging = base / f"mcp-everything-{key}.tmp{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        (staging / "package.json").write_bytes(manifest)
-        (staging / "package-lock.json").write_bytes(lock)
-        done = subprocess.run(
-            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
-            cwd=staging,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm ci failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-        (staging / "node_modules" / ".quickjail-installed").write_text(key)
-        shutil.rmtree(target, ignore_errors=True)
-        os.replace(staging, target)
+    what = "to run the reference MCP server 'everything'"
+    node, _ = require_node(what)
+    target = npm_install(EVERYTHING, "mcp-everything", pytestconfig, tmp_path_factory, what)
     script = target / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist"
     return [node, str(script / "index.js"), "stdio"]
 
