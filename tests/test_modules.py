@@ -152,10 +152,12 @@ export default function main(): number {
     assert (r.error.line, r.error.column) == (js.error.line, js.error.column) == (6, 20)
 
 
-def test_an_enum_is_refused_with_a_clear_error_at_its_position() -> None:
-    r = run_code_sync("const x = 1;\nenum Color { Red, Green }\nexport default x")
+def test_a_namespace_with_values_is_refused_with_a_clear_error_at_its_position() -> None:
+    # enums are transformed now (issue 27, item 5); a namespace with values still needs code
+    # generation the stripper does not do
+    r = run_code_sync("const x = 1;\nnamespace N { export const a = 1; }\nexport default x")
     assert r.status == "error" and r.error is not None
-    assert "enum" in r.error.message and (r.error.line, r.error.column) == (2, 1)
+    assert "namespace" in r.error.message and (r.error.line, r.error.column) == (2, 1)
 
 
 def test_javascript_language_skips_the_strip_step() -> None:
