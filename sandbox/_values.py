@@ -12,7 +12,7 @@ tag        JavaScript                    Python
 ``b``      ``Uint8Array``                ``bytes`` (payload: blob index); ``bytearray``
                                          and a ``memoryview`` of format ``B`` go too
 ``a``      any other typed array,        :class:`TypedArray` (payload: ``[kind, blob
-           ``ArrayBuffer``, ``DataView``  index]``, kind the JavaScript name, the blob the
+           ``ArrayBuffer``/``DataView``  index]``, kind the JavaScript name, the blob the
                                          viewed bytes, a whole number of little-endian
                                          elements); a numeric ``memoryview`` or
                                          ``array.array`` goes as the kind of its format
@@ -262,7 +262,7 @@ class _Decoder:
         data = self.blob(payload[1])
         if len(data) % size:
             raise TransferError(
-                f"malformed value message (a {kind} of {len(data)} bytes, "
+                f"malformed value message ({kind} of {len(data)} bytes, "
                 f"not a whole number of {size}-byte elements)"
             )
         self.budget.charge(len(data) + _TYPED_COST)

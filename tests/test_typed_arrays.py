@@ -337,3 +337,16 @@ def test_a_secret_inside_a_typed_array_is_redacted_like_bytes() -> None:
     clean = redactor.value({"buf": got, "wide": TypedArray("Int32Array", b"hunter22" + bytes(4))})
     assert b"hunter22" not in clean["buf"].data and clean["buf"].kind == "ArrayBuffer"
     assert b"hunter22" not in clean["wide"].data and len(clean["wide"].data) % 4 == 0
+
+
+def test_a_log_argument_typed_array_arrives_as_itself_and_a_detached_one_is_described() -> None:
+    r = quickjail.run_code_sync(
+        """const b = new ArrayBuffer(4); structuredClone(b, { transfer: [b] });
+        console.log(new Int16Array([3]), b, new DataView(new ArrayBuffer(2)));
+        export default b""",
+        timeout=60,
+    )
+    assert r.logs[0].args[0] == TypedArray("Int16Array", b"\x03\x00")
+    assert r.logs[0].args[1] == "[ArrayBuffer: TypeError]"
+    assert r.logs[0].args[2] == TypedArray("DataView", b"\0\0")
+    assert r.status == "error" and r.error is not None and r.error.name == "TypeError"
