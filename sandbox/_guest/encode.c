@@ -342,8 +342,9 @@ const uint8_t qj_typed_sizes[QJ_TYPED_KINDS] = { 1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 4
 
 /* An ArrayBuffer, a typed array or a DataView: only the bytes it views, read through the
  * original getters (taView, dvView: a length-tracking view's current length, 0 for a detached
- * or out-of-bounds typed array) and copied at once. A detached ArrayBuffer, or a DataView
- * whose buffer is detached or too short, cannot be read: that is the getter's TypeError. */
+ * or out-of-bounds typed array) and copied at once. A detached ArrayBuffer is empty, as its
+ * byteLength says; a DataView whose buffer is detached or too short is the getter's
+ * TypeError. */
 static int enc_binary(Enc *e, JSValueConst v)
 {
     JSContext *ctx = e->ctx;
@@ -366,8 +367,12 @@ static int enc_binary(Enc *e, JSValueConst v)
     size_t size;
     uint8_t *data = JS_GetArrayBuffer(ctx, &size, buffer);
     JS_FreeValue(ctx, buffer);
-    if (!data && JS_HasException(ctx))
-        return e->lenient ? enc_describe_thrown(e, kind) : -1;
+    if (!data && JS_HasException(ctx)) {
+        /* a detached buffer, the only one that cannot be read: it has no bytes (its
+         * byteLength reads 0, as does a typed array's over it) */
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        size = 0;
+    }
     if (length < 0)
         length = (int64_t)size;
     if (offset < 0 || (uint64_t)offset > size || (uint64_t)length > size - (uint64_t)offset)
