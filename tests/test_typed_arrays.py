@@ -13,6 +13,7 @@ import array
 import json
 import pickle
 import struct
+import sys
 from typing import Any
 
 import pytest
@@ -360,3 +361,15 @@ def test_a_log_argument_typed_array_arrives_as_itself_and_a_detached_buffer_as_e
         timeout=60,
     )
     assert view.status == "error" and view.error is not None and view.error.name == "TypeError"
+
+
+def test_memoryview_casts_to_the_element_format_or_says_to_use_tolist() -> None:
+    assert TypedArray("Int16Array", struct.pack("<2h", 1, -1)).memoryview().tolist() == [1, -1]
+    assert TypedArray("ArrayBuffer", b"\x01\x02").memoryview().tolist() == [1, 2]
+    half = TypedArray("Float16Array", struct.pack("<e", 0.5))
+    assert half.tolist() == [0.5]
+    if sys.version_info >= (3, 12):
+        assert half.memoryview().tolist() == [0.5]
+    else:
+        with pytest.raises(ValueError, match="tolist"):
+            half.memoryview()
