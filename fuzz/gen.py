@@ -16,6 +16,7 @@ import random
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from quickjail.sandbox import _abi
 
@@ -185,6 +186,13 @@ def _tag(t: str, payload: object) -> dict[str, object]:
     return {"\0": [t, payload]}
 
 
+TYPED_KINDS: Final = [
+    "Int8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array",
+    "Float16Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array",
+    "ArrayBuffer", "DataView",
+]  # fmt: skip
+
+
 def wire_value(
     r: random.Random, blobs: list[bytes], depth: int = 0, hostile: bool = True
 ) -> object:
@@ -205,7 +213,11 @@ def wire_value(
         return _tag("u", 0)
     if k == 5:
         blobs.append(r.randbytes(r.choice([0, 1, 7, 300, 70000])))
-        return _tag("b", len(blobs) - 1 if r.random() < 0.9 else r.choice([-1, 99, "0", 1.5]))
+        index = len(blobs) - 1 if r.random() < 0.9 else r.choice([-1, 99, "0", 1.5])
+        if r.random() < 0.5:
+            return _tag("b", index)
+        kind = r.choice([*TYPED_KINDS, "Uint8Array", "Int128Array", "", 3, None])
+        return _tag("a", r.choice([[kind, index], [kind, index], [kind], kind, [index, kind]]))
     if k == 6:
         return _tag(
             "n", r.choice(["0", "-1f", "ffffffffffffffffffffffffffff", "-", "", "zz", "-0"])
@@ -247,8 +259,12 @@ def valid_value(r: random.Random, blobs: list[bytes], depth: int = 0) -> object:
     if k == 1:
         return _tag("u", 0)
     if k == 2:
-        blobs.append(r.randbytes(r.choice([0, 3, 1000])))
-        return _tag("b", len(blobs) - 1)
+        kind = r.choice(["Uint8Array", *TYPED_KINDS])
+        size = 8 if "64" in kind else 4 if "32" in kind else 2 if "16" in kind else 1
+        blobs.append(r.randbytes(size * r.choice([0, 3, 1000])))
+        return (
+            _tag("b", len(blobs) - 1) if kind == "Uint8Array" else _tag("a", [kind, len(blobs) - 1])
+        )
     if k == 3:
         return _tag("n", r.choice(["0", "-1f", "123456789abcdef0123456789"]))
     if k == 4:

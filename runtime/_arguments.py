@@ -5,10 +5,11 @@ must be plain JSON of a bounded shape. Anything else is refused with an :class:`
 naming where (the call then gets an error result and the batch goes on): text that is not JSON,
 ``NaN`` and ``Infinity``, an integer of more than ``MAX_INT_DIGITS`` digits, nesting deeper than
 ``MAX_ARGUMENT_DEPTH``, more than ``MAX_ARGUMENT_VALUES`` values, a non-string key, and values
-JSON has no form for (a ``Uint8Array``, ``Set``, ``Map`` with non-string keys or ``Date`` from
-code). As ``JSON.stringify`` does, ``undefined`` is dropped from objects and is ``null`` in
-arrays. The walk is recursive but never deeper than ``MAX_ARGUMENT_DEPTH``, and it stops after
-``MAX_ARGUMENT_VALUES`` values, so a shared or cyclic Python structure cannot make it explode.
+JSON has no form for (a typed array or ``ArrayBuffer``, ``Set``, ``Map`` with non-string keys
+or ``Date`` from code). As ``JSON.stringify`` does, ``undefined`` is dropped from objects and is
+``null`` in arrays. The walk is recursive but never deeper than ``MAX_ARGUMENT_DEPTH``, and it
+stops after ``MAX_ARGUMENT_VALUES`` values, so a shared or cyclic Python structure cannot make it
+explode.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Final, NoReturn
 
-from quickjail.sandbox import UNDEFINED
+from quickjail.sandbox import UNDEFINED, TypedArray
 
 __all__ = [
     "MAX_ARGUMENT_DEPTH",
@@ -145,8 +146,10 @@ def _key_path(key: str) -> str:
 def _kind(value: Any) -> str:
     if value is UNDEFINED:
         return "undefined"
-    if isinstance(value, bytes | bytearray | memoryview):
+    if isinstance(value, bytes | bytearray):
         return "a Uint8Array (bytes)"
+    if isinstance(value, TypedArray):
+        return f"a {value.kind}"
     if isinstance(value, set | frozenset):
         return "a Set"
     if isinstance(value, datetime.date):

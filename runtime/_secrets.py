@@ -6,6 +6,8 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from quickjail.sandbox import TypedArray
+
 from .errors import SecretKeyError
 
 if TYPE_CHECKING:
@@ -129,8 +131,16 @@ class Redactor:
         """Redact raw bytes (UTF-8 occurrences of the secrets)."""
         return _scrub(value, [s.encode() for s in self._secrets], REDACTED.encode())
 
+    def typed(self, value: TypedArray) -> TypedArray:
+        """Redact a typed array's bytes; once changed, zeros pad them to whole elements."""
+        data = self.data(value.data)
+        if data == value.data:
+            return value
+        data += bytes(-len(data) % value.itemsize)
+        return TypedArray(value.kind, data)
+
     def value(self, value: Any) -> Any:
-        """Redact every string and bytes inside a value that crossed the sandbox.
+        """Redact every string, bytes and typed array inside a value that crossed the sandbox.
 
         Walks every container a run's values come in (dict keys and values, lists and
         tuples, and the ``frozenset`` a JavaScript ``Set`` becomes), so no shape of value
@@ -142,6 +152,8 @@ class Redactor:
             return self.text(value)
         if isinstance(value, bytes):
             return self.data(value)
+        if isinstance(value, TypedArray):
+            return self.typed(value)
         if isinstance(value, dict):
             return {self.value(k): self.value(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):

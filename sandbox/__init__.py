@@ -19,7 +19,7 @@ from quickjail.sandbox._json import to_json_safe
 from quickjail.sandbox._limits import OutputLimits
 from quickjail.sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics
 from quickjail.sandbox._run_code import run_code, run_code_sync, warm_up
-from quickjail.sandbox._values import UNDEFINED
+from quickjail.sandbox._value_types import UNDEFINED, TypedArray
 from quickjail.sandbox.errors import SandboxError, TransferError
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "RunMetrics",
     "SandboxError",
     "TransferError",
+    "TypedArray",
     "errors",
     "host",
     "run_code",

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Final
 
-from quickjail.sandbox._values import UNDEFINED
+from quickjail.sandbox._value_types import UNDEFINED, TypedArray
 
 __all__ = ["describe", "fits_int_limit", "to_json_safe", "truncate"]
 
@@ -56,7 +56,9 @@ def to_json_safe(value: Any) -> Any:
         value: A value of a :class:`~quickjail.sandbox.CodeResult` (result, report, log argument).
 
     Returns:
-        The same data with ``bytes`` as ``{"$bytes": base64}``, ``datetime`` as an ISO-8601
+        The same data with ``bytes`` as ``{"$bytes": base64}``, a
+        :class:`~quickjail.sandbox.TypedArray` as ``{"$typedarray": kind, "$bytes": base64}``
+        (its little-endian bytes), ``datetime`` as an ISO-8601
         string, :data:`UNDEFINED` as ``None``, ``frozenset`` as a list (sorted when
         its items can be ordered, else by their JSON text), non-finite floats as
         ``{"$float": "NaN" | "Infinity" | "-Infinity"}`` and every mapping key as a string.
@@ -111,9 +113,12 @@ def _convert(value: Any, todo: list[tuple[Any, Any, Any]], sets: list[list[Any]]
         return {"$float": name}
     if value is UNDEFINED:
         return None
-    if isinstance(value, bytes | bytearray | memoryview):
+    if isinstance(value, bytes | bytearray | memoryview | TypedArray):
         import base64  # on first use, like datetime: a first run rarely converts bytes
 
+        if isinstance(value, TypedArray):
+            data = base64.b64encode(value.data).decode("ascii")
+            return {"$typedarray": value.kind, "$bytes": data}
         return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
     datetime = sys.modules.get("datetime")  # not imported: no value is a date (see _values)
     if datetime is not None and isinstance(value, datetime.datetime | datetime.date):

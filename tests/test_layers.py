@@ -201,6 +201,7 @@ PUBLIC = {
         "RunMetrics",
         "SandboxError",
         "TransferError",
+        "TypedArray",
         "UNDEFINED",
         "errors",
         "host",

@@ -129,7 +129,7 @@ def test_texts_and_bytes_made_in_the_guest_keep_their_order_and_content() -> Non
         b"\x07" * 3000,
         "c" * 1024,
         {"k": "d" * 70000},
-        b"\x07" * 3000,
+        sandbox.TypedArray("ArrayBuffer", b"\x07" * 3000),
     ]
     (entry,) = r.logs
     text = entry.args[0]

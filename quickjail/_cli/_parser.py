@@ -40,8 +40,9 @@ output without --json:
 output with --json:
   one JSON object on stdout: {{"status", "result", "error", "reason", "reports", "logs",
   "duration_ms", "metrics"}}. Values are made JSON-safe: bytes become {{"$bytes": BASE64}},
-  Dates ISO-8601 strings, BigInts integers (past 4,300 digits {{"$bigint": "0x..."}}),
-  undefined null, Sets sorted lists where their items can be ordered, NaN and infinities
+  other typed arrays {{"$typedarray": KIND, "$bytes": BASE64}}, Dates ISO-8601 strings,
+  BigInts integers (past 4,300 digits {{"$bigint": "0x..."}}), undefined null, Sets sorted
+  lists where their items can be ordered, NaN and infinities
   {{"$float": "NaN"|"Infinity"|"-Infinity"}}.
 
 entry:

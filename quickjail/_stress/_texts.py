@@ -48,7 +48,7 @@ def texts_of(value: Any, depth: int = 0) -> Iterator[str]:
         return
     if isinstance(value, str):
         yield value
-    elif isinstance(value, bytes | bytearray | memoryview):
+    elif isinstance(value, bytes | bytearray | memoryview | sandbox.TypedArray):
         yield bytes(value).decode("latin-1")
     elif isinstance(value, Mapping):
         for k, v in value.items():

@@ -15,6 +15,9 @@
   const fnAttrs = own(G, 'Function'), evalAttrs = own(G, 'eval');
   const with_ = (a, value) => ({ __proto__: null, value, writable: a.writable,
     enumerable: a.enumerable, configurable: a.configurable });
+  const ap = Reflect.apply, TA = gp(Int8Array.prototype), DV = DataView;
+  const [taB, taO, taL] = ['buffer', 'byteOffset', 'byteLength'].map((k) => gd(TA, k).get);
+  const [dvB, dvO, dvL] = ['buffer', 'byteOffset', 'byteLength'].map((k) => gd(DV.prototype, k).get);
   return {
     mapEntries: (m) => from(entries.call(m)),
     setValues: (s) => from(values.call(s)),
@@ -23,6 +26,9 @@
     time: (d) => getTime.call(d), cut: (s, n) => slice.call(s, 0, n),
     newMap: (a) => new M(a),
     newSet: (a) => new S(a),
+    taView: (v) => [ap(taB, v, []), ap(taO, v, []), ap(taL, v, [])],
+    dvView: (v) => [ap(dvB, v, []), ap(dvO, v, []), ap(dvL, v, [])],
+    newDataView: (b) => new DV(b),
     bigHex: (b) => b < 0n ? '-' + (-b).toString(16) : b.toString(16),
     fromHex: (s) => { s = String(s); return s[0] === '-' ? -B('0x' + s.slice(1)) : B('0x' + s); },
     rejAdd: (p, r) => { if (rej.size < 10000) rej.set(p, r); },
@@ -54,7 +60,8 @@
 // redefines:
 //   mapEntries setValues keyCheck time bigHex   encode.c (Map, Set, Date, BigInt -> message)
 //   cut                                         encode.c (the start of a long string in logs)
-//   newMap newSet fromHex                       decode.c (message -> Map, Set, BigInt)
+//   taView dvView                               encode.c (a typed array's or DataView's bytes)
+//   newMap newSet fromHex newDataView           decode.c (message -> Map, Set, BigInt, DataView)
 //   rejAdd rejDel rejTake                       rejections.c (unhandled rejections)
 //   disableDynamic enableDynamic                builtins.c (eval and Function off / on)
 //   namespace                                   builtins.c (a global namespace's fallback)

@@ -15,6 +15,46 @@ typedef struct {
 
 static JSValue dec_revive(Dec *d, JSValue v, int depth);
 
+/* Tag "a": [kind, blob index] -> a typed array of that kind, an ArrayBuffer or a DataView
+ * over a copy of the blob, which must hold a whole number of elements. */
+static JSValue dec_typed(Dec *d, JSValueConst payload)
+{
+    JSContext *ctx = d->ctx;
+    JSValue k = JS_GetPropertyUint32(ctx, payload, 0), i = JS_GetPropertyUint32(ctx, payload, 1);
+    const char *kind = JS_IsString(k) ? JS_ToCString(ctx, k) : NULL;
+    int32_t idx = -1;
+    if (JS_IsNumber(i))
+        JS_ToInt32(ctx, &idx, i);
+    JS_FreeValue(ctx, k);
+    JS_FreeValue(ctx, i);
+    int type = -3; /* -1 ArrayBuffer, -2 DataView, else a JSTypedArrayEnum */
+    if (kind && !strcmp(kind, "ArrayBuffer"))
+        type = -1;
+    else if (kind && !strcmp(kind, "DataView"))
+        type = -2;
+    for (int t = 0; kind && type == -3 && t < QJ_TYPED_KINDS; t++)
+        if (!strcmp(kind, qj_typed_kinds[t]))
+            type = t;
+    if (kind)
+        JS_FreeCString(ctx, kind);
+    size_t size = type >= 0 ? qj_typed_sizes[type] : 1;
+    if (type == -3 || idx < 0 || (uint32_t)idx >= d->nblobs || d->blob_len[idx] % size)
+        return JS_ThrowTypeError(ctx, "malformed host value");
+    JSValue buffer = JS_NewArrayBufferCopy(ctx, d->blob_ptr[idx], d->blob_len[idx]);
+    if (JS_IsException(buffer) || type == -1)
+        return buffer;
+    JSValue out;
+    if (type == -2) {
+        JSValue fn = JS_GetPropertyStr(ctx, g.helpers, "newDataView");
+        out = JS_Call(ctx, fn, JS_UNDEFINED, 1, (JSValueConst *)&buffer);
+        JS_FreeValue(ctx, fn);
+    } else {
+        out = JS_NewTypedArray(ctx, 1, (JSValueConst *)&buffer, (JSTypedArrayEnum)type);
+    }
+    JS_FreeValue(ctx, buffer);
+    return out;
+}
+
 static JSValue dec_tagged(Dec *d, JSValue arr, int depth)
 {
     JSContext *ctx = d->ctx;
@@ -34,6 +74,8 @@ static JSValue dec_tagged(Dec *d, JSValue arr, int depth)
             out = JS_ThrowTypeError(ctx, "malformed host value");
         else
             out = JS_NewUint8ArrayCopy(ctx, d->blob_ptr[idx], d->blob_len[idx]);
+    } else if (!strcmp(tag, "a")) {
+        out = dec_typed(d, payload);
     } else if (!strcmp(tag, "t")) {
         int32_t idx = -1;
         JS_ToInt32(ctx, &idx, payload);

@@ -245,14 +245,22 @@ static int enc_check_size(Enc *e)
     return 0;
 }
 
-/* The tag of the next blob, of n bytes, and its length in the blobs buffer. */
-static int enc_blob_head(Enc *e, const char *tag, size_t n)
+/* The tag of the next blob, of n bytes, and its length in the blobs buffer; with a kind
+ * (tag "a") the payload is [kind, index]. */
+static int enc_blob_head(Enc *e, const char *tag, const char *kind, size_t n)
 {
     if (n > ENC_MAX_BYTES || e->json.len + e->blobs.len + e->text_bytes + n > ENC_MAX_BYTES)
         return enc_fail(e, "a binary value larger than the size cap");
     enc_tag_open(e, tag);
     buf_putc(&e->json, ',');
+    if (kind) {
+        buf_puts(&e->json, "[\"");
+        buf_puts(&e->json, kind);
+        buf_puts(&e->json, "\",");
+    }
     enc_int(e, (int32_t)e->nblobs);
+    if (kind)
+        buf_putc(&e->json, ']');
     enc_tag_close(e);
     buf_u32(&e->blobs, (uint32_t)n);
     e->nblobs++;
@@ -261,9 +269,9 @@ static int enc_blob_head(Enc *e, const char *tag, size_t n)
 
 /* Bytes are copied at once: program code may run before the message is assembled (helpers,
  * getters) and detach or resize their buffer. */
-static int enc_blob(Enc *e, const char *tag, const uint8_t *data, size_t n)
+static int enc_blob(Enc *e, const char *tag, const char *kind, const uint8_t *data, size_t n)
 {
-    if (enc_blob_head(e, tag, n))
+    if (enc_blob_head(e, tag, kind, n))
         return -1;
     buf_put(&e->blobs, data, n);
     return 0;
@@ -274,7 +282,7 @@ static int enc_blob(Enc *e, const char *tag, const uint8_t *data, size_t n)
 static int enc_text(Enc *e, const char *text, size_t n, const char *cstr, char *copy)
 {
     TextRef ref = { 0, (const uint8_t *)text, n, cstr, copy };
-    if (enc_blob_head(e, "t", n) == 0) {
+    if (enc_blob_head(e, "t", NULL, n) == 0) {
         ref.at = e->blobs.len;
         buf_put(&e->texts, &ref, sizeof(ref));
         if (!e->texts.failed) {
@@ -320,6 +328,59 @@ static int enc_call_helper(Enc *e, const char *name, JSValueConst arg, JSValue *
     *out = JS_Call(e->ctx, fn, JS_UNDEFINED, 1, &arg);
     JS_FreeValue(e->ctx, fn);
     return JS_IsException(*out) ? -1 : 0;
+}
+
+/* The JavaScript names of the typed-array kinds, by JSTypedArrayEnum, and their element
+ * sizes; a Uint8Array travels as tag "b", every other kind (and ArrayBuffer, DataView) as
+ * tag "a" with its name. */
+const char *const qj_typed_kinds[QJ_TYPED_KINDS] = {
+    "Uint8ClampedArray", "Int8Array", "Uint8Array", "Int16Array", "Uint16Array", "Int32Array",
+    "Uint32Array", "BigInt64Array", "BigUint64Array", "Float16Array", "Float32Array",
+    "Float64Array",
+};
+const uint8_t qj_typed_sizes[QJ_TYPED_KINDS] = { 1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 4, 8 };
+
+/* An ArrayBuffer, a typed array or a DataView: only the bytes it views, read through the
+ * original getters (taView, dvView: a length-tracking view's current length, 0 for a detached
+ * or out-of-bounds typed array) and copied at once. A detached ArrayBuffer is empty, as its
+ * byteLength says; a DataView whose buffer is detached or too short is the getter's
+ * TypeError. */
+static int enc_binary(Enc *e, JSValueConst v)
+{
+    JSContext *ctx = e->ctx;
+    int type = JS_GetTypedArrayType(v);
+    const char *kind = type >= 0 ? qj_typed_kinds[type]
+                       : JS_IsDataView(v) ? "DataView" : "ArrayBuffer";
+    JSValue buffer = JS_UNDEFINED, parts = JS_UNDEFINED;
+    int64_t offset = 0, length = -1;
+    if (type >= 0 || JS_IsDataView(v)) {
+        if (enc_call_helper(e, type >= 0 ? "taView" : "dvView", v, &parts))
+            return e->lenient ? enc_describe_thrown(e, kind) : -1;
+        buffer = JS_GetPropertyUint32(ctx, parts, 0);
+        JSValue o = JS_GetPropertyUint32(ctx, parts, 1), l = JS_GetPropertyUint32(ctx, parts, 2);
+        JS_ToInt64(ctx, &offset, o);
+        JS_ToInt64(ctx, &length, l);
+        JS_FreeValue(ctx, parts);
+    } else {
+        buffer = JS_DupValue(ctx, v);
+    }
+    size_t size;
+    uint8_t *data = JS_GetArrayBuffer(ctx, &size, buffer);
+    JS_FreeValue(ctx, buffer);
+    if (!data && JS_HasException(ctx)) {
+        /* a detached buffer, the only one that cannot be read: it has no bytes (its
+         * byteLength reads 0, as does a typed array's over it) */
+        JS_FreeValue(ctx, JS_GetException(ctx));
+        size = 0;
+    }
+    if (length < 0)
+        length = (int64_t)size;
+    if (offset < 0 || (uint64_t)offset > size || (uint64_t)length > size - (uint64_t)offset)
+        return e->lenient ? enc_describe(e, "[out of bounds]") : enc_fail(e, "a view out of bounds");
+    const uint8_t *bytes = data ? data + offset : data;
+    if (type == JS_TYPED_ARRAY_UINT8)
+        return enc_blob(e, "b", NULL, bytes, (size_t)length);
+    return enc_blob(e, "a", kind, bytes, (size_t)length);
 }
 
 static int enc_array_items(Enc *e, JSValueConst arr)
@@ -548,19 +609,8 @@ static int enc_value(Enc *e, JSValueConst v)
     JSValue tmp = JS_UNDEFINED;
     if (JS_IsArray(v)) {
         rc = enc_array_items(e, v);
-    } else if (JS_GetTypedArrayType(v) >= 0) {
-        if (JS_GetTypedArrayType(v) != JS_TYPED_ARRAY_UINT8) {
-            rc = e->lenient ? enc_describe(e, "[TypedArray]")
-                            : enc_fail(e, "a typed array other than Uint8Array");
-        } else {
-            size_t n;
-            uint8_t *data = JS_GetUint8Array(ctx, &n, v);
-            rc = data || n == 0 ? enc_blob(e, "b", data, n) : -1;
-        }
-    } else if (JS_IsArrayBuffer(v)) {
-        size_t n;
-        uint8_t *data = JS_GetArrayBuffer(ctx, &n, v);
-        rc = data || n == 0 ? enc_blob(e, "b", data, n) : -1;
+    } else if (JS_GetTypedArrayType(v) >= 0 || JS_IsDataView(v) || JS_IsArrayBuffer(v)) {
+        rc = enc_binary(e, v);
     } else if (JS_IsDate(v)) {
         rc = enc_call_helper(e, "time", v, &tmp);
         if (rc == 0) {

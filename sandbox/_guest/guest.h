@@ -126,6 +126,10 @@ int encode_message(JSContext *ctx, JSValueConst v, int lenient, const char *root
 /* The constructor name of a thrown value that is not an Error (a string), read from own data
  * properties only, so no program code runs; JS_UNDEFINED when there is none. */
 JSValue thrown_name(JSContext *ctx, JSValueConst v);
+/* typed-array kinds by JSTypedArrayEnum: their constructor's name and element size */
+#define QJ_TYPED_KINDS 12
+extern const char *const qj_typed_kinds[QJ_TYPED_KINDS];
+extern const uint8_t qj_typed_sizes[QJ_TYPED_KINDS];
 
 /* ---- decode.c */
 

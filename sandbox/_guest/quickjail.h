@@ -54,7 +54,10 @@
  *   u8 flags | u32 json_len | json | u32 nblobs | (u32 len, bytes)*, little-endian.
  *   flags & QJ_MSG_TAGGED means the JSON may hold tagged values: an object whose only key is
  *   "\0" holds [tag, payload]:
- *     u undefined            b bytes (Uint8Array / ArrayBuffer), payload: blob index
+ *     u undefined            b bytes (a Uint8Array), payload: blob index
+ *     a another typed array, an ArrayBuffer or a DataView, payload: [kind, blob index], kind
+ *       its constructor's name ("Float64Array", "ArrayBuffer"...), the blob its viewed bytes
+ *       (little-endian elements, a whole number of them)
  *     n BigInt, payload: hexadecimal digits with an optional leading '-'
  *     d Date, payload: ms since the epoch, null for an invalid date
  *     m Map, payload: [key, value] entries     s Set, payload: its values
