@@ -566,10 +566,14 @@
             this.#list.push([toUSV(kv[0]), toUSV(kv[1])]);
           }
         } else {
+          // a record<USVString, USVString>: keys that are one USVString once their lone
+          // surrogates are replaced are one entry, with the last value, where the first was
+          const record = new Map();
           for (const key of Reflect.ownKeys(init)) {
             const desc = Reflect.getOwnPropertyDescriptor(init, key);
-            if (desc?.enumerable) this.#list.push([toUSV(key), toUSV(init[key])]);
+            if (desc?.enumerable) record.set(toUSV(key), toUSV(init[key]));
           }
+          for (const [k, v] of record) this.#list.push([k, v]);
         }
       } else {
         const s = toUSV(init);
