@@ -9,10 +9,11 @@ Bidi classes (RFC 5893's Bidi rule) and the viramas (canonical combining class 9
 that package; they come from the build Python's ``unicodedata`` (its ``unidata_version`` is
 recorded in the table and in ``build.json``).
 
-The text is compact: ranges as start deltas, one status letter per range, mapped strings
-deduplicated and named by index. ``_guest/web_idna.c`` holds it as a C string and hands it to
-``web/idna.js`` on the first non-ASCII host of a run, so a run that never parses one touches
-none of it. Loaded by path from ``_build.py`` (no package imports).
+The text is compact (about 74 KB): ranges as start deltas (:func:`varints`), one status
+letter per range, mapped strings deduplicated, concatenated and named by index.
+``_guest/web_idna.c`` holds it as a C string and hands it to ``web/idna.js`` on the first
+non-ASCII host of a run, so a run that never parses one touches none of it. Loaded by path
+from ``_build.py`` (no package imports).
 """
 
 from __future__ import annotations
@@ -113,6 +114,25 @@ def _deltas(starts: list[int]) -> list[int]:
     return [b - a for a, b in zip([0, *starts], starts, strict=False)]
 
 
+# the digits of :func:`varints`: 0-31 end a number, 32-63 carry 5 more bits
+ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_"
+
+
+def varints(values: list[int]) -> tuple[int, str]:
+    """Non-negative integers as their count and one string, 5 bits a character, least
+    significant first: the guest decodes it straight into an ``Int32Array`` of that size, with
+    no array of numbers in between."""
+    out = []
+    for v in values:
+        if v < 0:
+            raise IdnaDataError(f"a negative number in the IDNA data: {v}")
+        while v >= 32:
+            out.append(ALPHABET[32 + (v & 31)])
+            v >>= 5
+        out.append(ALPHABET[v])
+    return len(values), "".join(out)
+
+
 def idna_table(wheel: Path) -> str:
     """The guest's IDNA data as JSON text (ASCII only), from the pinned wheel."""
     with zipfile.ZipFile(wheel) as z:
@@ -162,13 +182,15 @@ def idna_table(wheel: Path) -> str:
         "unicode": version,
         "idna": IDNA_VERSION,
         "bidiUnicode": unicodedata.unidata_version,
-        "starts": _deltas(starts),
+        "starts": varints(_deltas(starts)),
         "status": letters,
-        "refs": refs,
-        "strings": list(strings),
-        "bidiStarts": _deltas(bidi_starts),
+        "refs": varints(refs),
+        # the mapped strings, concatenated, and their lengths in UTF-16 code units
+        "text": "".join(strings),
+        "lengths": varints([len(m.encode("utf-16-le")) // 2 for m in strings]),
+        "bidiStarts": varints(_deltas(bidi_starts)),
         "bidi": "".join(bidi),
-        "viramas": _deltas(viramas),
-        "joining": joins,
+        "viramas": varints(_deltas(viramas)),
+        "joining": {kind: varints(bounds) for kind, bounds in joins.items()},
     }
     return json.dumps(table, separators=(",", ":"), ensure_ascii=True)

@@ -18,26 +18,47 @@
   const MAXINT = 0x7fffffff;
 
   // ---- the data, decoded once per run
-  let tables = null;
-  const sums = (deltas) => {
-    const a = new Int32Array(deltas.length);
-    for (let i = 0, s = 0; i < deltas.length; i++) a[i] = s += deltas[i];
+  // sandbox/_idna_tables.py's varints: 5 bits a character, least significant first; digits
+  // 0-31 end a number, 32-63 carry on. With `running`, each number adds to the one before.
+  const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
+  const DIGIT = new Int8Array(128).fill(-1);
+  for (let i = 0; i < 64; i++) DIGIT[ALPHABET.charCodeAt(i)] = i;
+  const ints = ([n, s], running) => {
+    const a = new Int32Array(n);
+    for (let i = 0, k = 0, v = 0, scale = 1, sum = 0; i < s.length; i++) {
+      const d = DIGIT[s.charCodeAt(i)];
+      if (d >= 32) {
+        v += (d - 32) * scale;
+        scale *= 32;
+        continue;
+      }
+      v += d * scale;
+      sum = running ? sum + v : v;
+      a[k++] = sum;
+      v = 0;
+      scale = 1;
+    }
     return a;
   };
+  let tables = null;
   const load = () => {
     if (tables) return tables;
     const d = parseJSON(idnaData());
-    const starts = sums(d.starts);
+    const starts = ints(d.starts, true);
+    const refs = ints(d.refs, false);
     const ref = new Int32Array(starts.length).fill(-1);
-    for (let i = 0, r = 0; i < starts.length; i++) if (d.status[i] === "M") ref[i] = d.refs[r++];
+    for (let i = 0, r = 0; i < starts.length; i++) if (d.status[i] === "M") ref[i] = refs[r++];
+    const ends = ints(d.lengths, true);
     const joining = [];
-    for (const kind of Object.keys(d.joining)) joining.push([kind, sums(d.joining[kind])]);
+    for (const kind of Object.keys(d.joining)) joining.push([kind, ints(d.joining[kind], true)]);
     tables = {
-      starts, status: d.status, ref, strings: d.strings,
-      bidiStarts: sums(d.bidiStarts), bidi: d.bidi, viramas: new Set(sums(d.viramas)), joining,
+      starts, status: d.status, ref, text: d.text, ends,
+      bidiStarts: ints(d.bidiStarts, true), bidi: d.bidi, viramas: new Set(ints(d.viramas, true)), joining,
     };
     return tables;
   };
+  // the i-th mapped string
+  const mappedString = (t, i) => t.text.slice(i === 0 ? 0 : t.ends[i - 1], t.ends[i]);
   // the index of the last start <= cp (starts[0] is 0)
   const find = (starts, cp) => {
     let lo = 0, hi = starts.length - 1;
@@ -272,7 +293,7 @@
       const i = find(t.starts, c);
       const s = t.status[i];
       if (s === "V" || s === "D") mapped.push(ch);
-      else if (s === "M") mapped.push(t.strings[t.ref[i]]);
+      else if (s === "M") mapped.push(mappedString(t, t.ref[i]));
       else if (s !== "I") return null;
     }
     // normalize, break, convert and validate
