@@ -10,6 +10,7 @@ and Node 20's ``new URL(...).host``, except the Bidi rule, which Node does not a
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -114,3 +115,36 @@ def test_a_huge_invalid_punycode_label_is_an_invalid_url_not_a_range_error() -> 
     r = run_code_sync(src, kind="script")
     assert r.status == "success", r.error
     assert r.result == "TypeError: Invalid URL:"
+
+
+def test_punycode_agrees_with_pythons_codec_on_random_labels() -> None:
+    # code points that UTS #46 keeps as they are (valid, NFC-stable, left-to-right, no marks),
+    # so the host is "xn--" + RFC 3492 of the label itself; Python's codec is the reference
+    rng = random.Random(27)
+    pools = [
+        "abcdefghijklmnopqrstuvwxyz0123456789-",
+        "\u00e9\u00fc\u00f1\u00df\u00e5",
+        "".join(map(chr, range(0x3B1, 0x3CA))),
+        "".join(map(chr, range(0x430, 0x450))),
+        "".join(map(chr, range(0x4E00, 0x4E00 + 400))),
+        "".join(map(chr, range(0xAC00, 0xAC00 + 400))),
+        "".join(map(chr, range(0x20000, 0x20000 + 50))),
+    ]
+    labels = []
+    for size in [*range(1, 40), *rng.choices(range(40, 300), k=40), 3000]:
+        chosen = rng.sample(pools, rng.randint(1, len(pools)))
+        label = "".join(rng.choice(rng.choice(chosen)) for _ in range(size))
+        if label.isascii() or label.startswith("-") or label.endswith("-") or label[2:4] == "--":
+            continue
+        labels.append(label)
+    expected = ["xn--" + label.encode("punycode").decode("ascii") for label in labels]
+    src = f"""
+    const labels = {json.dumps(labels)};
+    labels.map((label) => {{
+      const host = new URL(`http://${{label}}/`).host;
+      return [host, new URL(`http://${{host}}/`).host === host];
+    }})
+    """
+    r = run_code_sync(src, kind="script", timeout=60)
+    assert r.status == "success", r.error
+    assert r.result == [[host, True] for host in expected]
