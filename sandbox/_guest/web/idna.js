@@ -21,9 +21,9 @@
   // sandbox/_idna_tables.py's varints: 5 bits a character, least significant first; digits
   // 0-31 end a number, 32-63 carry on. With `running`, each number adds to the one before.
   const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_";
-  const DIGIT = new Int8Array(128).fill(-1);
-  for (let i = 0; i < 64; i++) DIGIT[ALPHABET.charCodeAt(i)] = i;
   const ints = ([n, s], running) => {
+    const DIGIT = new Int8Array(128).fill(-1);
+    for (let i = 0; i < 64; i++) DIGIT[ALPHABET.charCodeAt(i)] = i;
     const a = new Int32Array(n);
     for (let i = 0, k = 0, v = 0, scale = 1, sum = 0; i < s.length; i++) {
       const d = DIGIT[s.charCodeAt(i)];
