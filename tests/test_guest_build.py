@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from quickjail.sandbox import _build
+from quickjail.sandbox import _build, _idna_tables
 
 GUEST = _build.GUEST_DIR
 
@@ -58,6 +59,8 @@ def test_the_build_inputs_are_every_guest_source_and_the_build_code() -> None:
             assert path in inputs
     assert Path(_build.__file__).resolve() in inputs
     assert _build.PACKAGE_DIR / "_snapshot.py" in inputs
+    # it pins the idna wheel whose UTS #46 data the guest embeds
+    assert _build.PACKAGE_DIR / "_idna_tables.py" in inputs
 
 
 def test_any_change_to_a_guest_source_makes_the_build_stale(
@@ -86,3 +89,11 @@ def test_the_guest_folder_holds_only_our_own_sources() -> None:
         assert path.name not in third_party
         if path.suffix in (".c", ".h", ".js"):
             assert "Bellard" not in path.read_text(), path.name
+
+
+def test_the_guest_records_the_pinned_idna_data_it_embeds() -> None:
+    # the UTS #46 table comes from the pinned idna wheel; the Bidi classes and viramas from the
+    # build Python's unicodedata, whose Unicode version build.json names
+    info = json.loads(_build.INFO_PATH.read_text())
+    assert info["idna"] == _idna_tables.IDNA_VERSION
+    assert re.fullmatch(r"\d+\.\d+\.\d+", info["idna_bidi_unicode"])

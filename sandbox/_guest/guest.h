@@ -178,6 +178,10 @@ int web_encoding_natives(JSContext *ctx, JSValueConst native);
 
 int web_clone_natives(JSContext *ctx, JSValueConst native);
 
+/* ---- web_idna.c */
+
+int web_idna_natives(JSContext *ctx, JSValueConst native);
+
 /* ---- hostfn.c */
 
 JSValue bind_host_values(JSContext *ctx, JSValue v, int depth);

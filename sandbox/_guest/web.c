@@ -29,6 +29,7 @@ static const AddNatives add_natives[] = {
     web_perf_natives,
     web_encoding_natives,
     web_clone_natives,
+    web_idna_natives,
     NULL,
 };
 

@@ -368,6 +368,13 @@ def test_search_params_constructor(init: str, entries: list[list[str]]) -> None:
     assert js(f"[...new URLSearchParams({init})]") == entries
 
 
+def test_search_params_from_a_record_merge_keys_that_collide_after_surrogate_replacement() -> None:
+    # a record's keys are USVStrings: two lone surrogates become U+FFFD, so "\ud835x" and
+    # "\ud83dx" are one key, with the last value, where the first was (Web IDL record)
+    got = js('[...new URLSearchParams({ "\\uD835x": "1", xx: "2", "\\uD83Dx": "3" })]')
+    assert got == [["\ufffdx", "3"], ["xx", "2"]]
+
+
 @pytest.mark.parametrize("init", ["[['x']]", "[['x', 1, 2]]", "[1]", "{ [Symbol()]: 1 }"])
 def test_search_params_constructor_rejects_bad_pairs(init: str) -> None:
     got = js(f"try {{ new URLSearchParams({init}) }} catch (e) {{ e.name }}")

@@ -1,8 +1,7 @@
 // URL and URLSearchParams (WHATWG URL Standard): the basic URL parser's state machine, the
 // host parser (domains, IPv4 in all its number forms, IPv6, opaque hosts), the serializer, the
 // getters and setters, and application/x-www-form-urlencoded with its live link to the query.
-// IDNA: lower-casing, NFKC and the "ignored" code points stand in for the UTS #46 mapping
-// table; Punycode (RFC 3492) is complete.
+// Domains go through UTS #46 processing with the IDNA data of the pinned idna wheel (idna.js).
 (native) => {
   const { utf8Decode, utf8Encode } = native;
   const { defineProperty } = Object;
@@ -52,91 +51,9 @@
     return utf8Decode(out.subarray(0, n), false, false)[0];
   };
 
-  // Punycode (RFC 3492)
-  const BASE = 36, TMIN = 1, TMAX = 26;
-  const adapt = (delta, count, first) => {
-    delta = first ? Math.floor(delta / 700) : delta >> 1;
-    delta += Math.floor(delta / count);
-    let k = 0;
-    for (; delta > 455; k += BASE) delta = Math.floor(delta / 35);
-    return k + Math.floor((36 * delta) / (delta + 38));
-  };
-  const digit = (d) => String.fromCharCode(d + 22 + 75 * (d < 26));
-  const punyEncode = (input) => {
-    const cps = Array.from(input, (ch) => ch.codePointAt(0));
-    let out = cps.filter((c) => c < 0x80).map((c) => String.fromCharCode(c)).join("");
-    const b = out.length;
-    let h = b, n = 128, delta = 0, bias = 72;
-    if (b) out += "-";
-    while (h < cps.length) {
-      const m = Math.min(...cps.filter((c) => c >= n));
-      delta += (m - n) * (h + 1);
-      n = m;
-      for (const c of cps) {
-        if (c < n) delta++;
-        if (c !== n) continue;
-        let q = delta;
-        for (let k = BASE; ; k += BASE) {
-          const t = k <= bias ? TMIN : k >= bias + TMAX ? TMAX : k - bias;
-          if (q < t) break;
-          out += digit(t + ((q - t) % (BASE - t)));
-          q = Math.floor((q - t) / (BASE - t));
-        }
-        out += digit(q);
-        bias = adapt(delta, h + 1, h === b);
-        delta = 0;
-        h++;
-      }
-      delta++;
-      n++;
-    }
-    return out;
-  };
-  const punyDecode = (input) => {
-    const d = input.lastIndexOf("-");
-    const out = d > 0 ? Array.from(input.slice(0, d), (ch) => ch.charCodeAt(0)) : [];
-    if (out.some((c) => c >= 0x80)) return FAIL;
-    let n = 128, i = 0, bias = 72;
-    for (let p = d > 0 ? d + 1 : 0; p < input.length; ) {
-      const old = i;
-      for (let w = 1, k = BASE; ; k += BASE) {
-        if (p >= input.length) return FAIL;
-        const c = input.charCodeAt(p++);
-        const v = c - 48 < 10 ? c - 22 : c - 65 < 26 ? c - 65 : c - 97 < 26 ? c - 97 : BASE;
-        if (v >= BASE) return FAIL;
-        i += v * w;
-        const t = k <= bias ? TMIN : k >= bias + TMAX ? TMAX : k - bias;
-        if (v < t) break;
-        w *= BASE - t;
-        if (i > 0x10ffff * 1e6 || w > 1e12) return FAIL;
-      }
-      bias = adapt(i - old, out.length + 1, old === 0);
-      n += Math.floor(i / (out.length + 1));
-      i %= out.length + 1;
-      if (n > 0x10ffff || (n >= 0xd800 && n <= 0xdfff)) return FAIL;
-      out.splice(i++, 0, n);
-    }
-    return String.fromCodePoint(...out);
-  };
-
-  // domain to ASCII: the UTS #46 steps this implementation has (see the README)
-  const IGNORED = /[\u00ad\u034f\u180b-\u180f\u200b\u2060\ufe00-\ufe0f\ufeff]/gu;
-  const toASCII = (domain) => {
-    let d = domain;
-    if (/[^\x00-\x7f]/.test(d)) {
-      d = d.replace(IGNORED, "").toLowerCase().normalize("NFKC").toLowerCase();
-      d = d.replace(/[\u3002\uff0e\uff61]/g, ".");
-    } else d = d.toLowerCase();
-    const labels = d.split(".").map((label) => {
-      if (/^xn--/.test(label)) {
-        const u = punyDecode(label.slice(4));
-        if (u === FAIL || u === "" || !/[^\x00-\x7f]/.test(u) || u.normalize("NFC") !== u) return FAIL;
-        return label;
-      }
-      return /[^\x00-\x7f]/.test(label) ? `xn--${punyEncode(label)}` : label;
-    });
-    return labels.includes(FAIL) || d === "" ? FAIL : labels.join(".");
-  };
+  // domain to ASCII: UTS #46 processing and Punycode (idna.js)
+  const { domainToASCII } = native;
+  const toASCII = (domain) => domainToASCII(domain) ?? FAIL;
 
   // hosts: stored serialized (a domain, "[v6]", dotted IPv4, an opaque host or "")
   const FORBIDDEN_HOST = /[\0\t\n\r #/:<>?@[\\\]^|]/;
@@ -649,10 +566,14 @@
             this.#list.push([toUSV(kv[0]), toUSV(kv[1])]);
           }
         } else {
+          // a record<USVString, USVString>: keys that are one USVString once their lone
+          // surrogates are replaced are one entry, with the last value, where the first was
+          const record = new Map();
           for (const key of Reflect.ownKeys(init)) {
             const desc = Reflect.getOwnPropertyDescriptor(init, key);
-            if (desc?.enumerable) this.#list.push([toUSV(key), toUSV(init[key])]);
+            if (desc?.enumerable) record.set(toUSV(key), toUSV(init[key]));
           }
+          for (const [k, v] of record) this.#list.push([k, v]);
         }
       } else {
         const s = toUSV(init);
