@@ -28,6 +28,9 @@ PROGRAM = textwrap.dedent(
     from quickjail.sandbox import _router
 
     SPIN, AFTER_A_TIMER = sys.argv[2], sys.argv[3]
+    # Ctrl-C as an interactive Python has it, even when the tests were started with SIGINT
+    # ignored (a background job of a shell without job control), which its children inherit
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def started():
         os.kill(os.getpid(), signal.SIGINT)
