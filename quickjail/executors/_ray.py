@@ -28,8 +28,9 @@ import os
 import queue
 import re
 import threading
+import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
 from typing import Any, Final
 
@@ -48,6 +49,7 @@ from quickjail.executors._serve import ServedRun
 from quickjail.sandbox._execution import _soon
 
 __all__ = [
+    "CLOSE_WAIT",
     "CONTROL_CONCURRENCY",
     "DEFAULT_CONCURRENCY",
     "KILL_GRACE",
@@ -73,6 +75,10 @@ its run's start); the oldest go first."""
 KILL_GRACE: Final = 5.0
 """Seconds a run stopped hard by its caller (cancelled, past its deadline, a protocol
 violation) may go on in its actor before the actor itself is killed."""
+CLOSE_WAIT: Final = 30.0
+"""Seconds ``close()`` waits for the caller-side stream threads of its runs to end. Each ends
+within ``POLL_INTERVAL`` of the close; until they have, one might still touch Ray, and a Ray
+driver touched after ``ray.shutdown()`` ends its whole process."""
 _EXTRA_HINT: Final = "the Ray executor needs Ray: pip install 'quickjail[ray]'"
 
 
@@ -208,7 +214,8 @@ class _Connection:
         self._killed = False
         self._done = False  # the actor's stream ended (or never started)
         self._released = False
-        self._stream: Any = None  # Ray's ObjectRefGenerator, once started
+        self._started = False
+        self._stream: Any = None  # Ray's ObjectRefGenerator while the stream thread runs
 
     async def send(self, frame: bytes) -> None:
         actor = self._actor
@@ -219,8 +226,8 @@ class _Connection:
                 concurrency_group="runs", _generator_backpressure_num_objects=STREAM_AHEAD
             )
             self._stream = method.remote(self._run_id, frame)
-            thread = threading.Thread(target=self._pump, name="quickjail-ray-stream", daemon=True)
-            thread.start()
+            self._started = True
+            self._executor._spawn(self._pump, "quickjail-ray-stream")
         else:
             self._deliver(frame)
 
@@ -238,7 +245,7 @@ class _Connection:
 
     def stop(self, reason: str) -> None:
         with self._cond:
-            started = self._stream is not None and not self._done
+            started = self._started and not self._done
         if started and self._actor.how is None:
             # cut as a pool's stop is: the caller's result keeps the whole reason
             self._deliver(_wire.pack(_wire.TERMINATE, (reason[: _wire.MAX_REASON_CHARS],)))
@@ -251,19 +258,17 @@ class _Connection:
             if self._end is None:
                 self._end = WorkerLost("the run was stopped hard by its caller")
             self._cond.notify_all()
-            started = self._stream is not None and not self._done
+            started = self._started and not self._done
         _soon(self._token, self._wake)
         if started:
             self._deliver(_wire.pack(_wire.TERMINATE, ("killed",)))
-            timer = threading.Timer(KILL_GRACE, self._kill_if_running)
-            timer.daemon = True
-            timer.start()
+            self._executor._later(KILL_GRACE, self._kill_if_running)
 
     async def aclose(self) -> None:
         with self._cond:
             self._closed = True
             self._cond.notify_all()
-            if self._stream is None:
+            if not self._started:
                 self._done = True
         self._settle()
 
@@ -293,13 +298,20 @@ class _Connection:
         """Take the run's frames from Ray until the stream ends (those after the caller is
         done are dropped), and say how it ended."""
         ray = _ray()
-        stream = self._stream
+        stream, self._stream = self._stream, None  # this thread's alone: freed before it ends
+        ref: Any = None
         end: BaseException
+        executor = self._executor
         try:
             while True:
                 with self._cond:
-                    while len(self._frames) >= STREAM_AHEAD and not (self._closed or self._killed):
-                        self._cond.wait()
+                    while len(self._frames) >= STREAM_AHEAD and not (
+                        self._closed or self._killed or executor._closed
+                    ):
+                        self._cond.wait(POLL_INTERVAL)
+                if executor._closed:  # its actors are killed; close() waits for this thread
+                    end = WorkerLost("the Ray executor was closed during the run")
+                    break
                 ready, _ = ray.wait([stream], timeout=POLL_INTERVAL)
                 if not ready:
                     continue
@@ -324,6 +336,7 @@ class _Connection:
             end = WorkerLost(f"the Ray actor's run failed ({type(exc).__name__}: {_first(exc)})")
         except Exception as exc:  # Ray shut down under the run
             end = WorkerLost(f"the channel to the Ray actor broke ({type(exc).__name__})")
+        stream = ref = None  # Ray's generator and last ref freed here, while Ray surely runs
         with self._cond:
             self._done = True
             if self._end is None:
@@ -402,6 +415,7 @@ class RayExecutor(RemoteExecutor):
         self._closed = False
         self._failures = 0
         self._broken: str | None = None
+        self._threads: set[threading.Thread] = set()  # stream threads and kill timers alive
 
     @property
     def actors(self) -> int:
@@ -495,8 +509,50 @@ class RayExecutor(RemoteExecutor):
             actor.how = "the Ray executor was closed during the run"
             if ray.is_initialized():
                 ray.kill(actor.handle, no_restart=True)
+        self._join_threads()
         if self._owner is not None:
             self._owner.close()
+
+    def _join_threads(self) -> None:
+        """Wait (``CLOSE_WAIT`` at most) for the threads that touch Ray for this executor to
+        end, so that ``ray.shutdown()`` after ``close()`` never meets one of them: Ray ends
+        the whole process of a driver touched after its shutdown. Pending kill timers are
+        cancelled (their actors are killed already)."""
+        deadline = time.monotonic() + CLOSE_WAIT
+        while (left := deadline - time.monotonic()) > 0:
+            with self._lock:  # a cancelled timer ends without running its target: drop it
+                self._threads = {t for t in self._threads if t.is_alive()}
+                threads = [t for t in self._threads if t is not threading.current_thread()]
+            if not threads:
+                return
+            for thread in threads:
+                if isinstance(thread, threading.Timer):
+                    thread.cancel()
+            threads[0].join(left)
+
+    def _spawn(self, target: Callable[[], None], name: str) -> None:
+        """Run ``target`` on a daemon thread that ``close()`` waits for."""
+        self._track(threading.Thread(target=self._tracked(target), name=name, daemon=True))
+
+    def _later(self, delay: float, target: Callable[[], None]) -> None:
+        """Run ``target`` after ``delay`` seconds unless the executor is closed first."""
+        self._track(threading.Timer(delay, self._tracked(target)))
+
+    def _track(self, thread: threading.Thread) -> None:
+        thread.daemon = True
+        with self._lock:
+            self._threads.add(thread)
+        thread.start()
+
+    def _tracked(self, target: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                target()
+            finally:
+                with self._lock:
+                    self._threads.discard(threading.current_thread())
+
+        return run
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._waiting)} waiting"
@@ -560,6 +616,8 @@ class RayExecutor(RemoteExecutor):
     def _kill(self, actor: _Actor, why: str) -> None:
         """Kill an actor (idempotent): its runs end ``worker_lost``, and it is replaced."""
         with self._lock:
+            if self._closed:
+                return  # close() killed every actor and may have shut Ray down
             if actor.how is None:
                 actor.how = f"the Ray actor was killed by the executor ({why})"
         _ray().kill(actor.handle, no_restart=True)

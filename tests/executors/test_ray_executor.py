@@ -520,6 +520,38 @@ def test_closing_the_executor_ends_its_running_runs_worker_lost(cluster: None) -
     assert r.error is not None and "closed" in r.error.message
 
 
+@pytest.mark.anyio
+async def test_close_returns_only_once_no_thread_of_the_executor_can_touch_ray(
+    cluster: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a Ray driver touched after ray.shutdown() ends its whole process (seen in CI: the stream
+    # thread of a run freed Ray's generator after the module's shutdown): close() waits for
+    # the runs' stream threads and cancels the kill timers of runs stopped hard
+    monkeypatch.setattr(_ray_executor, "KILL_GRACE", 600.0)  # the timer is pending at close
+    ex = RayExecutor(actors=1, concurrency=2)
+    busy = "report('go'); while (true) {}"
+    going = anyio.Event()
+    first = bridge.run_code(busy, executor=ex, report=lambda v: going.set())
+    scope = anyio.CancelScope()
+    second = bridge.run_code(busy, executor=ex, report=lambda v: scope.cancel())
+
+    async def stopped_hard() -> None:
+        with scope:
+            await second
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(first.wait)
+        with anyio.fail_after(GENEROUS):
+            await going.wait()
+            await stopped_hard()  # a hard stop: terminate, and a kill timer (KILL_GRACE)
+        tracked = [t for t in ex._threads if t.is_alive()]
+        assert any(isinstance(t, threading.Timer) for t in tracked), tracked
+        assert any(not isinstance(t, threading.Timer) for t in tracked), tracked
+        ex.close()
+        assert [t for t in tracked if t.is_alive()] == []
+    assert first.result is not None and first.result.reason == "worker_lost"
+
+
 class _Broken(_ray_executor.SandboxActor):
     """An actor that cannot start (a broken installation on a node, say)."""
 
