@@ -1,0 +1,738 @@
+(native) => {
+  const S = native.streams, apply = Reflect.apply, dp = Object.defineProperty;
+  const TE = TypeError, RE = RangeError, G = globalThis;
+  const { then, resolved, rejected, markHandled, deferred, settle, fail, settled, failed, upon,
+    follow, promiseCall, Queue, enqueueValueWithSize, dequeueValue, resetQueue, object, dict,
+    callback, strategy, extractHighWaterMark, extractSizeAlgorithm, idl, INTERNAL, noop } = S;
+  const asyncIteratorProto = Object.getPrototypeOf(Object.getPrototypeOf(async function* () {}).prototype);
+  const SI = Symbol.iterator, SAI = Symbol.asyncIterator;
+  const iterResult = (value, done) => ({ value, done });
+  const microtask = (f) => upon(resolved(undefined), f);
+
+  // internal records: a stream's state lives in a null-prototype object its public ReadableStream
+  // holds in a private field, as do readers and controllers
+  let rsOf, readerOf, ctrlOf, newStream, newReader, newController;
+
+  class ReadableStream {
+    #s;
+    constructor(underlyingSource = undefined, strategyInit = undefined) {
+      if (underlyingSource === INTERNAL) { this.#s = strategyInit; strategyInit.api = this; return; }
+      if (underlyingSource === null) throw new TE("ReadableStream: underlyingSource is not an object");
+      const st = strategy(strategyInit, "ReadableStream: strategy");
+      const src = dict(underlyingSource, "ReadableStream: underlyingSource");
+      const ds = src === undefined ? undefined : {
+        __proto__: null,
+        autoAllocateChunkSize: src.autoAllocateChunkSize,
+        cancel: callback(src, "cancel", "underlyingSource"),
+        pull: callback(src, "pull", "underlyingSource"),
+        start: callback(src, "start", "underlyingSource"),
+        type: src.type === undefined ? undefined : `${src.type}`,
+      };
+      if (ds !== undefined && ds.type !== undefined && ds.type !== "bytes")
+        throw new TE(`ReadableStream: '${ds.type}' is not a valid stream type`);
+      const s = this.#s = initStream(this);
+      if (ds !== undefined && ds.type !== undefined)
+        throw new RE("ReadableStream: byte streams (type: 'bytes') are not supported");
+      const size = extractSizeAlgorithm(st), hwm = extractHighWaterMark(st, 1);
+      setUpControllerFromSource(s, underlyingSource, ds, hwm, size);
+    }
+    get locked() { return locked(this.#s); }
+    cancel(reason = undefined) {
+      const s = rsOf(this);
+      if (!s) return rejected(new TE("ReadableStream.prototype.cancel: this is not a ReadableStream"));
+      if (locked(s)) return rejected(new TE("The ReadableStream is locked"));
+      return cancelStream(s, reason);
+    }
+    getReader(options = undefined) {
+      const s = this.#s, o = dict(options, "getReader: options");
+      const mode = o === undefined ? undefined : o.mode;
+      if (mode === undefined) return acquireReader(s).api;
+      if (`${mode}` !== "byob") throw new TE(`getReader: '${mode}' is not a valid reader mode`);
+      throw new TE("getReader: a BYOB reader needs a byte stream, which is not supported");
+    }
+    pipeThrough(transform, options = undefined) {
+      const s = this.#s;
+      if (arguments.length < 1) throw new TE("pipeThrough: 1 argument required");
+      const t = dict(transform, "pipeThrough: transform");
+      if (t === undefined) throw new TE("pipeThrough: transform is not an object");
+      const readable = t.readable, rs = rsOf(readable);
+      if (!rs) throw new TE("pipeThrough: transform.readable is not a ReadableStream");
+      const writable = t.writable, ws = S.wsOf(writable);
+      if (!ws) throw new TE("pipeThrough: transform.writable is not a WritableStream");
+      const o = pipeOptions(options);
+      if (locked(s)) throw new TE("pipeThrough: the ReadableStream is locked");
+      if (S.wsLocked(ws)) throw new TE("pipeThrough: the WritableStream is locked");
+      markHandled(pipeTo(s, ws, o.preventClose, o.preventAbort, o.preventCancel, o.signal));
+      return readable;
+    }
+    pipeTo(destination, options = undefined) {
+      const s = rsOf(this);
+      if (!s) return rejected(new TE("pipeTo: this is not a ReadableStream"));
+      const ws = S.wsOf(destination);
+      if (!ws) return rejected(new TE("pipeTo: the destination is not a WritableStream"));
+      let o;
+      try { o = pipeOptions(options); } catch (e) { return rejected(e); }
+      if (locked(s)) return rejected(new TE("pipeTo: the ReadableStream is locked"));
+      if (S.wsLocked(ws)) return rejected(new TE("pipeTo: the WritableStream is locked"));
+      return pipeTo(s, ws, o.preventClose, o.preventAbort, o.preventCancel, o.signal);
+    }
+    tee() {
+      const branches = tee(this.#s);
+      return [branches[0].api, branches[1].api];
+    }
+    values(options = undefined) {
+      const s = this.#s, o = dict(options, "values: options");
+      const preventCancel = o === undefined ? false : !!o.preventCancel;
+      return newIterator(acquireReader(s), preventCancel);
+    }
+    static from(asyncIterable) {
+      if (arguments.length < 1) throw new TE("ReadableStream.from: 1 argument required");
+      return fromIterable(asyncIterable).api;
+    }
+    static {
+      rsOf = (x) => (object(x) && #s in x ? x.#s : undefined);
+      newStream = (s) => new ReadableStream(INTERNAL, s);
+    }
+  }
+  dp(ReadableStream.prototype, SAI, { value: ReadableStream.prototype.values, writable: true, configurable: true });
+
+  class ReadableStreamDefaultReader {
+    #r;
+    constructor(stream) {
+      if (stream === INTERNAL) { this.#r = arguments[1]; this.#r.api = this; return; }
+      if (arguments.length < 1) throw new TE("ReadableStreamDefaultReader: 1 argument required");
+      const s = rsOf(stream);
+      if (!s) throw new TE("ReadableStreamDefaultReader: the argument is not a ReadableStream");
+      const r = this.#r = { __proto__: null, api: this };
+      setUpReader(r, s);
+    }
+    get closed() {
+      const r = readerOf(this);
+      return r ? r.closed.p : rejected(new TE("closed: this is not a ReadableStreamDefaultReader"));
+    }
+    cancel(reason = undefined) {
+      const r = readerOf(this);
+      if (!r) return rejected(new TE("cancel: this is not a ReadableStreamDefaultReader"));
+      if (r.stream === undefined) return rejected(new TE("cancel: the reader is released"));
+      return cancelStream(r.stream, reason);
+    }
+    read() {
+      const r = readerOf(this);
+      if (!r) return rejected(new TE("read: this is not a ReadableStreamDefaultReader"));
+      if (r.stream === undefined) return rejected(new TE("read: the reader is released"));
+      const d = deferred();
+      readerRead(r, {
+        __proto__: null,
+        chunk: (value) => settle(d, iterResult(value, false)),
+        close: () => settle(d, iterResult(undefined, true)),
+        error: (e) => fail(d, e),
+      });
+      return d.p;
+    }
+    releaseLock() {
+      const r = this.#r;
+      if (r.stream !== undefined) readerRelease(r);
+    }
+    static {
+      readerOf = (x) => (object(x) && #r in x ? x.#r : undefined);
+      newReader = (r) => new ReadableStreamDefaultReader(INTERNAL, r);
+    }
+  }
+
+  class ReadableStreamDefaultController {
+    #c;
+    constructor() {
+      if (arguments[0] !== INTERNAL) throw new TE("Illegal constructor");
+      this.#c = arguments[1];
+      this.#c.api = this;
+    }
+    get desiredSize() { return desiredSize(this.#c); }
+    close() {
+      const c = this.#c;
+      if (!canCloseOrEnqueue(c)) throw new TE("close: the stream is closed or closing");
+      controllerClose(c);
+    }
+    enqueue(chunk = undefined) {
+      const c = this.#c;
+      if (!canCloseOrEnqueue(c)) throw new TE("enqueue: the stream is closed or closing");
+      controllerEnqueue(c, chunk);
+    }
+    error(e = undefined) { controllerError(this.#c, e); }
+    static {
+      ctrlOf = (x) => (object(x) && #c in x ? x.#c : undefined);
+      newController = (c) => new ReadableStreamDefaultController(INTERNAL, c);
+    }
+  }
+
+  // ---- the stream's abstract operations (Streams 4.9) ----
+  function initStream(api) {
+    return { __proto__: null, api, state: "readable", reader: undefined, storedError: undefined,
+      disturbed: false, controller: undefined };
+  }
+  const locked = (s) => s.reader !== undefined;
+
+  // CreateReadableStream: a stream whose algorithms the platform gives
+  function createStream(start, pull, cancel, hwm = 1, size = () => 1) {
+    const s = initStream(undefined);
+    newStream(s);
+    setUpController(s, start, pull, cancel, hwm, size);
+    return s;
+  }
+
+  function cancelStream(s, reason) {
+    s.disturbed = true;
+    if (s.state === "closed") return resolved(undefined);
+    if (s.state === "errored") return rejected(s.storedError);
+    closeStream(s);
+    const p = s.controller.cancelSteps(reason);
+    return then(p, () => undefined);
+  }
+
+  function closeStream(s) {
+    s.state = "closed";
+    const r = s.reader;
+    if (r === undefined) return;
+    settle(r.closed, undefined);
+    const requests = r.readRequests;
+    r.readRequests = new Queue();
+    while (requests.length) requests.shift().close();
+  }
+
+  function errorStream(s, e) {
+    s.state = "errored";
+    s.storedError = e;
+    const r = s.reader;
+    if (r === undefined) return;
+    fail(r.closed, e);
+    markHandled(r.closed.p);
+    errorReadRequests(r, e);
+  }
+
+  function errorReadRequests(r, e) {
+    const requests = r.readRequests;
+    r.readRequests = new Queue();
+    while (requests.length) requests.shift().error(e);
+  }
+
+  function fulfillReadRequest(s, chunk, done) {
+    const req = s.reader.readRequests.shift();
+    if (done) req.close();
+    else req.chunk(chunk);
+  }
+  const numReadRequests = (s) => s.reader.readRequests.length;
+
+  // ---- readers ----
+  function acquireReader(s) {
+    const r = { __proto__: null, api: undefined };
+    setUpReader(r, s);
+    newReader(r);
+    return r;
+  }
+  function setUpReader(r, s) {
+    if (locked(s)) throw new TE("The ReadableStream is locked to a reader");
+    r.stream = s;
+    s.reader = r;
+    if (s.state === "readable") r.closed = deferred();
+    else if (s.state === "closed") r.closed = settled(undefined);
+    else r.closed = failed(s.storedError);
+    r.readRequests = new Queue();
+  }
+  function readerRelease(r) {
+    const s = r.stream, e = new TE("The reader was released");
+    if (s.state === "readable") fail(r.closed, e);
+    else r.closed = failed(e);
+    markHandled(r.closed.p);
+    s.reader = undefined;
+    r.stream = undefined;
+    errorReadRequests(r, new TE("The reader was released"));
+  }
+  function readerRead(r, req) {
+    const s = r.stream;
+    s.disturbed = true;
+    if (s.state === "closed") req.close();
+    else if (s.state === "errored") req.error(s.storedError);
+    else s.controller.pullSteps(req);
+  }
+
+  // ---- the default controller (Streams 4.10) ----
+  function setUpControllerFromSource(s, source, ds, hwm, size) {
+    const start = ds && ds.start, pull = ds && ds.pull, cancel = ds && ds.cancel;
+    let c;
+    setUpController(s,
+      () => (start === undefined ? undefined : apply(start, source, [c.api])),
+      () => promiseCall(pull, source, [c.api]),
+      (reason) => promiseCall(cancel, source, [reason]),
+      hwm, size, (x) => { c = x; });
+  }
+
+  function setUpController(s, start, pull, cancel, hwm, size, got = noop) {
+    const c = {
+      __proto__: null, api: undefined, stream: s, queue: undefined, queueTotalSize: 0,
+      started: false, closeRequested: false, pullAgain: false, pulling: false,
+      strategySizeAlgorithm: size, strategyHWM: hwm, pullAlgorithm: pull, cancelAlgorithm: cancel,
+      cancelSteps: (reason) => {
+        resetQueue(c);
+        const result = c.cancelAlgorithm(reason);
+        clearAlgorithms(c);
+        return result;
+      },
+      pullSteps: (req) => {
+        if (c.queue.length > 0) {
+          const chunk = dequeueValue(c);
+          if (c.closeRequested && c.queue.length === 0) {
+            clearAlgorithms(c);
+            closeStream(s);
+          } else callPullIfNeeded(c);
+          req.chunk(chunk);
+        } else {
+          s.reader.readRequests.push(req);
+          callPullIfNeeded(c);
+        }
+      },
+    };
+    resetQueue(c);
+    s.controller = c;
+    newController(c);
+    got(c);
+    const startResult = start();
+    upon(resolved(startResult), () => {
+      c.started = true;
+      callPullIfNeeded(c);
+    }, (r) => controllerError(c, r));
+  }
+
+  function callPullIfNeeded(c) {
+    if (!shouldCallPull(c)) return;
+    if (c.pulling) { c.pullAgain = true; return; }
+    c.pulling = true;
+    upon(c.pullAlgorithm(), () => {
+      c.pulling = false;
+      if (c.pullAgain) {
+        c.pullAgain = false;
+        callPullIfNeeded(c);
+      }
+    }, (e) => controllerError(c, e));
+  }
+
+  function shouldCallPull(c) {
+    const s = c.stream;
+    if (!canCloseOrEnqueue(c) || !c.started) return false;
+    if (locked(s) && numReadRequests(s) > 0) return true;
+    return desiredSize(c) > 0;
+  }
+
+  function clearAlgorithms(c) {
+    c.pullAlgorithm = undefined;
+    c.cancelAlgorithm = undefined;
+    c.strategySizeAlgorithm = undefined;
+  }
+
+  function controllerClose(c) {
+    if (!canCloseOrEnqueue(c)) return;
+    c.closeRequested = true;
+    if (c.queue.length === 0) {
+      clearAlgorithms(c);
+      closeStream(c.stream);
+    }
+  }
+
+  function controllerEnqueue(c, chunk) {
+    if (!canCloseOrEnqueue(c)) return;
+    const s = c.stream;
+    if (locked(s) && numReadRequests(s) > 0) fulfillReadRequest(s, chunk, false);
+    else {
+      let chunkSize;
+      try {
+        chunkSize = c.strategySizeAlgorithm(chunk);
+      } catch (e) {
+        controllerError(c, e);
+        throw e;
+      }
+      try {
+        enqueueValueWithSize(c, chunk, chunkSize);
+      } catch (e) {
+        controllerError(c, e);
+        throw e;
+      }
+    }
+    callPullIfNeeded(c);
+  }
+
+  function controllerError(c, e) {
+    const s = c.stream;
+    if (s.state !== "readable") return;
+    resetQueue(c);
+    clearAlgorithms(c);
+    errorStream(s, e);
+  }
+
+  function desiredSize(c) {
+    const state = c.stream.state;
+    if (state === "errored") return null;
+    if (state === "closed") return 0;
+    return c.strategyHWM - c.queueTotalSize;
+  }
+  const hasBackpressure = (c) => !shouldCallPull(c);
+  const canCloseOrEnqueue = (c) => !c.closeRequested && c.stream.state === "readable";
+
+  // ---- tee (ReadableStreamDefaultTee) ----
+  function tee(s) {
+    const r = acquireReader(s);
+    let reading = false, readAgain = false, canceled1 = false, canceled2 = false;
+    let reason1, reason2, branch1, branch2;
+    const cancelled = deferred();
+    const pull = () => {
+      if (reading) { readAgain = true; return resolved(undefined); }
+      reading = true;
+      readerRead(r, {
+        __proto__: null,
+        chunk: (chunk) => microtask(() => {
+          readAgain = false;
+          if (!canceled1) controllerEnqueue(branch1.controller, chunk);
+          if (!canceled2) controllerEnqueue(branch2.controller, chunk);
+          reading = false;
+          if (readAgain) pull();
+        }),
+        close: () => {
+          reading = false;
+          if (!canceled1) controllerClose(branch1.controller);
+          if (!canceled2) controllerClose(branch2.controller);
+          if (!canceled1 || !canceled2) settle(cancelled, undefined);
+        },
+        error: () => { reading = false; },
+      });
+      return resolved(undefined);
+    };
+    const cancel1 = (reason) => {
+      canceled1 = true;
+      reason1 = reason;
+      if (canceled2) follow(cancelled, cancelStream(s, [reason1, reason2]));
+      return cancelled.p;
+    };
+    const cancel2 = (reason) => {
+      canceled2 = true;
+      reason2 = reason;
+      if (canceled1) follow(cancelled, cancelStream(s, [reason1, reason2]));
+      return cancelled.p;
+    };
+    branch1 = createStream(noop, pull, cancel1);
+    branch2 = createStream(noop, pull, cancel2);
+    upon(r.closed.p, undefined, (e) => {
+      controllerError(branch1.controller, e);
+      controllerError(branch2.controller, e);
+      if (!canceled1 || !canceled2) settle(cancelled, undefined);
+    });
+    return [branch1, branch2];
+  }
+
+  // ---- pipeTo (ReadableStreamPipeTo) ----
+  function pipeOptions(options) {
+    const o = dict(options, "pipeTo: options");
+    const get = (k) => (o === undefined ? undefined : o[k]);
+    const preventAbort = !!get("preventAbort"), preventCancel = !!get("preventCancel");
+    const preventClose = !!get("preventClose"), signal = get("signal");
+    if (signal !== undefined && !native.isAbortSignal(signal))
+      throw new TE("pipeTo: options.signal is not an AbortSignal");
+    return { __proto__: null, preventAbort, preventCancel, preventClose, signal };
+  }
+
+  function pipeTo(source, dest, preventClose, preventAbort, preventCancel, signal) {
+    const W = S;
+    const reader = acquireReader(source), writer = W.acquireWriter(dest);
+    source.disturbed = true;
+    let shuttingDown = false, finalized = false, currentWrite = resolved(undefined);
+    const done = deferred();
+
+    const finalize = (isError, error) => {
+      finalized = true;
+      W.writerRelease(writer);
+      readerRelease(reader);
+      if (isError) fail(done, error);
+      else settle(done, undefined);
+    };
+    const waitForWrites = () => {
+      const old = currentWrite;
+      return then(currentWrite, () => (old !== currentWrite ? waitForWrites() : undefined));
+    };
+    const destWritable = () => dest.state === "writable" && !W.closeQueuedOrInFlight(dest);
+    const shutdownWithAction = (action, isError, originalError) => {
+      if (shuttingDown) return;
+      shuttingDown = true;
+      const rest = () => upon(action(), () => finalize(isError, originalError), (e) => finalize(true, e));
+      if (destWritable()) upon(waitForWrites(), rest);
+      else rest();
+    };
+    const shutdown = (isError, error) => {
+      if (shuttingDown) return;
+      shuttingDown = true;
+      if (destWritable()) upon(waitForWrites(), () => finalize(isError, error));
+      else finalize(isError, error);
+    };
+
+    if (signal !== undefined) {
+      const abort = () => {
+        if (finalized) return;
+        const error = signal.reason, actions = [];
+        if (!preventAbort)
+          actions[actions.length] = () => (dest.state === "writable" ? W.abortStream(dest, error) : resolved(undefined));
+        if (!preventCancel)
+          actions[actions.length] = () => (source.state === "readable" ? cancelStream(source, error) : resolved(undefined));
+        shutdownWithAction(() => {
+          const ps = [];
+          for (let i = 0; i < actions.length; i++) ps[i] = actions[i]();
+          return S.all(ps);
+        }, true, error);
+      };
+      if (native.signalAborted(signal)) {
+        abort();
+        return done.p;
+      }
+      native.onAbort(signal, abort);
+    }
+
+    // errors must be propagated forward and backward, closing forward, closing backward
+    const sourceErrored = (e) => {
+      if (!preventAbort) shutdownWithAction(() => W.abortStream(dest, e), true, e);
+      else shutdown(true, e);
+    };
+    const destErrored = (e) => {
+      if (!preventCancel) shutdownWithAction(() => cancelStream(source, e), true, e);
+      else shutdown(true, e);
+    };
+    if (source.state === "errored") sourceErrored(source.storedError);
+    else upon(reader.closed.p, undefined, sourceErrored);
+    if (dest.state === "errored") destErrored(dest.storedError);
+    else upon(writer.closed.p, undefined, destErrored);
+    const sourceClosed = () => {
+      if (!preventClose) shutdownWithAction(() => W.writerCloseWithErrorPropagation(writer));
+      else shutdown();
+    };
+    if (source.state === "closed") sourceClosed();
+    else upon(reader.closed.p, sourceClosed);
+    if (W.closeQueuedOrInFlight(dest) || dest.state === "closed") {
+      const destClosed = new TE("The destination stream is closed");
+      if (!preventCancel) shutdownWithAction(() => cancelStream(source, destClosed), true, destClosed);
+      else shutdown(true, destClosed);
+    }
+
+    const step = () => {
+      if (shuttingDown) return resolved(true);
+      return then(writer.ready.p, () => {
+        const d = deferred();
+        readerRead(reader, {
+          __proto__: null,
+          chunk: (chunk) => {
+            currentWrite = then(W.writerWrite(writer, chunk), undefined, noop);
+            settle(d, false);
+          },
+          close: () => settle(d, true),
+          error: (e) => fail(d, e),
+        });
+        return d.p;
+      });
+    };
+    const loop = (stop) => { if (!stop) upon(step(), loop, noop); };
+    loop(false);
+    return done.p;
+  }
+
+  // ---- async iteration ----
+  let iterOf;
+  const END = { __proto__: null };
+  class ReadableStreamAsyncIterator {
+    #i;
+    constructor(i) { this.#i = i; }
+    next() {
+      const i = iterOf(this);
+      if (!i) return rejected(new TE("next: this is not a ReadableStream async iterator"));
+      const nextSteps = () => {
+        if (i.finished) return resolved(iterResult(undefined, true));
+        return then(nextResult(i), (v) => {
+          i.ongoing = undefined;
+          if (v === END) { i.finished = true; return iterResult(undefined, true); }
+          return iterResult(v, false);
+        }, (e) => {
+          i.ongoing = undefined;
+          i.finished = true;
+          throw e;
+        });
+      };
+      i.ongoing = i.ongoing === undefined ? nextSteps() : then(i.ongoing, nextSteps, nextSteps);
+      return i.ongoing;
+    }
+    return(value) {
+      const i = iterOf(this);
+      if (!i) return rejected(new TE("return: this is not a ReadableStream async iterator"));
+      const returnSteps = () => {
+        if (i.finished) return resolved(iterResult(value, true));
+        i.finished = true;
+        return iteratorReturn(i, value);
+      };
+      i.ongoing = i.ongoing === undefined ? returnSteps() : then(i.ongoing, returnSteps, returnSteps);
+      return then(i.ongoing, () => iterResult(value, true));
+    }
+    static { iterOf = (x) => (object(x) && #i in x ? x.#i : undefined); }
+  }
+  const iterProto = ReadableStreamAsyncIterator.prototype;
+  Object.setPrototypeOf(iterProto, asyncIteratorProto);
+  for (const k of ["next", "return"]) {
+    const d = Object.getOwnPropertyDescriptor(iterProto, k);
+    dp(iterProto, k, { ...d, enumerable: true });
+  }
+  dp(iterProto, Symbol.toStringTag, { value: "ReadableStream AsyncIterator", configurable: true });
+  const IterCtor = ReadableStreamAsyncIterator;
+  delete iterProto.constructor;
+  function newIterator(reader, preventCancel) {
+    return new IterCtor({ __proto__: null, reader, preventCancel, ongoing: undefined, finished: false });
+  }
+  function nextResult(i) {
+    const r = i.reader, d = deferred();
+    readerRead(r, {
+      __proto__: null,
+      chunk: (chunk) => settle(d, chunk),
+      close: () => { readerRelease(r); settle(d, END); },
+      error: (e) => { readerRelease(r); fail(d, e); },
+    });
+    return d.p;
+  }
+  function iteratorReturn(i, arg) {
+    const r = i.reader;
+    if (r.stream === undefined) return resolved(undefined);
+    if (!i.preventCancel) {
+      const result = cancelStream(r.stream, arg);
+      readerRelease(r);
+      return result;
+    }
+    readerRelease(r);
+    return resolved(undefined);
+  }
+
+  // ---- ReadableStream.from (ReadableStreamFromIterable) ----
+  function fromIterable(iterable) {
+    let method = iterable == null ? undefined : iterable[SAI], sync = false;
+    if (method === undefined || method === null) {
+      method = iterable == null ? undefined : iterable[SI];
+      sync = true;
+    }
+    if (typeof method !== "function") throw new TE("ReadableStream.from: the argument is not iterable");
+    const iterator = apply(method, iterable, []);
+    if (!object(iterator)) throw new TE("ReadableStream.from: the iterator is not an object");
+    const next = iterator.next;
+    let s;
+    const pull = () => {
+      let result;
+      try {
+        result = apply(next, iterator, []);
+      } catch (e) {
+        return rejected(e);
+      }
+      if (sync) {
+        if (!object(result)) return rejected(new TE("The iterator result is not an object"));
+        let done, value;
+        try {
+          done = !!result.done;
+          value = result.value;
+        } catch (e) {
+          return rejected(e);
+        }
+        if (done) { controllerClose(s.controller); return resolved(undefined); }
+        return then(resolved(value), (v) => { controllerEnqueue(s.controller, v); });
+      }
+      if (!object(result)) return rejected(new TE("The iterator result is not an object"));
+      return then(resolved(result), (res) => {
+        if (!object(res)) throw new TE("The iterator result is not an object");
+        if (res.done) controllerClose(s.controller);
+        else controllerEnqueue(s.controller, res.value);
+      });
+    };
+    const cancel = (reason) => {
+      let ret, result;
+      try {
+        ret = iterator.return;
+        if (ret === undefined || ret === null) return resolved(undefined);
+        if (typeof ret !== "function") throw new TE("The iterator's return is not a function");
+        result = apply(ret, iterator, [reason]);
+      } catch (e) {
+        return rejected(e);
+      }
+      if (sync && !object(result)) return rejected(new TE("The iterator result is not an object"));
+      return then(resolved(result), (res) => {
+        if (!object(res)) throw new TE("The iterator result is not an object");
+      });
+    };
+    s = createStream(noop, pull, cancel, 0);
+    return s;
+  }
+
+  idl(ReadableStream, "ReadableStream");
+  idl(ReadableStreamDefaultReader, "ReadableStreamDefaultReader");
+  idl(ReadableStreamDefaultController, "ReadableStreamDefaultController");
+
+  Object.assign(S, {
+    rsOf, readerOf, ctrlOf, createStream, cancelStream, acquireReader, readerRead, readerRelease,
+    controllerClose, controllerEnqueue, controllerError, desiredSize, hasBackpressure,
+    canCloseOrEnqueue, locked,
+  });
+
+  // for the fetch family (Response/Request bodies), read when they are called
+  native.isReadableStream = (x) => rsOf(x) !== undefined;
+  native.streamLocked = (x) => locked(rsOf(x));
+  native.streamDisturbed = (x) => rsOf(x).disturbed;
+  native.streamFromBytes = (u8) => {
+    const s = createStream(noop, () => resolved(undefined), () => resolved(undefined), 0);
+    if (u8.byteLength > 0) controllerEnqueue(s.controller, u8);
+    controllerClose(s.controller);
+    return s.api;
+  };
+  native.readAllBytes = (stream, maxBytes = Infinity) => {
+    const s = rsOf(stream);
+    if (!s) return rejected(new TE("The body is not a ReadableStream"));
+    let r;
+    try { r = acquireReader(s); } catch (e) { return rejected(e); }
+    const d = deferred(), chunks = new Queue(), U8 = Uint8Array;
+    let total = 0;
+    const step = () => readerRead(r, {
+      __proto__: null,
+      chunk: (chunk) => {
+        if (!S.isUint8Array(chunk)) {
+          const e = new TE("The body stream gave a chunk that is not a Uint8Array");
+          fail(d, e);
+          markHandled(cancelStream(s, e));
+          readerRelease(r);
+          return;
+        }
+        total += chunk.length;
+        if (total > maxBytes) {
+          const e = new RE(`The body is larger than ${maxBytes} bytes`);
+          fail(d, e);
+          markHandled(cancelStream(s, e));
+          readerRelease(r);
+          return;
+        }
+        chunks.push(S.copyBytes(chunk));
+        microtask(step);
+      },
+      close: () => {
+        const out = new U8(total);
+        let at = 0;
+        while (chunks.length) {
+          const c = chunks.shift();
+          S.setBytes(out, c, at);
+          at += c.length;
+        }
+        readerRelease(r);
+        settle(d, out);
+      },
+      error: (e) => { readerRelease(r); fail(d, e); },
+    });
+    step();
+    return d.p;
+  };
+}
+// ReadableStream with its default reader and controller (WHATWG Streams 4), tee, pipeTo and
+// pipeThrough, async iteration and ReadableStream.from. Byte streams (type: "bytes", BYOB
+// readers) are not built: asking for one is a RangeError/TypeError. pipeTo uses the writable
+// stream's operations from native.streams (streams_writable.js, later in name order).
+// Adds for the fetch family: native.isReadableStream(x), native.streamLocked(stream),
+// native.streamDisturbed(stream), native.streamFromBytes(u8) and
+// native.readAllBytes(stream, maxBytes) (web/README.md).
