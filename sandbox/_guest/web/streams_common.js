@@ -35,6 +35,20 @@
   const upon = (p, f, r) => markHandled(then(p, f, r));
   // "resolve d with p" for an internal promise p, without looking up p.then
   const follow = (d, p) => upon(p, (v) => settle(d, v), (e) => fail(d, e));
+  // "then" for reactions that may return a promise: it is followed through the captured
+  // `then`, where returning it from a plain reaction would look up its (replaceable) `then`
+  function chain(p, f, r) {
+    const d = deferred();
+    const run = (g, v) => {
+      try {
+        follow(d, resolved(g(v)));
+      } catch (e) {
+        fail(d, e);
+      }
+    };
+    upon(p, (v) => run(f, v), r === undefined ? (e) => fail(d, e) : (e) => run(r, e));
+    return d.p;
+  }
   // a reaction to every promise of a list (Promise.all without the observable lookups)
   function all(list) {
     const d = deferred();
@@ -162,7 +176,7 @@
   // what the later streams_*.js files share; each adds its own abstract operations to it
   native.streams = {
     __proto__: null, P, then, resolved, rejected, markHandled, deferred, settle, fail, settled,
-    failed, upon, follow, all, promiseCall, Queue, enqueueValueWithSize, dequeueValue,
+    failed, upon, follow, chain, all, promiseCall, Queue, enqueueValueWithSize, dequeueValue,
     peekQueueValue, resetQueue, object, dict, callback, strategy, extractHighWaterMark,
     extractSizeAlgorithm, idl, INTERNAL, noop, isUint8Array, copyBytes, setBytes,
   };

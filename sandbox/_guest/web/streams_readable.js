@@ -1,7 +1,7 @@
 (native) => {
   const S = native.streams, apply = Reflect.apply, dp = Object.defineProperty;
   const TE = TypeError, RE = RangeError, G = globalThis;
-  const { then, resolved, rejected, markHandled, deferred, settle, fail, settled, failed, upon,
+  const { then, chain, resolved, rejected, markHandled, deferred, settle, fail, settled, failed, upon,
     follow, promiseCall, Queue, enqueueValueWithSize, dequeueValue, resetQueue, object, dict,
     callback, strategy, extractHighWaterMark, extractSizeAlgorithm, idl, INTERNAL, noop } = S;
   const asyncIteratorProto = Object.getPrototypeOf(Object.getPrototypeOf(async function* () {}).prototype);
@@ -452,7 +452,7 @@
     };
     const waitForWrites = () => {
       const old = currentWrite;
-      return then(currentWrite, () => (old !== currentWrite ? waitForWrites() : undefined));
+      return chain(currentWrite, () => (old !== currentWrite ? waitForWrites() : undefined));
     };
     const destWritable = () => dest.state === "writable" && !W.closeQueuedOrInFlight(dest);
     const shutdownWithAction = (action, isError, originalError) => {
@@ -517,7 +517,7 @@
 
     const step = () => {
       if (shuttingDown) return resolved(true);
-      return then(writer.ready.p, () => {
+      return chain(writer.ready.p, () => {
         const d = deferred();
         readerRead(reader, {
           __proto__: null,
@@ -557,7 +557,7 @@
           throw e;
         });
       };
-      i.ongoing = i.ongoing === undefined ? nextSteps() : then(i.ongoing, nextSteps, nextSteps);
+      i.ongoing = i.ongoing === undefined ? nextSteps() : chain(i.ongoing, nextSteps, nextSteps);
       return i.ongoing;
     }
     return(value) {
@@ -568,7 +568,7 @@
         i.finished = true;
         return iteratorReturn(i, value);
       };
-      i.ongoing = i.ongoing === undefined ? returnSteps() : then(i.ongoing, returnSteps, returnSteps);
+      i.ongoing = i.ongoing === undefined ? returnSteps() : chain(i.ongoing, returnSteps, returnSteps);
       return then(i.ongoing, () => iterResult(value, true));
     }
     static { iterOf = (x) => (object(x) && #i in x ? x.#i : undefined); }

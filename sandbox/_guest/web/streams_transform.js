@@ -1,6 +1,6 @@
 (native) => {
   const S = native.streams, apply = Reflect.apply, TE = TypeError, RE = RangeError;
-  const { then, resolved, rejected, deferred, settle, fail, upon, promiseCall, object, dict,
+  const { then, chain, resolved, rejected, deferred, settle, fail, upon, promiseCall, object, dict,
     callback, strategy, extractHighWaterMark, extractSizeAlgorithm, idl, INTERNAL } = S;
 
   let tsOf, newStream, newController;
@@ -160,7 +160,7 @@
   function sinkWrite(t, chunk) {
     const c = t.controller;
     if (t.backpressure) {
-      return then(t.backpressureChange.p, () => {
+      return chain(t.backpressureChange.p, () => {
         const w = t.writable;
         if (w.state === "erroring") throw w.storedError;
         return performTransform(c, chunk);
