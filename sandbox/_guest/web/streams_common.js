@@ -9,6 +9,8 @@
   const taSet = TypedArray.prototype.set;
   const isUint8Array = (x) => apply(taTag, x, []) === "Uint8Array";
   const copyBytes = (u8) => new U8(u8);
+  const taLength = Object.getOwnPropertyDescriptor(TypedArray.prototype, "length").get;
+  const u8len = (u8) => apply(taLength, u8, []);
   const setBytes = (out, u8, at) => { apply(taSet, out, [u8, at]); };
 
   // Promises, through the intrinsics captured here: a program replacing Promise.prototype.then
@@ -178,7 +180,7 @@
     __proto__: null, P, then, resolved, rejected, markHandled, deferred, settle, fail, settled,
     failed, upon, follow, chain, all, promiseCall, Queue, enqueueValueWithSize, dequeueValue,
     peekQueueValue, resetQueue, object, dict, callback, strategy, extractHighWaterMark,
-    extractSizeAlgorithm, idl, INTERNAL, noop, isUint8Array, copyBytes, setBytes,
+    extractSizeAlgorithm, idl, INTERNAL, noop, isUint8Array, copyBytes, setBytes, u8len,
   };
 }
 // Shared by the streams_*.js files (WHATWG Streams): the promise helpers, the queue-with-sizes

@@ -695,21 +695,18 @@
       __proto__: null,
       chunk: (chunk) => {
         if (!S.isUint8Array(chunk)) {
-          const e = new TE("The body stream gave a chunk that is not a Uint8Array");
-          fail(d, e);
-          markHandled(cancelStream(s, e));
-          readerRelease(r);
+          fail(d, new TE("The body stream gave a chunk that is not a Uint8Array"));
           return;
         }
-        total += chunk.length;
+        const copy = S.copyBytes(chunk);
+        total += S.u8len(copy);
         if (total > maxBytes) {
           const e = new RE(`The body is larger than ${maxBytes} bytes`);
           fail(d, e);
           markHandled(cancelStream(s, e));
-          readerRelease(r);
           return;
         }
-        chunks.push(S.copyBytes(chunk));
+        chunks.push(copy);
         microtask(step);
       },
       close: () => {
@@ -718,12 +715,11 @@
         while (chunks.length) {
           const c = chunks.shift();
           S.setBytes(out, c, at);
-          at += c.length;
+          at += S.u8len(c);
         }
-        readerRelease(r);
         settle(d, out);
       },
-      error: (e) => { readerRelease(r); fail(d, e); },
+      error: (e) => fail(d, e),
     });
     step();
     return d.p;
