@@ -111,6 +111,15 @@ CASES: list[tuple[str, str, object]] = [
         ["gone", ["err", "gone"]],
     ),
     (
+        "terminate_right_after_cancel_leaves_the_cancel_fulfilled",
+        """let ctrl;
+        const ts = new TransformStream({ start(c) { ctrl = c; } });
+        const cancelled = settle(ts.readable.cancel("r"));
+        ctrl.terminate();
+        return [await cancelled, await settle(ts.writable.getWriter().closed)]""",
+        [["ok", None], ["err", "TypeError"]],
+    ),
+    (
         "aborting_the_writable_side_errors_the_readable_side",
         """const ts = new TransformStream();
         await ts.writable.abort(new EvalError("a"));

@@ -264,6 +264,19 @@ CASES: list[tuple[str, str, object]] = [
         [1, 2],
     ),
     (
+        "an_enqueue_that_fulfils_a_pipes_read_does_not_write_synchronously",
+        """let con, synchronous = false;
+        new ReadableStream({ start(c) { con = c; } }, { highWaterMark: 0 }).pipeTo(
+          new WritableStream({ write() { synchronous = true; } }));
+        // Node 20 writes inside enqueue(); WPT piping/general-addition says it must not
+        await Promise.resolve();
+        con.enqueue();
+        const during = synchronous;
+        await flush();
+        return [during, synchronous]""",
+        [False, True],
+    ),
+    (
         "pipe_through_returns_the_readable_side",
         """const ts = new TransformStream({ transform(c, ctrl) { ctrl.enqueue(c * 2); } });
         const out = [];

@@ -23,6 +23,17 @@
     return p;
   };
   const markHandled = (p) => { then(p, undefined, noop); };
+  // Web IDL "a promise resolved with x": a new promise, so a promise x is adopted two
+  // reactions later (the order WPT checks); a promise of the streams' own (a TransformStream's
+  // start) is adopted as late, through the captured `then`
+  const own = new WeakSet(), ownAdd = WeakSet.prototype.add, ownHas = WeakSet.prototype.has;
+  const markOwn = (p) => { apply(ownAdd, own, [p]); };
+  function resolvedWith(x) {
+    if (!apply(ownHas, own, [x])) return new P((res) => res(x));
+    const d = deferred();
+    upon(resolved(undefined), () => follow(d, x));
+    return d.p;
+  }
   // a settleable promise that remembers whether it is settled (stream "closed"/"ready" slots)
   function deferred() {
     const d = { __proto__: null, p: undefined, res: undefined, rej: undefined, pending: true };
@@ -64,7 +75,7 @@
   function promiseCall(f, self, args) {
     if (f === undefined) return resolved(undefined);
     try {
-      return resolved(apply(f, self, args));
+      return resolvedWith(apply(f, self, args));
     } catch (e) {
       return rejected(e);
     }
@@ -177,7 +188,7 @@
 
   // what the later streams_*.js files share; each adds its own abstract operations to it
   native.streams = {
-    __proto__: null, P, then, resolved, rejected, markHandled, deferred, settle, fail, settled,
+    __proto__: null, P, then, resolved, resolvedWith, markOwn, rejected, markHandled, deferred, settle, fail, settled,
     failed, upon, follow, chain, all, promiseCall, Queue, enqueueValueWithSize, dequeueValue,
     peekQueueValue, resetQueue, object, dict, callback, strategy, extractHighWaterMark,
     extractSizeAlgorithm, idl, INTERNAL, noop, isUint8Array, copyBytes, setBytes, u8len,

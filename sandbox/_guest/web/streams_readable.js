@@ -1,7 +1,7 @@
 (native) => {
   const S = native.streams, apply = Reflect.apply, dp = Object.defineProperty;
   const TE = TypeError, RE = RangeError, G = globalThis;
-  const { then, chain, resolved, rejected, markHandled, deferred, settle, fail, settled, failed, upon,
+  const { then, chain, resolved, resolvedWith, rejected, markHandled, deferred, settle, fail, settled, failed, upon,
     follow, promiseCall, Queue, enqueueValueWithSize, dequeueValue, resetQueue, object, dict,
     callback, strategy, extractHighWaterMark, extractSizeAlgorithm, idl, INTERNAL, noop } = S;
   const asyncIteratorProto = Object.getPrototypeOf(Object.getPrototypeOf(async function* () {}).prototype);
@@ -295,7 +295,7 @@
     newController(c);
     got(c);
     const startResult = start();
-    upon(resolved(startResult), () => {
+    upon(resolvedWith(startResult), () => {
       c.started = true;
       callPullIfNeeded(c);
     }, (r) => controllerError(c, r));
@@ -521,8 +521,10 @@
         const d = deferred();
         readerRead(reader, {
           __proto__: null,
+          // the write waits a microtask: an enqueue() that fulfils this read does not run
+          // the sink's write() inside itself
           chunk: (chunk) => {
-            currentWrite = then(W.writerWrite(writer, chunk), undefined, noop);
+            currentWrite = then(chain(resolved(undefined), () => W.writerWrite(writer, chunk)), undefined, noop);
             settle(d, false);
           },
           close: () => settle(d, true),
@@ -636,10 +638,10 @@
           return rejected(e);
         }
         if (done) { controllerClose(s.controller); return resolved(undefined); }
-        return then(resolved(value), (v) => { controllerEnqueue(s.controller, v); });
+        return then(resolvedWith(value), (v) => { controllerEnqueue(s.controller, v); });
       }
       if (!object(result)) return rejected(new TE("The iterator result is not an object"));
-      return then(resolved(result), (res) => {
+      return then(resolvedWith(result), (res) => {
         if (!object(res)) throw new TE("The iterator result is not an object");
         if (res.done) controllerClose(s.controller);
         else controllerEnqueue(s.controller, res.value);
@@ -656,7 +658,7 @@
         return rejected(e);
       }
       if (sync && !object(result)) return rejected(new TE("The iterator result is not an object"));
-      return then(resolved(result), (res) => {
+      return then(resolvedWith(result), (res) => {
         if (!object(res)) throw new TE("The iterator result is not an object");
       });
     };

@@ -1,14 +1,15 @@
 (native) => {
   const S = native.streams, apply = Reflect.apply, G = globalThis;
   const { resolved, rejected, idl } = S;
-  const TD = G.TextDecoder, TE = G.TextEncoder, U8 = Uint8Array;
+  const TD = G.TextDecoder, TE = G.TextEncoder, U8 = Uint8Array, TypeErr = TypeError;
   const decode = TD.prototype.decode, encode = TE.prototype.encode;
   const gpd = (C, k) => Object.getOwnPropertyDescriptor(C.prototype, k).get;
   const tdFatal = gpd(TD, "fatal"), tdIgnoreBOM = gpd(TD, "ignoreBOM");
   const charCodeAt = String.prototype.charCodeAt, sliceS = String.prototype.slice;
   const STREAM = { __proto__: null, stream: true };
-  // a run's transforms enqueue chunks through the readable side's controller
-  const enqueue = (t, chunk) => S.controllerEnqueue(t.readable.controller, chunk);
+  // TransformStreamDefaultControllerEnqueue: the readable side gets the chunk and the
+  // writable side feels its back pressure
+  const enqueue = (t, chunk) => S.transformEnqueue(t, chunk);
   const attempt = (f) => {
     try {
       f();
@@ -51,6 +52,8 @@
     constructor(label = "utf-8", options = undefined) {
       const decoder = this.#decoder = new TD(label, options);
       const t = this.#t = S.createTransform((chunk) => attempt(() => {
+        // the chunk is a BufferSource, which undefined (decode()'s "no input") is not
+        if (chunk === undefined) throw new TypeErr("TextDecoderStream: the chunk is not a BufferSource");
         const text = apply(decode, decoder, [chunk, STREAM]);
         if (text.length) enqueue(t, text);
       }), () => attempt(() => {

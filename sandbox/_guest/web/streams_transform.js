@@ -27,6 +27,7 @@
       const readableHWM = extractHighWaterMark(rst, 0), readableSize = extractSizeAlgorithm(rst);
       const writableHWM = extractHighWaterMark(wst, 1), writableSize = extractSizeAlgorithm(wst);
       const started = deferred();
+      S.markOwn(started.p);
       const t = this.#t = initStream(this, started.p, writableHWM, writableSize, readableHWM, readableSize);
       setUpControllerFromTransformer(t, transformer, d);
       if (d !== undefined && d.start !== undefined) settle(started, apply(d.start, transformer, [t.controller.api]));
@@ -72,7 +73,9 @@
   // CreateTransformStream-like, for TextEncoderStream and TextDecoderStream: the algorithms
   // are the platform's own, the strategies the defaults
   function createStream(transform, flush) {
-    const t = initStream(undefined, resolved(undefined), 1, () => 1, 0, () => 1);
+    const started = resolved(undefined);
+    S.markOwn(started);
+    const t = initStream(undefined, started, 1, () => 1, 0, () => 1);
     newStream(t);
     setUpController(t, transform, flush, () => resolved(undefined));
     return t;
@@ -240,6 +243,7 @@
 
   S.tsOf = tsOf;
   S.createTransform = createStream;
+  S.transformEnqueue = (t, chunk) => controllerEnqueue(t.controller, chunk);
 }
 // TransformStream and its default controller (WHATWG Streams 6), over the readable and writable
 // operations of streams_readable.js and streams_writable.js (the latter sorts after this file:

@@ -1,6 +1,6 @@
 (native) => {
   const S = native.streams, apply = Reflect.apply, TE = TypeError, RE = RangeError;
-  const { resolved, rejected, markHandled, deferred, settle, fail, settled, failed, upon,
+  const { resolved, resolvedWith, rejected, markHandled, deferred, settle, fail, settled, failed, upon,
     promiseCall, enqueueValueWithSize, dequeueValue, peekQueueValue, resetQueue, object, dict,
     callback, strategy, extractHighWaterMark, extractSizeAlgorithm, idl, INTERNAL, Queue } = S;
   const AC = globalThis.AbortController;
@@ -351,7 +351,7 @@
     if (got) got(c);
     updateBackpressure(s, backpressureOf(c));
     const startResult = start();
-    upon(resolved(startResult), () => {
+    upon(resolvedWith(startResult), () => {
       c.started = true;
       advanceQueueIfNeeded(c);
     }, (r) => {
