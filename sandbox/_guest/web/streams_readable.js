@@ -31,8 +31,11 @@
       if (ds !== undefined && ds.type !== undefined && ds.type !== "bytes")
         throw new TE(`ReadableStream: '${ds.type}' is not a valid stream type`);
       const s = this.#s = initStream(this);
-      if (ds !== undefined && ds.type !== undefined)
-        throw new RE("ReadableStream: byte streams (type: 'bytes') are not supported");
+      if (ds !== undefined && ds.type === "bytes") {
+        if (st.size !== undefined) throw new RE("ReadableStream: a byte stream takes no size()");
+        S.setUpByteControllerFromSource(s, underlyingSource, ds, extractHighWaterMark(st, 0));
+        return;
+      }
       const size = extractSizeAlgorithm(st), hwm = extractHighWaterMark(st, 1);
       setUpControllerFromSource(s, underlyingSource, ds, hwm, size);
     }
@@ -48,7 +51,7 @@
       const mode = o === undefined ? undefined : o.mode;
       if (mode === undefined) return acquireReader(s).api;
       if (`${mode}` !== "byob") throw new TE(`getReader: '${mode}' is not a valid reader mode`);
-      throw new TE("getReader: a BYOB reader needs a byte stream, which is not supported");
+      return S.acquireBYOBReader(s).api;
     }
     pipeThrough(transform, options = undefined) {
       const s = this.#s;
@@ -184,6 +187,12 @@
     if (s.state === "closed") return resolved(undefined);
     if (s.state === "errored") return rejected(s.storedError);
     closeStream(s);
+    const r = s.reader;
+    if (r !== undefined && r.byob) {
+      const requests = r.readIntoRequests;
+      r.readIntoRequests = new Queue();
+      while (requests.length) requests.shift().close(undefined);
+    }
     const p = s.controller.cancelSteps(reason);
     return then(p, () => undefined);
   }
@@ -193,6 +202,7 @@
     const r = s.reader;
     if (r === undefined) return;
     settle(r.closed, undefined);
+    if (r.byob) return;
     const requests = r.readRequests;
     r.readRequests = new Queue();
     while (requests.length) requests.shift().close();
@@ -209,8 +219,8 @@
   }
 
   function errorReadRequests(r, e) {
-    const requests = r.readRequests;
-    r.readRequests = new Queue();
+    const key = r.byob ? "readIntoRequests" : "readRequests", requests = r[key];
+    r[key] = new Queue();
     while (requests.length) requests.shift().error(e);
   }
 
@@ -230,18 +240,23 @@
   }
   function setUpReader(r, s) {
     if (locked(s)) throw new TE("The ReadableStream is locked to a reader");
+    readerInit(r, s);
+    r.readRequests = new Queue();
+  }
+  // ReadableStreamReaderGenericInitialize
+  function readerInit(r, s) {
     r.stream = s;
     s.reader = r;
     if (s.state === "readable") r.closed = deferred();
     else if (s.state === "closed") r.closed = settled(undefined);
     else r.closed = failed(s.storedError);
-    r.readRequests = new Queue();
   }
   function readerRelease(r) {
     const s = r.stream, e = new TE("The reader was released");
     if (s.state === "readable") fail(r.closed, e);
     else r.closed = failed(e);
     markHandled(r.closed.p);
+    s.controller.releaseSteps();
     s.reader = undefined;
     r.stream = undefined;
     errorReadRequests(r, new TE("The reader was released"));
@@ -276,6 +291,7 @@
         clearAlgorithms(c);
         return result;
       },
+      releaseSteps: noop,
       pullSteps: (req) => {
         if (c.queue.length > 0) {
           const chunk = dequeueValue(c);
@@ -377,6 +393,7 @@
 
   // ---- tee (ReadableStreamDefaultTee) ----
   function tee(s) {
+    if (s.controller.bytes) return S.byteTee(s);
     const r = acquireReader(s);
     let reading = false, readAgain = false, canceled1 = false, canceled2 = false;
     let reason1, reason2, branch1, branch2;
@@ -671,7 +688,8 @@
   idl(ReadableStreamDefaultController, "ReadableStreamDefaultController");
 
   Object.assign(S, {
-    rsOf, readerOf, ctrlOf, createStream, cancelStream, acquireReader, readerRead, readerRelease,
+    rsOf, readerOf, ctrlOf, createStream, cancelStream, initStream, newStream, readerInit,
+    closeStream, errorStream, fulfillReadRequest, numReadRequests, microtask, acquireReader, readerRead, readerRelease,
     controllerClose, controllerEnqueue, controllerError, desiredSize, hasBackpressure,
     canCloseOrEnqueue, locked,
   });
@@ -729,8 +747,8 @@
 }
 // ReadableStream with its default reader and controller (WHATWG Streams 4), tee, pipeTo and
 // pipeThrough, async iteration and ReadableStream.from. Byte streams (type: "bytes", BYOB
-// readers) are not built: asking for one is a RangeError/TypeError. pipeTo uses the writable
-// stream's operations from native.streams (streams_writable.js, later in name order).
+// readers) are streams_readable_bytes.js's; pipeTo uses the writable stream's operations
+// (streams_writable.js). Both sort later and are reached through native.streams when called.
 // Adds for the fetch family: native.isReadableStream(x), native.streamLocked(stream),
 // native.streamDisturbed(stream), native.streamFromBytes(u8) and
 // native.readAllBytes(stream, maxBytes) (web/README.md).
