@@ -62,10 +62,10 @@
       if (!rs) throw new TE("pipeThrough: transform.readable is not a ReadableStream");
       const writable = t.writable, ws = S.wsOf(writable);
       if (!ws) throw new TE("pipeThrough: transform.writable is not a WritableStream");
-      const o = pipeOptions(options);
+      const o = S.pipeOptions(options);
       if (locked(s)) throw new TE("pipeThrough: the ReadableStream is locked");
       if (S.wsLocked(ws)) throw new TE("pipeThrough: the WritableStream is locked");
-      markHandled(pipeTo(s, ws, o.preventClose, o.preventAbort, o.preventCancel, o.signal));
+      markHandled(S.pipeTo(s, ws, o.preventClose, o.preventAbort, o.preventCancel, o.signal));
       return readable;
     }
     pipeTo(destination, options = undefined) {
@@ -74,13 +74,13 @@
       const ws = S.wsOf(destination);
       if (!ws) return rejected(new TE("pipeTo: the destination is not a WritableStream"));
       let o;
-      try { o = pipeOptions(options); } catch (e) { return rejected(e); }
+      try { o = S.pipeOptions(options); } catch (e) { return rejected(e); }
       if (locked(s)) return rejected(new TE("pipeTo: the ReadableStream is locked"));
       if (S.wsLocked(ws)) return rejected(new TE("pipeTo: the WritableStream is locked"));
-      return pipeTo(s, ws, o.preventClose, o.preventAbort, o.preventCancel, o.signal);
+      return S.pipeTo(s, ws, o.preventClose, o.preventAbort, o.preventCancel, o.signal);
     }
     tee() {
-      const branches = tee(this.#s);
+      const s = this.#s, branches = s.controller.bytes ? S.byteTee(s) : S.tee(s);
       return [branches[0].api, branches[1].api];
     }
     values(options = undefined) {
@@ -391,170 +391,6 @@
   const hasBackpressure = (c) => !shouldCallPull(c);
   const canCloseOrEnqueue = (c) => !c.closeRequested && c.stream.state === "readable";
 
-  // ---- tee (ReadableStreamDefaultTee) ----
-  function tee(s) {
-    if (s.controller.bytes) return S.byteTee(s);
-    const r = acquireReader(s);
-    let reading = false, readAgain = false, canceled1 = false, canceled2 = false;
-    let reason1, reason2, branch1, branch2;
-    const cancelled = deferred();
-    const pull = () => {
-      if (reading) { readAgain = true; return resolved(undefined); }
-      reading = true;
-      readerRead(r, {
-        __proto__: null,
-        chunk: (chunk) => microtask(() => {
-          readAgain = false;
-          if (!canceled1) controllerEnqueue(branch1.controller, chunk);
-          if (!canceled2) controllerEnqueue(branch2.controller, chunk);
-          reading = false;
-          if (readAgain) pull();
-        }),
-        close: () => {
-          reading = false;
-          if (!canceled1) controllerClose(branch1.controller);
-          if (!canceled2) controllerClose(branch2.controller);
-          if (!canceled1 || !canceled2) settle(cancelled, undefined);
-        },
-        error: () => { reading = false; },
-      });
-      return resolved(undefined);
-    };
-    const cancel1 = (reason) => {
-      canceled1 = true;
-      reason1 = reason;
-      if (canceled2) follow(cancelled, cancelStream(s, [reason1, reason2]));
-      return cancelled.p;
-    };
-    const cancel2 = (reason) => {
-      canceled2 = true;
-      reason2 = reason;
-      if (canceled1) follow(cancelled, cancelStream(s, [reason1, reason2]));
-      return cancelled.p;
-    };
-    branch1 = createStream(noop, pull, cancel1);
-    branch2 = createStream(noop, pull, cancel2);
-    upon(r.closed.p, undefined, (e) => {
-      controllerError(branch1.controller, e);
-      controllerError(branch2.controller, e);
-      if (!canceled1 || !canceled2) settle(cancelled, undefined);
-    });
-    return [branch1, branch2];
-  }
-
-  // ---- pipeTo (ReadableStreamPipeTo) ----
-  function pipeOptions(options) {
-    const o = dict(options, "pipeTo: options");
-    const get = (k) => (o === undefined ? undefined : o[k]);
-    const preventAbort = !!get("preventAbort"), preventCancel = !!get("preventCancel");
-    const preventClose = !!get("preventClose"), signal = get("signal");
-    if (signal !== undefined && !native.isAbortSignal(signal))
-      throw new TE("pipeTo: options.signal is not an AbortSignal");
-    return { __proto__: null, preventAbort, preventCancel, preventClose, signal };
-  }
-
-  function pipeTo(source, dest, preventClose, preventAbort, preventCancel, signal) {
-    const W = S;
-    const reader = acquireReader(source), writer = W.acquireWriter(dest);
-    source.disturbed = true;
-    let shuttingDown = false, finalized = false, currentWrite = resolved(undefined);
-    const done = deferred();
-
-    const finalize = (isError, error) => {
-      finalized = true;
-      W.writerRelease(writer);
-      readerRelease(reader);
-      if (isError) fail(done, error);
-      else settle(done, undefined);
-    };
-    const waitForWrites = () => {
-      const old = currentWrite;
-      return chain(currentWrite, () => (old !== currentWrite ? waitForWrites() : undefined));
-    };
-    const destWritable = () => dest.state === "writable" && !W.closeQueuedOrInFlight(dest);
-    const shutdownWithAction = (action, isError, originalError) => {
-      if (shuttingDown) return;
-      shuttingDown = true;
-      const rest = () => upon(action(), () => finalize(isError, originalError), (e) => finalize(true, e));
-      if (destWritable()) upon(waitForWrites(), rest);
-      else rest();
-    };
-    const shutdown = (isError, error) => {
-      if (shuttingDown) return;
-      shuttingDown = true;
-      if (destWritable()) upon(waitForWrites(), () => finalize(isError, error));
-      else finalize(isError, error);
-    };
-
-    if (signal !== undefined) {
-      const abort = () => {
-        if (finalized) return;
-        const error = signal.reason, actions = [];
-        if (!preventAbort)
-          actions[actions.length] = () => (dest.state === "writable" ? W.abortStream(dest, error) : resolved(undefined));
-        if (!preventCancel)
-          actions[actions.length] = () => (source.state === "readable" ? cancelStream(source, error) : resolved(undefined));
-        shutdownWithAction(() => {
-          const ps = [];
-          for (let i = 0; i < actions.length; i++) ps[i] = actions[i]();
-          return S.all(ps);
-        }, true, error);
-      };
-      if (native.signalAborted(signal)) {
-        abort();
-        return done.p;
-      }
-      native.onAbort(signal, abort);
-    }
-
-    // errors must be propagated forward and backward, closing forward, closing backward
-    const sourceErrored = (e) => {
-      if (!preventAbort) shutdownWithAction(() => W.abortStream(dest, e), true, e);
-      else shutdown(true, e);
-    };
-    const destErrored = (e) => {
-      if (!preventCancel) shutdownWithAction(() => cancelStream(source, e), true, e);
-      else shutdown(true, e);
-    };
-    if (source.state === "errored") sourceErrored(source.storedError);
-    else upon(reader.closed.p, undefined, sourceErrored);
-    if (dest.state === "errored") destErrored(dest.storedError);
-    else upon(writer.closed.p, undefined, destErrored);
-    const sourceClosed = () => {
-      if (!preventClose) shutdownWithAction(() => W.writerCloseWithErrorPropagation(writer));
-      else shutdown();
-    };
-    if (source.state === "closed") sourceClosed();
-    else upon(reader.closed.p, sourceClosed);
-    if (W.closeQueuedOrInFlight(dest) || dest.state === "closed") {
-      const destClosed = new TE("The destination stream is closed");
-      if (!preventCancel) shutdownWithAction(() => cancelStream(source, destClosed), true, destClosed);
-      else shutdown(true, destClosed);
-    }
-
-    const step = () => {
-      if (shuttingDown) return resolved(true);
-      return chain(writer.ready.p, () => {
-        const d = deferred();
-        readerRead(reader, {
-          __proto__: null,
-          // the write waits a microtask: an enqueue() that fulfils this read does not run
-          // the sink's write() inside itself
-          chunk: (chunk) => {
-            currentWrite = then(chain(resolved(undefined), () => W.writerWrite(writer, chunk)), undefined, noop);
-            settle(d, false);
-          },
-          close: () => settle(d, true),
-          error: (e) => fail(d, e),
-        });
-        return d.p;
-      });
-    };
-    const loop = (stop) => { if (!stop) upon(step(), loop, noop); };
-    loop(false);
-    return done.p;
-  }
-
   // ---- async iteration ----
   let iterOf;
   const END = { __proto__: null };
@@ -745,10 +581,10 @@
     return d.p;
   };
 }
-// ReadableStream with its default reader and controller (WHATWG Streams 4), tee, pipeTo and
-// pipeThrough, async iteration and ReadableStream.from. Byte streams (type: "bytes", BYOB
-// readers) are streams_readable_bytes.js's; pipeTo uses the writable stream's operations
-// (streams_writable.js). Both sort later and are reached through native.streams when called.
+// ReadableStream with its default reader and controller (WHATWG Streams 4), async iteration
+// and ReadableStream.from. Byte streams (type: "bytes", BYOB readers) are
+// streams_readable_bytes.js's, tee streams_tee.js's and pipeTo/pipeThrough streams_pipe.js's,
+// reached through native.streams when called.
 // Adds for the fetch family: native.isReadableStream(x), native.streamLocked(stream),
 // native.streamDisturbed(stream), native.streamFromBytes(u8) and
 // native.readAllBytes(stream, maxBytes) (web/README.md).

@@ -555,147 +555,16 @@
     return s;
   }
 
-  // ---- ReadableByteStreamTee ----
-  function byteTee(s) {
-    let reader = S.acquireReader(s);
-    let reading = false, readAgain1 = false, readAgain2 = false, canceled1 = false, canceled2 = false;
-    let reason1, reason2, branch1, branch2;
-    const cancelled = deferred();
-    const errorBoth = (e) => {
-      controllerError(branch1.controller, e);
-      controllerError(branch2.controller, e);
-    };
-    const forwardReaderError = (r) => {
-      upon(r.closed.p, undefined, (e) => {
-        if (r !== reader) return;
-        errorBoth(e);
-        if (!canceled1 || !canceled2) settle(cancelled, undefined);
-      });
-    };
-    const cloneFailed = (e) => {
-      errorBoth(e);
-      follow(cancelled, S.cancelStream(s, e));
-    };
-    const pullAgain = () => {
-      if (readAgain1) pull1();
-      else if (readAgain2) pull2();
-    };
-    const pullWithDefaultReader = () => {
-      if (reader.byob) {
-        S.readerRelease(reader);
-        reader = S.acquireReader(s);
-        forwardReaderError(reader);
-      }
-      S.readerRead(reader, {
-        __proto__: null,
-        chunk: (chunk) => S.microtask(() => {
-          readAgain1 = readAgain2 = false;
-          let chunk2 = chunk;
-          if (!canceled1 && !canceled2) {
-            try {
-              const v = viewOf(chunk);
-              chunk2 = new U8(cloneBuffer(v.buffer, v.byteOffset, v.byteLength));
-            } catch (e) {
-              cloneFailed(e);
-              return;
-            }
-          }
-          if (!canceled1) controllerEnqueue(branch1.controller, viewOf(chunk));
-          if (!canceled2) controllerEnqueue(branch2.controller, viewOf(chunk2));
-          reading = false;
-          pullAgain();
-        }),
-        close: () => {
-          reading = false;
-          if (!canceled1) controllerClose(branch1.controller);
-          if (!canceled2) controllerClose(branch2.controller);
-          if (branch1.controller.pendingPullIntos.length) respond(branch1.controller, 0);
-          if (branch2.controller.pendingPullIntos.length) respond(branch2.controller, 0);
-          if (!canceled1 || !canceled2) settle(cancelled, undefined);
-        },
-        error: () => { reading = false; },
-      });
-    };
-    const pullWithBYOBReader = (view, forBranch2) => {
-      if (!reader.byob) {
-        S.readerRelease(reader);
-        reader = acquireBYOBReader(s);
-        forwardReaderError(reader);
-      }
-      const byobBranch = forBranch2 ? branch2 : branch1, otherBranch = forBranch2 ? branch1 : branch2;
-      byobRead(reader, viewOf(view), 1, {
-        __proto__: null,
-        chunk: (chunk) => S.microtask(() => {
-          readAgain1 = readAgain2 = false;
-          const byobCanceled = forBranch2 ? canceled2 : canceled1;
-          const otherCanceled = forBranch2 ? canceled1 : canceled2;
-          if (!otherCanceled) {
-            let clone;
-            try {
-              const v = viewOf(chunk);
-              clone = new U8(cloneBuffer(v.buffer, v.byteOffset, v.byteLength));
-            } catch (e) {
-              cloneFailed(e);
-              return;
-            }
-            if (!byobCanceled) respondWithNewView(byobBranch.controller, viewOf(chunk));
-            controllerEnqueue(otherBranch.controller, viewOf(clone));
-          } else if (!byobCanceled) respondWithNewView(byobBranch.controller, viewOf(chunk));
-          reading = false;
-          pullAgain();
-        }),
-        close: (chunk) => {
-          reading = false;
-          const byobCanceled = forBranch2 ? canceled2 : canceled1;
-          const otherCanceled = forBranch2 ? canceled1 : canceled2;
-          if (!byobCanceled) controllerClose(byobBranch.controller);
-          if (!otherCanceled) controllerClose(otherBranch.controller);
-          if (chunk !== undefined) {
-            if (!byobCanceled) respondWithNewView(byobBranch.controller, viewOf(chunk));
-            if (!otherCanceled && otherBranch.controller.pendingPullIntos.length)
-              respond(otherBranch.controller, 0);
-          }
-          if (!byobCanceled || !otherCanceled) settle(cancelled, undefined);
-        },
-        error: () => { reading = false; },
-      });
-    };
-    const pullBranch = (forBranch2) => {
-      if (reading) {
-        if (forBranch2) readAgain2 = true;
-        else readAgain1 = true;
-        return resolved(undefined);
-      }
-      reading = true;
-      const request = getBYOBRequest((forBranch2 ? branch2 : branch1).controller);
-      if (request === null) pullWithDefaultReader();
-      else pullWithBYOBReader(request.view, forBranch2);
-      return resolved(undefined);
-    };
-    const pull1 = () => pullBranch(false), pull2 = () => pullBranch(true);
-    const cancel1 = (reason) => {
-      canceled1 = true;
-      reason1 = reason;
-      if (canceled2) follow(cancelled, S.cancelStream(s, [reason1, reason2]));
-      return cancelled.p;
-    };
-    const cancel2 = (reason) => {
-      canceled2 = true;
-      reason2 = reason;
-      if (canceled1) follow(cancelled, S.cancelStream(s, [reason1, reason2]));
-      return cancelled.p;
-    };
-    branch1 = createByteStream(noop, pull1, cancel1);
-    branch2 = createByteStream(noop, pull2, cancel2);
-    forwardReaderError(reader);
-    return [branch1, branch2];
-  }
-
   idl(ReadableByteStreamController, "ReadableByteStreamController");
   idl(ReadableStreamBYOBRequest, "ReadableStreamBYOBRequest");
   idl(ReadableStreamBYOBReader, "ReadableStreamBYOBReader");
 
-  Object.assign(S, { setUpByteControllerFromSource, acquireBYOBReader, byteTee });
+  Object.assign(S, { setUpByteControllerFromSource, acquireBYOBReader });
+  // for the byte tee (streams_tee.js)
+  S.bytes = {
+    __proto__: null, controllerError, controllerEnqueue, controllerClose, respond,
+    respondWithNewView, getBYOBRequest, byobRead, createByteStream, viewOf, cloneBuffer,
+  };
 }
 // Byte streams (WHATWG Streams 4.3-4.12): ReadableByteStreamController, ReadableStreamBYOBReader
 // and ReadableStreamBYOBRequest, the byte tee, and BYOB reads with { min }. Buffers handed to
