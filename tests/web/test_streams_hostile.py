@@ -129,3 +129,27 @@ def test_a_huge_queue_is_bounded_by_the_runs_memory_limit() -> None:
     )
     assert r.status != "success"
     assert r.error is not None and r.error.name in {"RangeError", "InternalError", "MemoryError"}
+
+
+def test_replaced_buffer_methods_do_not_reach_the_byte_streams() -> None:
+    r = quickjail.run_code_sync(
+        """const spy = (name) => function () { throw new Error("hijacked " + name); };
+        const chunk = new Uint8Array([1, 2, 3]);
+        ArrayBuffer.prototype.transfer = spy("transfer");
+        ArrayBuffer.prototype.slice = spy("slice");
+        const TA = Object.getPrototypeOf(Uint8Array).prototype;
+        for (const m of ["set", "slice", "subarray"]) TA[m] = spy(m);
+        Object.defineProperty(TA, "byteLength", { get: spy("byteLength") });
+        Promise.prototype.then = spy("then");
+        Array.prototype[Symbol.iterator] = spy("iterator");
+        const rs = new ReadableStream({ type: "bytes",
+          start(c) { c.enqueue(chunk); c.close(); } });
+        const branches = rs.tee();
+        const byob = branches[0].getReader({ mode: "byob" });
+        const a = await byob.read(new Uint8Array(8));
+        const b = await branches[1].getReader().read();
+        export default JSON.stringify([a.value[0], a.value[2], b.value[1]]);"""
+    )
+    assert r.status == "success", r.error
+    assert r.result == "[1,3,2]"
+    assert r.logs == []
