@@ -109,6 +109,22 @@ WEB_GLOBALS = frozenset(
         "URL",
         "URLSearchParams",
         "structuredClone",
+        # streams (web/streams_*.js)
+        "ReadableStream",
+        "ReadableStreamDefaultReader",
+        "ReadableStreamDefaultController",
+        "ReadableStreamBYOBReader",
+        "ReadableStreamBYOBRequest",
+        "ReadableByteStreamController",
+        "WritableStream",
+        "WritableStreamDefaultWriter",
+        "WritableStreamDefaultController",
+        "TransformStream",
+        "TransformStreamDefaultController",
+        "ByteLengthQueuingStrategy",
+        "CountQueuingStrategy",
+        "TextEncoderStream",
+        "TextDecoderStream",
     }
 )
 LIBC_NAMES = [

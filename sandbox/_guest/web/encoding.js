@@ -18,26 +18,32 @@
   const dvOffset = getter(DataView, "byteOffset");
   const dvLength = getter(DataView, "byteLength");
   const U8 = Uint8Array;
+  // captured, so that TextDecoderStream (streams_text.js) survives a program replacing them
+  const apply = Reflect.apply, uncurry = (f) => (self, ...args) => apply(f, self, args);
+  const includes = uncurry(Array.prototype.includes), set = uncurry(TypedArray.prototype.set);
+  const slice = uncurry(TypedArray.prototype.slice), replace = uncurry(String.prototype.replace);
+  const lower = uncurry(String.prototype.toLowerCase), charCodeAt = uncurry(String.prototype.charCodeAt);
+  const sliceS = uncurry(String.prototype.slice);
   const call = (f, x) => {
     try {
-      return [f.call(x)];
+      return [apply(f, x, [])];
     } catch {
       return null;
     }
   };
   const isBuffer = (x) => call(abLength, x) || (sabLength && call(sabLength, x));
-  const detached = (b) => call(abLength, b) !== null && abDetached.call(b);
+  const detached = (b) => call(abLength, b) !== null && apply(abDetached, b, []);
   // The bytes of an AllowSharedBufferSource, as a Uint8Array over the same memory.
   const bytesOf = (x) => {
     if (x === undefined) return new U8(0);
     if (x !== null && (typeof x === "object" || typeof x === "function")) {
       if (isBuffer(x)) return detached(x) ? new U8(0) : new U8(x);
       const tag = call(taTag, x);
-      const [buf, off, len] = tag && tag[0] ? [taBuffer, taOffset, taLength]
-        : call(dvBuffer, x) ? [dvBuffer, dvOffset, dvLength] : [];
-      if (buf) {
-        const b = buf.call(x);
-        return detached(b) ? new U8(0) : new U8(b, off.call(x), len.call(x));
+      const view = tag && tag[0] ? [taBuffer, taOffset, taLength]
+        : call(dvBuffer, x) ? [dvBuffer, dvOffset, dvLength] : null;
+      if (view) {
+        const b = apply(view[0], x, []);
+        return detached(b) ? new U8(0) : new U8(b, apply(view[1], x, []), apply(view[2], x, []));
       }
     }
     throw new TypeError("The provided value is not an ArrayBuffer, a SharedArrayBuffer or an ArrayBufferView");
@@ -56,9 +62,9 @@
     encodeInto(source, destination) {
       if (call(taTag, destination)?.[0] !== "Uint8Array") throw new TypeError("encodeInto: destination is not a Uint8Array");
       const s = `${source}`;
-      if (detached(taBuffer.call(destination))) return { read: 0, written: 0 };
-      const [read, written] = utf8EncodeInto(s, destination);
-      return { read, written };
+      if (detached(apply(taBuffer, destination, []))) return { read: 0, written: 0 };
+      const done = utf8EncodeInto(s, destination);
+      return { read: done[0], written: done[1] };
     }
   }
 
@@ -69,8 +75,8 @@
     #bomSeen = false;
     #flush = true;
     constructor(label = "utf-8", options = {}) {
-      const name = `${label}`.replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, "").toLowerCase();
-      if (!labels.includes(name)) throw new RangeError(`The encoding label provided ('${label}') is invalid (only UTF-8 is supported).`);
+      const name = lower(replace(`${label}`, /^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, ""));
+      if (!includes(labels, name)) throw new RangeError(`The encoding label provided ('${label}') is invalid (only UTF-8 is supported).`);
       if (options !== undefined && options !== null && typeof options !== "object" && typeof options !== "function") {
         throw new TypeError("TextDecoder: options is not an object");
       }
@@ -96,12 +102,12 @@
       this.#flush = !stream;
       if (this.#pending.length) {
         const joined = new U8(this.#pending.length + bytes.length);
-        joined.set(this.#pending);
-        joined.set(bytes, this.#pending.length);
+        set(joined, this.#pending);
+        set(joined, bytes, this.#pending.length);
         bytes = joined;
       }
-      const [text, used] = utf8Decode(bytes, this.#fatal, stream);
-      this.#pending = used < bytes.length ? bytes.slice(used) : new U8(0);
+      const decoded = utf8Decode(bytes, this.#fatal, stream), text = decoded[0], used = decoded[1];
+      this.#pending = used < bytes.length ? slice(bytes, used) : new U8(0);
       if (text === null) {
         this.#pending = new U8(0);
         this.#flush = true;
@@ -109,7 +115,7 @@
       }
       if (this.#bomSeen || !text.length) return text;
       this.#bomSeen = true;
-      return !this.#ignoreBOM && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+      return !this.#ignoreBOM && charCodeAt(text, 0) === 0xfeff ? sliceS(text, 1) : text;
     }
   }
 
