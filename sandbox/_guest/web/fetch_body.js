@@ -136,7 +136,13 @@
   };
 
   // ---- multipart/form-data (RFC 7578; the names and line breaks as HTML's form encoding)
-  const CRLF = utf8Encode("\r\n"), HEADER_END = utf8Encode("\r\n\r\n");
+  // made on first use: a typed array made at build time costs every sandbox's image far more
+  // than its bytes (web/README.md)
+  let CRLF = null, HEADER_END = null;
+  const needles = () => {
+    CRLF ??= utf8Encode("\r\n");
+    HEADER_END ??= utf8Encode("\r\n\r\n");
+  };
   const escapeName = (s) => apply(strReplace, s, [/[\n\r"]/g, (c) => (c === "\n" ? "%0A" : c === "\r" ? "%0D" : "%22")]);
   const unescapeName = (s) => apply(strReplace, s, [/%0A|%0D|%22/g, (c) => (c === "%0A" ? "\n" : c === "%0D" ? "\r" : '"')]);
   const crlf = (s) => apply(strReplace, s, [/\r\n|\r|\n/g, "\r\n"]);
@@ -149,6 +155,7 @@
   };
   // entries: [[name, string | File]]; gives {bytes, type}
   native.multipartEncode = (entries) => {
+    needles();
     const boundary = newBoundary(), chunks = [];
     for (let i = 0; i < entries.length; i++) {
       const [name, value] = entries[i];
@@ -174,6 +181,7 @@
   // Every search is native.indexOfBytes (linear), every step moves forward: linear in the body.
   const multipartDecode = (bytes, boundary) => {
     if (boundary === undefined || boundary === "" || boundary.length > 200) throw badForm();
+    needles();
     const delim = utf8Encode(`--${boundary}`), next = utf8Encode(`\r\n--${boundary}`);
     let at = find(bytes, delim, 0);
     if (at < 0 || (at > 0 && find(apply(taSub, bytes, [at - 2, at]), CRLF, 0) !== 0)) throw badForm();
