@@ -98,11 +98,14 @@ CASES: list[tuple[str, str, object]] = [
     (
         "request_options_are_checked",
         """const out = [];
-        for (const init of [{ redirect: "x" }, { cache: "x" }, { signal: {} }, 5])
+        for (const init of [{ redirect: "x" }, { cache: "x" }, { signal: {} }, 5,
+          { mode: "navigate" }, { mode: "x" }, { credentials: "x" }, { referrerPolicy: "x" },
+          { window: {} }, { referrer: "http://:bad" },
+          { mode: "cors", credentials: "include", referrerPolicy: "", window: null, referrer: "" }])
           try { new Request("https://a/", init); out.push("no error");
           } catch (e) { out.push(e.name); }
         return out""",
-        ["TypeError"] * 4,
+        ["TypeError"] * 10 + ["no error"],
     ),
     (
         "the_request_signal_follows_the_given_one",

@@ -16,6 +16,10 @@
   const FORBIDDEN = ["CONNECT", "TRACE", "TRACK"];
   const REDIRECTS = ["follow", "error", "manual"];
   const CACHES = ["default", "no-store", "reload", "no-cache", "force-cache", "only-if-cached"];
+  const CREDENTIALS = ["omit", "same-origin", "include"];
+  const MODES = ["navigate", "same-origin", "no-cors", "cors"];
+  const POLICIES = ["", "no-referrer", "no-referrer-when-downgrade", "same-origin", "origin", "strict-origin",
+    "origin-when-cross-origin", "strict-origin-when-cross-origin", "unsafe-url"];
   const includes = (a, v) => {
     for (let i = 0; i < a.length; i++) if (a[i] === v) return true;
     return false;
@@ -68,9 +72,20 @@
           signal: null, integrity: "", keepalive: false, cache: "default" };
       init ??= {};
       // the dictionary members, in the order Web IDL reads them (alphabetical)
-      const initBody = init.body, cache = init.cache, headers = init.headers, integrity = init.integrity;
-      const keepalive = init.keepalive, m = init.method, redirect = init.redirect;
-      const signal = init.signal;
+      const initBody = init.body, cache = init.cache, credentials = init.credentials, headers = init.headers;
+      const integrity = init.integrity, keepalive = init.keepalive, m = init.method, mode = init.mode;
+      const redirect = init.redirect, referrer = init.referrer, referrerPolicy = init.referrerPolicy;
+      const signal = init.signal, window = init.window;
+      // what a Worker has no use for is still checked as the spec says
+      if (credentials !== undefined) enumValue(credentials, CREDENTIALS, "credentials");
+      if (mode !== undefined && enumValue(mode, MODES, "mode") === "navigate") {
+        throw new TE("Request: mode cannot be \"navigate\"");
+      }
+      if (referrer !== undefined && `${referrer}` !== "" && native.parseURL(referrer) === null) {
+        throw new TE("Request: referrer is not a valid URL");
+      }
+      if (referrerPolicy !== undefined) enumValue(referrerPolicy, POLICIES, "referrerPolicy");
+      if (window !== undefined && window !== null) throw new TE("Request: window can only be null");
       if (cache !== undefined) s.cache = enumValue(cache, CACHES, "cache");
       if (integrity !== undefined) s.integrity = `${integrity}`;
       if (keepalive !== undefined) s.keepalive = !!keepalive;
