@@ -63,8 +63,8 @@ CASES: list[tuple[str, str, object]] = [
         """const ct = (b, h) => new Request("https://a/", { method: "POST", body: b, headers: h })
           .headers.get("content-type");
         return [ct("s"), ct(new URLSearchParams("a=1")), ct(new Blob([], { type: "x/y" })),
-          ct(new Blob([])), ct(new Uint8Array(1)), ct(new ArrayBuffer(1)), ct("s",
-          { "Content-Type": "a/b" }),
+          ct(new Blob([])), ct(new Uint8Array(1)), ct(new ArrayBuffer(1)),
+          ct("s", { "Content-Type": "a/b" }), ct("s", { "Content-Type": "" }),
           ct(new FormData()).startsWith("multipart/form-data; boundary=")]""",
         [
             "text/plain;charset=UTF-8",
@@ -74,6 +74,7 @@ CASES: list[tuple[str, str, object]] = [
             None,
             None,
             "a/b",
+            "",
             True,
         ],
     ),

@@ -257,12 +257,14 @@
     if (b.stream === null) {
       const fromBytes = native.streamFromBytes;
       if (typeof fromBytes !== "function") throw noStreams(what);
-      b.stream = fromBytes(b.used ? new U8(0) : b.bytes);
+      // a copy: the stream hands its chunks to the program, and these bytes may be a Blob's
+      b.stream = fromBytes(b.used ? new U8(0) : apply(taSlice, b.bytes, []));
       b.bytes = null;
     }
     return b.stream;
   };
-  // the bytes of a body, for a reader inside the platform (fetchcap): marks it used
+  // the bytes of a body, for a reader inside the platform (fetchcap): marks it used. They may be
+  // a Blob's: the caller must not write them or hand them to the program.
   const consume = (b, what) => {
     if (b === null) return resolve(new U8(0));
     if (disturbed(b) || native.bodyLocked(b)) return reject(new TE(`${what}: the body has already been used`));

@@ -111,7 +111,7 @@
       if (hasInitBody) {
         const { bytes, stream, type } = extractBody(initBody);
         s.body = { bytes, stream, used: false };
-        if (type !== null && !native.headersGet(h, "content-type")) native.headersAppend(h, "content-type", type);
+        if (type !== null && native.headersGet(h, "content-type") === null) native.headersAppend(h, "content-type", type);
       } else if (from && from.body !== null) {
         // the input's body moves to the new request: the input is used from now on
         if (bodyUsed(from.body) || bodyLocked(from.body)) throw new TE("Request: the input's body has already been used");
