@@ -59,6 +59,29 @@ CASES: list[tuple[str, str, object]] = [
         ["a\nb\nc\n", "a\r\nb"],
     ),
     (
+        "arguments_convert_left_to_right_and_options_in_lexicographic_order",
+        """const log = [], acc = [], f = [];
+        try {
+          new Blob([{ toString() { log.push("part"); throw new Error("x"); } }],
+            { get type() { log.push("type"); } });
+        } catch (e) { log.push(e.message); }
+        new Blob([], { get type() { acc.push("type"); }, get endings() { acc.push("endings"); } });
+        new File([{ toString() { f.push("part"); return "a"; } }],
+          { toString() { f.push("name"); return "n"; } },
+          { get type() { f.push("type"); return ""; } });
+        return [log, acc, f, await new Blob(new String("xyz")).text(),
+          await new Blob(new Uint8Array([1, 2, 3])).text(),
+          await new Blob([null, undefined, true, 0, new String("s"), ["x", "y"], {}]).text()]""",
+        [
+            ["part", "x"],
+            ["endings", "type"],
+            ["part", "name", "type"],
+            "xyz",
+            "123",
+            "nullundefinedtrue0sx,y[object Object]",
+        ],
+    ),
+    (
         "file_has_a_name_and_last_modified",
         """const f = new File(["a", "b"], "n.txt", { type: "text/x", lastModified: 5 });
         const now = new File([], "x").lastModified;

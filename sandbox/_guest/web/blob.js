@@ -69,25 +69,31 @@
   let making = null;          // set while this file makes a Blob or File from bytes it owns
   let isBlob, bytesOfBlob, typeOfBlob, isFile, fileOf;
 
-  const partsToBytes = (parts, endings) => {
-    if (parts === undefined) return new U8(0);
+  // Web IDL converts the arguments left to right: the parts (each a Blob's bytes, a copy of a
+  // BufferSource's or a string) before the options whose `endings` applies to the strings
+  const partsOf = (parts) => {
+    if (parts === undefined) return [];
     if (!object(parts)) throw new TE("Blob: blobParts is not a sequence");
     const method = parts[iterSym];
     if (typeof method !== "function") throw new TE("Blob: blobParts is not iterable");
-    const chunks = [];
+    const items = [];
     for (const part of { [iterSym]: () => apply(method, parts, []) }) {
-      if (isBlob(part)) chunks[chunks.length] = bytesOfBlob(part);
+      if (isBlob(part)) items[items.length] = bytesOfBlob(part);
       else {
         const view = viewOf(part);
-        if (view) chunks[chunks.length] = copy(view);
-        else {
-          let s = usv(part);
-          if (endings === "native") s = apply(strReplace, s, [/\r\n|\r/g, "\n"]);
-          chunks[chunks.length] = utf8Encode(s);
-        }
+        items[items.length] = view ? copy(view) : usv(part);
       }
     }
-    return chunks.length === 1 ? chunks[0] : concat(chunks);
+    return items;
+  };
+  const partsToBytes = (items, endings) => {
+    for (let i = 0; i < items.length; i++) {
+      let s = items[i];
+      if (typeof s !== "string") continue;
+      if (endings === "native") s = apply(strReplace, s, [/\r\n|\r/g, "\n"]);
+      items[i] = utf8Encode(s);
+    }
+    return items.length === 0 ? new U8(0) : items.length === 1 ? items[0] : concat(items);
   };
   const bagOf = (options, what) => {
     if (options === undefined || options === null) return { endings: "transparent", type: "" };
@@ -121,8 +127,9 @@
         making = null;
         return;
       }
+      const items = partsOf(blobParts);
       const bag = bagOf(options, "Blob");
-      this.#bytes = partsToBytes(blobParts, bag.endings);
+      this.#bytes = partsToBytes(items, bag.endings);
       this.#type = bag.type;
     }
     get size() {
@@ -174,9 +181,10 @@
       if (arguments.length < 2) {
         throw new TE(`File: 2 arguments required, but only ${arguments.length} present.`);
       }
-      const bag = bagOf(options, "File");
-      const bytes = partsToBytes(fileBits, bag.endings);
+      const items = partsOf(fileBits);
       const name = usv(fileName);
+      const bag = bagOf(options, "File");
+      const bytes = partsToBytes(items, bag.endings);
       let lastModified = bag.options?.lastModified;
       lastModified = lastModified === undefined ? now() : trunc(+lastModified) || 0;
       making = { bytes, type: bag.type };
