@@ -31,6 +31,25 @@ CASES: list[tuple[str, str, object]] = [
         ],
     ),
     (
+        "a_browsers_request_members_have_their_spec_values",
+        """const r = new Request("https://a/");
+        const r2 = new Request("https://a/", { mode: "no-cors", credentials: "omit", referrer: "",
+          referrerPolicy: "origin" });
+        const r3 = new Request(r2, { referrer: "https://b/x" }), r4 = new Request(r2);
+        const out = ["destination", "referrer", "referrerPolicy", "mode", "credentials",
+          "isReloadNavigation", "isHistoryNavigation", "duplex"].map((k) => r[k]);
+        try { r.mode = "navigate"; } catch {}
+        return [out, [r2.mode, r2.credentials, r2.referrer, r2.referrerPolicy],
+          [r3.mode, r3.referrer, r3.referrerPolicy], [r4.referrer, r4.referrerPolicy], r.mode]""",
+        [
+            ["", "about:client", "", "cors", "same-origin", False, False, "half"],
+            ["no-cors", "omit", "", "origin"],
+            ["no-cors", "https://b/x", ""],
+            ["", "origin"],
+            "cors",
+        ],
+    ),
+    (
         "methods_are_normalized_and_forbidden_ones_refused",
         """const m = (x) => { try { return new Request("https://a/", { method: x }).method; }
           catch (e) { return e.name; } };
