@@ -32,6 +32,16 @@ CASES: list[tuple[str, str, object]] = [
         ["de", 0, "", "a/b", "abcdef", 2, "cd"],
     ),
     (
+        # Web IDL [Clamp]: halves round to even (WPT Blob-slice; Node 20 aborts on these)
+        "slice_rounds_fractional_indices_half_to_even",
+        """const b = new Blob(["abcd"]), out = [];
+        for (const [s, e] of [[0.5], [1.5], [2.5], [3.5], [0, 0.5], [0, 1.5], [0, 2.5], [0, 3.5],
+          [1.5, 2.5], [1.5, 3.5], [-Infinity, Infinity], [-1.5], [NaN, "3"]])
+          out.push(await (e === undefined ? b.slice(s) : b.slice(s, e)).text());
+        return out""",
+        ["abcd", "cd", "cd", "", "", "ab", "ab", "abcd", "", "cd", "abcd", "cd", "abc"],
+    ),
+    (
         "reads_copy_out_and_never_share_the_blob_bytes",
         """const b = new Blob(["ab"]);
         const u = await b.bytes(); u[0] = 122;

@@ -16,7 +16,8 @@
   const dvLength = getter(DataView, "byteLength");
   const abLength = getter(AB, "byteLength"), abDetached = getter(AB, "detached");
   const SAB = G.SharedArrayBuffer, sabLength = SAB && getter(SAB, "byteLength");
-  const iterSym = Symbol.iterator, now = Date.now, trunc = Math.trunc, min = Math.min, max = Math.max;
+  const iterSym = Symbol.iterator, now = Date.now, trunc = Math.trunc, floor = Math.floor;
+  const min = Math.min, max = Math.max, isFinite = Number.isFinite;
   const strReplace = String.prototype.replace, strToLower = String.prototype.toLowerCase;
   const strWellFormed = String.prototype.toWellFormed, reTest = RegExp.prototype.test;
   const PromiseC = Promise, resolve = Promise.resolve.bind(Promise);
@@ -106,9 +107,12 @@
     const t = options.type;
     return { endings, type: t === undefined ? "" : normType(t), options };
   };
+  // Web IDL [Clamp] long long: NaN is 0, halves round to even; then relative to the size
   const clampIndex = (v, size) => {
-    let n = trunc(+v);
-    if (n !== n) n = 0;
+    let x = +v;
+    if (x !== x) x = 0;
+    const f = floor(x), d = x - f;
+    const n = d < 0.5 ? f : d > 0.5 ? f + 1 : f % 2 === 0 ? f : f + 1;
     return n < 0 ? max(size + n, 0) : min(n, size);
   };
 
@@ -186,7 +190,7 @@
       const bag = bagOf(options, "File");
       const bytes = partsToBytes(items, bag.endings);
       let lastModified = bag.options?.lastModified;
-      lastModified = lastModified === undefined ? now() : trunc(+lastModified) || 0;
+      lastModified = lastModified === undefined ? now() : isFinite(+lastModified) ? trunc(+lastModified) : 0;
       making = { bytes, type: bag.type };
       super();
       this.#name = name;
