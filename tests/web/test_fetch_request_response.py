@@ -116,6 +116,19 @@ CASES: list[tuple[str, str, object]] = [
         ["https://a/x", "PUT", "manual", "v", True, "zz", True, "TypeError"],
     ),
     (
+        # WPT request-disturbed (Node 20 leaves the input unused when init has a body)
+        "the_input_request_is_used_once_a_request_is_made_from_it_and_not_before",
+        """const a = new Request("https://a/", { method: "POST", body: "x" });
+        const errs = [];
+        for (const init of [{ method: "GET" }, { method: "CONNECT" }])
+          try { new Request(a, init); } catch (e) { errs.push(e.name); }
+        const before = a.bodyUsed, b = new Request(a, { body: "init body" });
+        return [errs, before, a.bodyUsed, await b.text(),
+          (() => { try { new Request(a); return "no error"; } catch (e) { return e.name; } })(),
+          await new Request(a, { body: "again" }).text()]""",
+        [["TypeError", "TypeError"], False, True, "init body", "TypeError", "again"],
+    ),
+    (
         "request_options_are_checked",
         """const out = [];
         for (const init of [{ redirect: "x" }, { cache: "x" }, { signal: {} }, 5,

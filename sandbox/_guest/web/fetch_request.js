@@ -123,11 +123,12 @@
         s.body = { bytes, stream, used: false };
         if (type !== null && native.headersGet(h, "content-type") === null) native.headersAppend(h, "content-type", type);
       } else if (from && from.body !== null) {
-        // the input's body moves to the new request: the input is used from now on
         if (bodyUsed(from.body) || bodyLocked(from.body)) throw new TE("Request: the input's body has already been used");
         s.body = { bytes: from.body.bytes, stream: from.body.stream, used: false };
-        from.body.used = true;
       }
+      // the input's body moves to the new request, or is dropped for init's: either way the input
+      // is used from now on (and only once nothing above has thrown)
+      if (from && from.body !== null) from.body.used = true;
       this.#s = s;
     }
     get method() {
@@ -194,6 +195,7 @@
   });
   native.webIDL(Request, "Request");
 
+  native.Request = Request;
   native.isRequest = isRequest;
   // for fetchcap.js: what a request sends. The body's bytes are read (and the body used)
   // through native.consumeBody(parts.bodyRecord, what) when it is not null.
