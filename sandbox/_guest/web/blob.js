@@ -38,9 +38,11 @@
     if (tryGet(abLength, x)) return apply(abDetached, x, []) ? new U8(0) : new U8(x);
     if (sabLength && tryGet(sabLength, x)) return new U8(x);
     const tag = tryGet(taTag, x);
-    const [buf, off, len] = tag && tag[0] ? [taBuffer, taOffset, taByteLength]
-      : tryGet(dvBuffer, x) ? [dvBuffer, dvOffset, dvLength] : [];
-    if (!buf) return null;
+    // (no array destructuring at run time: a program can replace the array iterator's next)
+    const getters = tag && tag[0] ? [taBuffer, taOffset, taByteLength]
+      : tryGet(dvBuffer, x) ? [dvBuffer, dvOffset, dvLength] : null;
+    if (!getters) return null;
+    const buf = getters[0], off = getters[1], len = getters[2];
     const b = apply(buf, x, []);
     if (tryGet(abLength, b) && apply(abDetached, b, [])) return new U8(0);
     return new U8(b, apply(off, x, []), apply(len, x, []));
@@ -238,8 +240,8 @@
   native.blobClone = (b) => {
     if (!isBlob(b)) return null;
     if (isFile(b)) {
-      const [name, lastModified] = fileOf(b);
-      return makeFile(bytesOfBlob(b), name, typeOfBlob(b), lastModified);
+      const info = fileOf(b);
+      return makeFile(bytesOfBlob(b), info[0], typeOfBlob(b), info[1]);
     }
     return makeBlob(bytesOfBlob(b), typeOfBlob(b));
   };
