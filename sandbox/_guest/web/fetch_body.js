@@ -16,7 +16,7 @@
   const taSlice = TA.prototype.slice, taSub = TA.prototype.subarray, taBuffer = gopd(TA.prototype, "buffer").get;
   const strReplace = String.prototype.replace, strToLower = String.prototype.toLowerCase;
   const strSlice = String.prototype.slice, strIndexOf = String.prototype.indexOf;
-  const strTrim = String.prototype.trim, strCharCodeAt = String.prototype.charCodeAt;
+  const strTrim = String.prototype.trim;
   const strWellFormed = String.prototype.toWellFormed, numToString = Number.prototype.toString;
   const promiseThen = PromiseC.prototype.then, split = String.prototype.split;
   const resolve = (v) => apply(PromiseC.resolve, PromiseC, [v]);
