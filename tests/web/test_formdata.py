@@ -114,6 +114,16 @@ CASES: list[tuple[str, str, object]] = [
         ],
     ),
     (
+        "a_quoted_boundary_may_hold_escapes_and_semicolons",
+        """const b = 'a"b;c';
+        const body = `--${b}\\r\\nContent-Disposition: form-data; name="k"\\r\\n\\r\\n`
+          + `v\\r\\n--${b}--`;
+        const ct = 'multipart/form-data; charset=utf-8; boundary="a\\\\"b;c"; x=1';
+        const f = await new Response(body, { headers: { "content-type": ct } }).formData();
+        return [...f]""",
+        [["k", "v"]],
+    ),
+    (
         "malformed_multipart_is_a_type_error",
         PARTS
         + """return [await mp("garbage"), await mp(`--XX${N}${CD}name="a"${N}${N}no end`),
