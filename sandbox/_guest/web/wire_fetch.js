@@ -1,6 +1,7 @@
-// What the fetch family (fetch_*.js, formdata.js, which run before url.js) needs of URL and
-// URLSearchParams, captured here, right after url.js, so a program replacing the globals or
-// their prototypes' members cannot reach them; those files read these when called.
+// What the fetch family (fetch_*.js, formdata.js) needs from files later in name order: URL and
+// URLSearchParams (url.js) and a ReadableStream's tee (streams_*.js, when they are built in),
+// captured here, after them, so a program replacing the globals or their prototypes' members
+// cannot reach them; the fetch files read these when called.
 (native) => {
   const apply = Reflect.apply, gopd = Object.getOwnPropertyDescriptor;
   const URLC = URL, Params = URLSearchParams;
@@ -23,6 +24,9 @@
     apply(paramsForEach, new Params(`${text}`), [(value, name) => (out[out.length] = [name, value])]);
     return out;
   };
+  // clone() of a body that is a stream: the stream's own tee, unless the streams files give one
+  const RS = globalThis.ReadableStream, tee = RS && RS.prototype.tee;
+  if (typeof tee === "function") native.teeStream ??= (stream) => apply(tee, stream, []);
   // a URLSearchParams' serialization, or null for anything else
   native.searchParamsString = (p) => {
     try {
