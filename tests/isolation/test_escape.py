@@ -125,6 +125,13 @@ WEB_GLOBALS = frozenset(
         "CountQueuingStrategy",
         "TextEncoderStream",
         "TextDecoderStream",
+        # the fetch family (web/blob.js, fetch_*.js, formdata.js)
+        "Blob",
+        "File",
+        "Headers",
+        "Request",
+        "Response",
+        "FormData",
     }
 )
 LIBC_NAMES = [
