@@ -75,26 +75,26 @@
       schedule(target);
     }
     start() { startPort(this); }
+    // messages already posted to either port are still delivered (they are tasks by then)
     close() {
       this.#closed = true;
       const other = this.#other;
       if (other !== null) other.#other = null;
       this.#other = null;
-      this.#head = this.#tail = null;
     }
     static {
       isPort = (v) => object(v) && #closed in v;
       const deliver = (port) => {
         port.#scheduled = false;
         const node = port.#head;
-        if (port.#closed || node === null) return;
+        if (node === null) return;
         port.#head = node.next;
         if (port.#head === null) port.#tail = null;
         schedule(port);
         fire(port, trustedEvent(MessageEvent, "message", { __proto__: null, data: node.data }));
       };
       schedule = (port) => {
-        if (!port.#started || port.#scheduled || port.#closed || port.#head === null) return;
+        if (!port.#started || port.#scheduled || port.#head === null) return;
         port.#scheduled = true;
         setTimer(() => deliver(port), 0);
       };
@@ -120,6 +120,19 @@
       { value: "set onmessage" });
     dp(MessagePort.prototype, "onmessage", d);
   }
+  // so does a "message" listener, as in a Worker and in Node (HTML asks for start() then)
+  const add = EventTarget.prototype.addEventListener;
+  const addEventListener = {
+    addEventListener(type, callback, options = undefined) {
+      if (!isPort(this)) throw new TE("addEventListener: this is not a MessagePort");
+      need(2, arguments.length, "addEventListener");
+      type = S(type);
+      apply(add, this, [type, callback, options]);
+      if (type === "message" && callback != null) startPort(this);
+    },
+  }.addEventListener;
+  dp(MessagePort.prototype, "addEventListener",
+    { value: addEventListener, writable: true, enumerable: true, configurable: true });
 
   class MessageChannel {
     #port1; #port2;
@@ -139,7 +152,7 @@
 // cloned with structuredClone when posted (a second argument is the transfer list, or
 // { transfer }: ArrayBuffers only; a port cannot be transferred, a DataCloneError) and
 // delivered to the entangled port as a task on the run's internal timers, one message per task,
-// in order, once that port is started (start() or setting onmessage; addEventListener alone
-// queues). close() disentangles both ports: later posts are dropped, as are undelivered
-// messages of the closed port. Like any task, pending deliveries end when the run's entry
+// in order, once that port is started (start(), setting onmessage, or, as a Worker and Node
+// do, a "message" listener). close() disentangles both ports: later posts are dropped; what was
+// posted before is delivered. Like any task, pending deliveries end when the run's entry
 // settles.
