@@ -24,8 +24,9 @@ CASES: list[tuple[str, str, object]] = [
         """const d = Object.getOwnPropertyDescriptor(Navigator.prototype, "userAgent");
         return [navigator.userAgent, navigator.hardwareConcurrency, navigator.language,
                 navigator.languages, navigator.languages === navigator.languages,
+                navigator.platform,
                 Object.prototype.toString.call(navigator), typeof d.get, d.enumerable]""",
-        ["quickjail", 1, "en-US", ["en-US"], True, "[object Navigator]", "function", True],
+        ["quickjail", 1, "en-US", ["en-US"], True, "", "[object Navigator]", "function", True],
     ),
     (
         "navigator_getters_check_their_receiver_and_navigator_cannot_be_constructed",

@@ -34,6 +34,7 @@
     get userAgent() { brand(this); return "quickjail"; }
     get hardwareConcurrency() { brand(this); return 1; }
     get language() { brand(this); return "en-US"; }
+    get platform() { brand(this); return ""; }
     get languages() { brand(this); return languages; }
   }
   const navigator = Object.create(Navigator.prototype), languages = freeze(["en-US"]);
@@ -223,7 +224,8 @@
 }
 // The global scope as a Worker has it (HTML 8.1 and 10.2): globalThis is a WorkerGlobalScope,
 // an EventTarget (addEventListener on globalThis, or bare); self; navigator (userAgent
-// "quickjail", hardwareConcurrency 1, language "en-US"); reportError; ErrorEvent,
+// "quickjail", hardwareConcurrency 1, language "en-US", platform "" as in workerd);
+// reportError; ErrorEvent,
 // PromiseRejectionEvent and QuotaExceededError.
 // An exception a callback, a job or a listener threw, and reportError's, is "reported":
 // an "error" ErrorEvent (cancelable, message "Uncaught ...", filename/lineno/colno from the
