@@ -393,7 +393,6 @@ def test_the_sandbox_has_ecmascript_and_nothing_else() -> None:
         "WebAssembly",
         "std",
         "os",
-        "navigator",
         "scriptArgs",
         "print",
         "__loadScript",

@@ -2,7 +2,6 @@
   const entries = Map.prototype.entries, values = Set.prototype.values;
   const getTime = Date.prototype.getTime, from = Array.from, slice = String.prototype.slice;
   const B = BigInt, D = Date, M = Map, S = Set, dp = Object.defineProperty, gp = Object.getPrototypeOf;
-  const rej = new Map();
   const G = globalThis, F = Function, E = G.eval;
   const protos = [gp(function(){}), gp(async function(){}), gp(function*(){}),
                   gp(async function*(){})];
@@ -31,9 +30,6 @@
     newDataView: (b) => new DV(b),
     bigHex: (b) => b < 0n ? '-' + (-b).toString(16) : b.toString(16),
     fromHex: (s) => { s = String(s); return s[0] === '-' ? -B('0x' + s.slice(1)) : B('0x' + s); },
-    rejAdd: (p, r) => { if (rej.size < 10000) rej.set(p, r); },
-    rejDel: (p) => { rej.delete(p); },
-    rejTake: (has, e) => { const out = []; for (const r of rej.values()) if (!has || r !== e) out.push(r); rej.clear(); return out; },
     disableDynamic: (t, e) => {
       dp(t, 'prototype', { value: F.prototype });
       protos.forEach((p, i) => dp(p, 'constructor', with_(ctorAttrs[i], t)));
@@ -62,7 +58,7 @@
 //   cut                                         encode.c (the start of a long string in logs)
 //   taView dvView                               encode.c (a typed array's or DataView's bytes)
 //   newMap newSet fromHex newDataView           decode.c (message -> Map, Set, BigInt, DataView)
-//   rejAdd rejDel rejTake                       rejections.c (unhandled rejections)
+//   (rejections.c's rejAdd rejDel rejNotify rejTake reportException come from web/global.js)
 //   disableDynamic enableDynamic                builtins.c (eval and Function off / on)
 //   namespace                                   builtins.c (a global namespace's fallback)
 // sandbox/_build.py embeds the file byte for byte as a C string literal. Notes go here, below

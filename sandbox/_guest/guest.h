@@ -17,7 +17,7 @@
  *   web_clone.c   the class of an object, for structuredClone (web/clone.js)
  *   hostfn.c      host functions: closures that call the host, sync or async
  *   modules.c     module names and the loader: source, bytecode and host modules
- *   rejections.c  unhandled promise rejections, told to the host at the end of a run
+ *   rejections.c  unhandled rejections (events, then told to the host), reported exceptions
  *   init.c        qj_init: the runtime, the context and the bootstrap (bootstrap.js)
  *   run.c         qj_run and qj_resume: the run record, the entry call, the outcome
  *   compile.c     compile batches: modules to bytecode, nothing runs
@@ -204,6 +204,16 @@ JSModuleDef *module_from_bytecode(JSContext *ctx, const uint8_t *p, size_t n);
 void rejection_tracker(JSContext *ctx, JSValueConst promise, JSValueConst reason,
                        bool is_handled, void *opaque);
 void report_rejections(int has_error, JSValueConst error);
+/* After a microtask checkpoint: fire "unhandledrejection" for the rejections still unhandled
+ * since the last one. 1 events fired (their listeners may have queued jobs), 0 none, -1 an
+ * exception that ends the run is pending. */
+int rejections_notify(void);
+/* "Report the exception" a callback threw: an "error" event at the global, then an error log
+ * unless cancelled. 0 done, 1 the helper failed (log it another way), -1 an exception that
+ * ends the run is pending. */
+int report_exception(JSValueConst ex);
+/* native.helpers, for web/global.js */
+int web_global_natives(JSContext *ctx, JSValueConst native);
 
 /* ---- entry.c */
 

@@ -96,7 +96,8 @@ static int32_t finish_with_value(JSValueConst v)
 }
 
 /* An exception a job or a timer threw (a FinalizationRegistry, queueMicrotask or setTimeout
- * callback): as browsers do, it is reported, here as an error log, and the run carries on. */
+ * callback): as browsers do, it is reported (report_exception: an "error" event, then an error
+ * log), and the run carries on. This is the log when the event could not be made. */
 static void log_uncaught(JSValueConst ex)
 {
     JSContext *ctx = g.ctx;
@@ -126,9 +127,11 @@ static int callback_threw(void)
         JS_Throw(g.ctx, ex);
         return -1;
     }
-    log_uncaught(ex);
+    int r = report_exception(ex);
+    if (r > 0)
+        log_uncaught(ex);
     JS_FreeValue(g.ctx, ex);
-    return 0;
+    return r < 0 ? -1 : 0;
 }
 
 /* Run jobs until none is left, even once the awaited promise settled: work the program queued
@@ -140,8 +143,12 @@ static int drain_jobs(void)
         int r = JS_ExecutePendingJob(g.rt, &pctx);
         if (r < 0 && callback_threw() < 0)
             return -1;
-        if (r == 0)
-            return 0;
+        if (r == 0) {
+            /* a microtask checkpoint: "unhandledrejection" listeners may queue more jobs */
+            int n = rejections_notify();
+            if (n <= 0)
+                return n;
+        }
     }
 }
 

@@ -199,3 +199,52 @@ def test_the_cli_prints_formatted_and_grouped_lines() -> None:
         'user {"id": 1}',
         "0",
     ]
+
+
+def test_console_is_a_web_idl_namespace_with_the_whole_method_set() -> None:
+    r = quickjail.run_code_sync(
+        """const proto = Object.getPrototypeOf(console);
+        const tag = Object.getOwnPropertyDescriptor(console, Symbol.toStringTag);
+        const g = Object.getOwnPropertyDescriptor(globalThis, "console");
+        const methods = {};
+        for (const k of Object.keys(console)) {
+          const d = Object.getOwnPropertyDescriptor(console, k);
+          methods[k] = [typeof d.value, d.value.name, d.value.length, d.writable, d.configurable];
+        }
+        export default [Object.getOwnPropertyNames(proto).length,
+          Object.getPrototypeOf(proto) === Object.prototype, proto !== Object.prototype,
+          tag.value, tag.writable, tag.enumerable, tag.configurable,
+          Object.prototype.toString.call(console), String(console),
+          g.writable, g.enumerable, g.configurable, "Console" in globalThis, methods]"""
+    )
+    assert r.status == "success", r.error
+    *shape, methods = r.result
+    assert shape == [0, True, True, "console", False, False, True, "[object console]",
+                     "[object console]", True, False, True, False]  # fmt: skip
+    names = """log info warn error debug trace dir dirxml table assert count countReset group
+    groupCollapsed groupEnd time timeLog timeEnd clear""".split()
+    assert sorted(methods) == sorted(names)
+    assert all(methods[n] == ["function", n, 0, True, True] for n in names), methods
+
+
+def test_clear_ends_every_group() -> None:
+    r = quickjail.run_code_sync(
+        """console.group("a"); console.group("b"); console.log("in");
+        console.clear(); console.log("out"); export default 0"""
+    )
+    assert [e.args for e in r.logs] == [["a"], ["  b"], ["    in"], ["out"]]
+
+
+def test_labels_are_converted_with_their_to_string_and_its_errors_propagate() -> None:
+    r = quickjail.run_code_sync(
+        """const out = [];
+        for (const m of ["count", "countReset", "time", "timeLog", "timeEnd"]) {
+          let called = false;
+          console[m]({ toString() { called = true; return "l"; } });
+          try { console[m]({ toString() { throw new Error("conversion"); } }); out.push("none"); }
+          catch (e) { out.push(called && e.message); }
+        }
+        export default out"""
+    )
+    assert r.status == "success", r.error
+    assert r.result == ["conversion"] * 5

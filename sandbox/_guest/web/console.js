@@ -210,6 +210,14 @@
   });
   method("dir", function (item = undefined, options = undefined) { emit("log", [item]); });
   method("dirxml", function (...data) { log("log", data); });
+  // nothing to clear in a log that only grows: clear empties the group stack (Console 1.1.4)
+  method("clear", function () { depth = 0; });
+
+  // Web IDL namespace: [[Prototype]] an empty object, @@toStringTag "console", the global
+  // property not enumerable
+  Object.setPrototypeOf(console, {});
+  dp(console, Symbol.toStringTag, { value: "console", configurable: true });
+  dp(G, "console", { value: console, writable: true, enumerable: false, configurable: true });
 }
 // The rest of console (WHATWG Console), on top of builtins.c's five levels (captured here, and
 // shared with later files as native.console): a first string argument is formatted (%s %d %i
@@ -217,5 +225,6 @@
 // later lines by two spaces a level (groupEnd undoes one), count/countReset, time/timeLog/
 // timeEnd ("label: 1.234ms", on the run's monotonic clock), assert (level error), table (a
 // text table, one string), trace (level debug: "Trace: ..." and the program's frames), dir and
-// dirxml (level log). Counters, timers and the group depth are per run (the snapshot's are
-// empty).
+// dirxml (level log), clear (ends every group). console has the Web IDL namespace shape: its
+// [[Prototype]] an empty object, @@toStringTag "console", every method an own enumerable
+// property. Counters, timers and the group depth are per run (the snapshot's are empty).

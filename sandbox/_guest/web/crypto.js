@@ -99,7 +99,7 @@
         throw new DOMException(`getRandomValues: ${t} is not an integer array`, "TypeMismatchError");
       const n = apply(taLength, array, []);
       if (n > MAX_RANDOM_BYTES)
-        throw new DOMException(`getRandomValues: ${n} bytes asked, at most ${MAX_RANDOM_BYTES} allowed`, "QuotaExceededError");
+        throw new native.QuotaExceededError(`getRandomValues: ${n} bytes asked, at most ${MAX_RANDOM_BYTES} allowed`);
       randomFill(new U8(apply(taBuffer, array, []), apply(taOffset, array, []), n));
       return array;
     }

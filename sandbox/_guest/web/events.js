@@ -21,8 +21,11 @@
     if (got < n) throw new TE(`${what}: ${n} argument${n > 1 ? "s" : ""} required, but only ${got} present`);
   }
   // an exception thrown by a listener is reported and the dispatch carries on (DOM "report
-  // the exception"): here, an error log, as for queueMicrotask callbacks
+  // the exception"): an "error" event at the global scope (global.js, read at call time),
+  // then, unless a listener cancelled it, an error log, as for queueMicrotask callbacks
   function report(e) {
+    const r = native.reportException;
+    if (r) return r(e, "Uncaught exception in an event listener:");
     try { logError("Uncaught exception in an event listener:", e); } catch {}
   }
   native.reportError = report;
@@ -160,10 +163,13 @@
     return typeof options === "boolean" ? options : object(options) ? B(options.capture) : B(options);
   }
 
+  // the global object is an EventTarget too (global.js puts EventTarget.prototype on its
+  // chain), but no constructor ran on it: its listeners live here
+  const globalListeners = [];
   class EventTarget {
     #listeners = [];
     addEventListener(type, callback, options = undefined) {
-      const list = this.#listeners;
+      const list = listenersOf(this);
       need(2, arguments.length, "addEventListener");
       type = S(type);
       if (callback != null && !object(callback))
@@ -188,7 +194,7 @@
       if (signal !== null) native.onAbort(signal, () => remove(list, l));
     }
     removeEventListener(type, callback, options = undefined) {
-      const list = this.#listeners;
+      const list = listenersOf(this);
       need(2, arguments.length, "removeEventListener");
       type = S(type);
       if (callback != null && !object(callback))
@@ -198,13 +204,15 @@
       if (l) remove(list, l);
     }
     dispatchEvent(event) {
-      this.#listeners;
+      listenersOf(this);
       need(1, arguments.length, "dispatchEvent");
       if (!isEvent(event))
         throw new TE("dispatchEvent: the argument is not an Event");
-      return fire(this, event);
+      return fire(this == null ? G : this, event);
     }
-    static { listenersOf = (t) => t.#listeners; }
+    // Web IDL: an operation called with this undefined or null acts on the global object
+    // (so a bare addEventListener(...) works)
+    static { listenersOf = (t) => (t === G || t == null ? globalListeners : t.#listeners); }
   }
   function fire(target, event) {
     return dispatch(event, target, listenersOf(target));
@@ -215,6 +223,12 @@
   native.event = (type) => {
     trusted = true;
     try { return new Event(type); } finally { trusted = false; }
+  };
+  // the same for an Event subclass (ErrorEvent, PromiseRejectionEvent): `init` is the
+  // caller's own dictionary, so no program code runs while `trusted` is set
+  native.trustedEvent = (cls, type, init) => {
+    trusted = true;
+    try { return new cls(type, init); } finally { trusted = false; }
   };
   native.fire = fire;
   // an event handler IDL attribute (onabort): one listener, added at the first non-null value
@@ -246,6 +260,7 @@
     });
   };
   native.EventTarget = EventTarget;
+  native.idl = idl;
 
   idl(Event, "Event");
   idl(CustomEvent, "CustomEvent");
@@ -254,7 +269,10 @@
 // Event, CustomEvent and EventTarget (WHATWG DOM sections 2.2-2.9) for targets with no tree:
 // a dispatch runs the target's capture listeners, then its others (eventPhase AT_TARGET), and
 // bubbles/composed are only flags. A listener that throws is reported as an error log
-// ("Uncaught exception in an event listener:") and the other listeners still run.
-// Shares with later files: native.event(type) (a trusted Event), native.fire(target, event),
-// native.handlerAttribute(class, type), native.EventTarget, native.reportError; uses at call
+// ("Uncaught exception in an event listener:", through native.reportException when global.js
+// set it) and the other listeners still run. The global object's listeners are kept here.
+// Shares with later files: native.event(type) (a trusted Event), native.trustedEvent(class,
+// type, init), native.fire(target, event),
+// native.handlerAttribute(class, type), native.EventTarget, native.idl(class, name) (the Web IDL
+// shape and the global), native.reportError; uses at call
 // time native.isAbortSignal, native.signalAborted and native.onAbort (events_abort.js).
