@@ -1,0 +1,131 @@
+"""Test support for ``bridge.Fetch``: a real HTTP server on 127.0.0.1 in a thread.
+
+Its routes: ``/echo`` answers with what it received (method, path, headers, body) as JSON;
+``/redirect?to=URL&status=N`` redirects; ``/gzip`` is a gzip body; ``/bomb`` is a small gzip
+body that inflates to 64 MiB; ``/slow`` answers after ``SLOW_SECONDS`` (the server's stop
+cuts it short); ``/hold`` waits until the client goes away and records that it did. Every request is
+recorded with its headers.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import select
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+SLOW_SECONDS = 30.0
+BOMB_BYTES = 64 * 2**20
+_BOMB = gzip.compress(b"\0" * BOMB_BYTES, compresslevel=9)
+
+
+class FetchServer(ThreadingHTTPServer):
+    """A loopback HTTP server that records its requests."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.held = threading.Event()  # a /hold request arrived
+        self.let_go = threading.Event()  # the /hold request's client went away
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"http://{host}:{self.port}{path}"
+
+    def seen(self, path: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return [r for r in self.requests if r["path"].split("?", 1)[0] == path]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: FetchServer
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _answer(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        try:
+            self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:
+            pass
+
+    def _handle(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        record = {
+            "method": self.command,
+            "path": self.path,
+            "headers": {k.lower(): v for k, v in self.headers.items()},
+            "body": body.decode("latin-1"),
+        }
+        with self.server.lock:
+            self.server.requests.append(record)
+        parts = urlsplit(self.path)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        if parts.path == "/echo":
+            self._answer(
+                200,
+                json.dumps(record).encode(),
+                {
+                    "Content-Type": "application/json",
+                    "X-Echo-Authorization": self.headers.get("Authorization", ""),
+                    "Set-Cookie": "a=1",
+                },
+            )
+        elif parts.path == "/redirect":
+            status = int(query.get("status", "302"))
+            self._answer(status, b"", {"Location": query["to"]})
+        elif parts.path == "/gzip":
+            self._answer(200, gzip.compress(b"hello gzip"), {"Content-Encoding": "gzip"})
+        elif parts.path == "/bomb":
+            self._answer(200, _BOMB, {"Content-Encoding": "gzip"})
+        elif parts.path == "/slow":
+            self.server.stopping.wait(SLOW_SECONDS)
+            self._answer(200, b"late")
+        elif parts.path == "/hold":
+            self.server.held.set()
+            # readable with no data once the client closes the connection
+            for _ in range(int(SLOW_SECONDS * 10)):
+                if self.server.stopping.is_set():
+                    return
+                ready, _, _ = select.select([self.connection], [], [], 0.1)
+                if ready and not self.connection.recv(1, 0x2):  # MSG_PEEK: EOF
+                    self.server.let_go.set()
+                    return
+        else:
+            self._answer(404, b"not found")
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _handle
+
+
+@contextmanager
+def serving() -> Iterator[FetchServer]:
+    server = FetchServer()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.stopping.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
