@@ -30,7 +30,7 @@ from quickjail.bridge._fetch_policy import (
 )
 from quickjail.bridge.http_body import ACCEPT_ENCODING, read_capped
 
-__all__ = ["HostHeaders", "Policy", "resolve", "transfer"]
+__all__ = ["HostHeaders", "Policy", "client_for", "resolve", "transfer"]
 
 MAX_HEADERS: Final = 256
 MAX_HEADER_BYTES: Final = 64 * 1024
@@ -81,6 +81,14 @@ async def resolve(host: str, port: int) -> list[str]:
     """The addresses ``host`` resolves to, in the resolver's order (tests replace this)."""
     infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def client_for(timeout: float) -> httpx.AsyncClient:
+    """The client of one request: no redirects, no proxy or ``.netrc`` from the environment,
+    certificates checked against httpx's CA bundle, certifi's (tests replace this)."""
+    return httpx.AsyncClient(
+        trust_env=False, follow_redirects=False, timeout=httpx.Timeout(timeout)
+    )
 
 
 def _target(url: httpx.URL) -> Target:
@@ -190,11 +198,7 @@ async def transfer(
     current = _parse_url(url)
     try:
         with anyio.fail_after(policy.timeout):
-            async with httpx.AsyncClient(
-                trust_env=False,  # no proxy, no .netrc credentials from the environment
-                follow_redirects=False,
-                timeout=httpx.Timeout(policy.timeout),
-            ) as client:
+            async with client_for(policy.timeout) as client:
                 return await _hops(client, policy, method, current, sent, body, redirect)
     except TimeoutError:
         raise FetchError(f"fetch: no complete response within {policy.timeout:g} s") from None

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
-from fetch_support import FetchServer, serving
+from fetch_support import FetchServer, serving, tls_certificate
 
 from quickjail.bridge import Fetch, _fetch_transfer
 from quickjail.bridge._errors import FetchError
@@ -129,6 +131,36 @@ async def test_the_connection_goes_to_the_checked_address_with_the_names_host_he
     r = await fetch(cap, f"http://api.test:{server.port}/echo")
     assert json.loads(r["body"])["headers"]["host"] == f"api.test:{server.port}"
     assert dns["calls"] == ["api.test"]  # type: ignore[comparison-overlap]
+
+
+@pytest.mark.parametrize(("certified", "ok"), [("api.test", True), ("other.test", False)])
+async def test_https_to_the_checked_address_verifies_the_certificate_for_the_name(
+    tmp_path: Path,
+    dns: dict[str, list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    certified: str,
+    ok: bool,
+) -> None:
+    # the connection goes to 127.0.0.1, but TLS sends the name (SNI) and checks the
+    # certificate against it: a certificate for another name fails the request
+    cert, key, client = tls_certificate(tmp_path, certified)
+    monkeypatch.setattr(
+        _fetch_transfer,
+        "client_for",
+        lambda timeout: httpx.AsyncClient(trust_env=False, verify=client, timeout=timeout),
+    )
+    dns["api.test"] = ["127.0.0.1"]
+    with serving(tls=(cert, key)) as server:
+        cap = Fetch(allow=[f"api.test:{server.port}"], allow_private=True)
+        url = f"https://api.test:{server.port}/echo"
+        if ok:
+            r = await fetch(cap, url)
+            assert json.loads(r["body"])["headers"]["host"] == f"api.test:{server.port}"
+            assert r["url"] == url
+        else:
+            with pytest.raises(FetchError, match=r"could not connect to api\.test"):
+                await fetch(cap, url)
+            assert server.requests == []
 
 
 @pytest.mark.parametrize(
