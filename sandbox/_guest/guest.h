@@ -183,6 +183,10 @@ int web_clone_natives(JSContext *ctx, JSValueConst native);
 
 int web_idna_natives(JSContext *ctx, JSValueConst native);
 
+/* ---- web_fetch.c */
+
+int web_fetch_natives(JSContext *ctx, JSValueConst native);
+
 /* ---- hostfn.c */
 
 JSValue bind_host_values(JSContext *ctx, JSValue v, int depth);

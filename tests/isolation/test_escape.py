@@ -109,6 +109,12 @@ WEB_GLOBALS = frozenset(
         "URL",
         "URLSearchParams",
         "structuredClone",
+        "Blob",
+        "File",
+        "Headers",
+        "Request",
+        "Response",
+        "FormData",
     }
 )
 LIBC_NAMES = [

@@ -1,8 +1,9 @@
 // structuredClone (HTML structured serialize + deserialize in one realm, in one pass): a
 // work stack instead of recursion, so any depth clones within the memory limit; the memory
-// map keeps cycles and shared references; DataCloneError for what cannot be cloned.
+// map keeps cycles and shared references; DataCloneError for what cannot be cloned. Blob and
+// File (blob.js) clone to copies sharing their immutable bytes.
 (native) => {
-  const { classOf } = native;
+  const { classOf, isBlob, blobClone } = native;   // blob.js runs before this file
   const uncurry = Function.prototype.bind.bind(Function.prototype.call);
   const getter = (C, name) => uncurry(Object.getOwnPropertyDescriptor(C.prototype, name).get);
   const { defineProperty, keys: ownKeys, hasOwn, getOwnPropertyDescriptor: gopd } = Object;
@@ -71,7 +72,8 @@
       if (t === "function") throw dce("A function");
       const c = classOf(v);
       let d, frame = null;
-      if (c === id.object || (c === id.proxy && isArray(v))) {
+      if (c === id.object && isBlob(v)) d = blobClone(v);
+      else if (c === id.object || (c === id.proxy && isArray(v))) {
         d = c === id.object ? {} : new ArrayC(v.length);
         frame = [PROPS, v, d, ownKeys(v)];
       } else if (c === id.array) {
