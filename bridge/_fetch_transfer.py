@@ -167,6 +167,15 @@ def _method(method: str, policy: Policy) -> str:
     return method
 
 
+def _reason(phrase: str) -> str:
+    """The server's reason phrase if a ``Response``'s ``statusText`` may hold it (HTTP's
+    reason-phrase: tab, space, visible ASCII and obs-text), else none."""
+    ok = len(phrase) <= 1024 and all(
+        c == "\t" or " " <= c <= "~" or "\x80" <= c <= "\xff" for c in phrase
+    )
+    return phrase if ok else ""
+
+
 def _scrubbed(value: str, secrets: list[str]) -> str:
     for secret in secrets:
         value = value.replace(secret, _REDACTED)
@@ -258,9 +267,11 @@ async def _hops(
             )
         finally:
             await response.aclose()
+        if not 200 <= response.status_code <= 599:  # what a Response can hold
+            raise FetchError(f"fetch: the server answered with status {response.status_code}")
         return {
             "status": response.status_code,
-            "statusText": response.reason_phrase,
+            "statusText": _reason(response.reason_phrase),
             "headers": [
                 [n.lower(), _scrubbed(v, secrets)] for n, v in response.headers.multi_items()
             ],

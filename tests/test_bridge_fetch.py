@@ -103,6 +103,25 @@ def test_a_bridged_fetch_gives_the_program_a_real_response(server: FetchServer) 
     ]  # fmt: skip
 
 
+def test_null_body_statuses_head_and_errors_are_responses_as_in_a_worker(
+    server: FetchServer,
+) -> None:
+    r = bridge.run_code_sync(
+        """
+        const out = [];
+        for (const [path, method] of [["/status?code=204", "GET"], ["/status?code=205", "GET"],
+                                      ["/status?code=404", "GET"], ["/echo", "HEAD"]]) {
+          const res = await fetch(URL_ + path, { method });
+          out.push([res.status, res.ok, await res.text()]);
+        }
+        export default out
+        """,
+        globals={"fetch": loopback(server), "URL_": server.url("")},
+    )
+    assert r.status == "success", r.error
+    assert r.result == [[204, True, ""], [205, True, ""], [404, False, "body"], [200, True, ""]]
+
+
 def test_a_program_sees_redirects_and_manual_mode_as_a_worker_does(server: FetchServer) -> None:
     r = bridge.run_code_sync(
         """

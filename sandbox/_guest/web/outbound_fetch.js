@@ -36,7 +36,12 @@
     } else {
       r = await call;
     }
-    return makeResponse(r.body, { status: r.status, statusText: r.statusText, headers: r.headers },
+    const status = r.status;
+    // a null body status (Fetch) has no body: the Response constructor refuses one
+    const nullBody = status === 101 || status === 103 || status === 204 || status === 205 ||
+                     status === 304;
+    return makeResponse(nullBody ? null : r.body,
+                        { status, statusText: r.statusText, headers: r.headers },
                         r.url, r.redirected);
   }
 
