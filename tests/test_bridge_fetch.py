@@ -239,3 +239,16 @@ async def test_terminating_a_run_ends_its_request_on_the_host(server: FetchServe
         r = await execution
     assert r.status == "terminated"
     assert await anyio.to_thread.run_sync(server.let_go.wait, 20)
+
+
+def test_a_run_in_a_process_pool_fetches_through_the_callers_host(server: FetchServer) -> None:
+    from quickjail.executors import ProcessPool
+
+    with ProcessPool(workers=1) as pool:
+        r = bridge.run_code_sync(
+            'const r = await fetch(URL_ + "/gzip"); export default await r.text()',
+            globals={"fetch": loopback(server), "URL_": server.url("")},
+            executor=pool,
+        )
+    assert r.status == "success", r.error
+    assert r.result == "hello gzip"
