@@ -205,12 +205,22 @@ async def transfer(
         raise FetchError(f"fetch: a {method} request cannot have a body")
     sent = _program_headers(headers)
     current = _parse_url(url)
+    secrets = policy.headers.secrets()
     try:
         with anyio.fail_after(policy.timeout):
             async with client_for(policy.timeout) as client:
-                return await _hops(client, policy, method, current, sent, body, redirect)
-    except TimeoutError:
+                result = await _hops(client, policy, method, current, sent, body, redirect)
+    except (TimeoutError, httpx.TimeoutException):
         raise FetchError(f"fetch: no complete response within {policy.timeout:g} s") from None
+    except httpx.HTTPError as exc:  # a broken connection or response, while reading the body
+        raise FetchError(f"fetch: the request failed ({type(exc).__name__})") from None
+    except FetchError as exc:  # a URL in the message may be one a server made with a secret
+        scrubbed = _scrubbed(str(exc), secrets)
+        if scrubbed != str(exc):
+            raise FetchError(scrubbed) from None
+        raise
+    result["url"] = _scrubbed(result["url"], secrets)
+    return result
 
 
 async def _hops(

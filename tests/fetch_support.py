@@ -1,10 +1,10 @@
 """Test support for ``bridge.Fetch``: a real HTTP server on 127.0.0.1 in a thread.
 
 Its routes: ``/echo`` answers with what it received (method, path, headers, body) as JSON;
-``/redirect?to=URL&status=N`` redirects; ``/status?code=N`` answers N; ``/gzip`` is a gzip
-body; ``/bomb`` is a small gzip body that inflates to 64 MiB; ``/slow`` answers after
-``SLOW_SECONDS`` (the server's stop cuts it short); ``/hold`` waits until the client goes
-away and records that it did. Every request is recorded with its headers.
+``/redirect?to=URL&status=N`` redirects; ``/status?code=N`` answers N; ``/truncated`` hangs
+up mid-body; ``/gzip`` is a gzip body; ``/bomb`` is a small gzip body that inflates to
+64 MiB; ``/slow`` answers after ``SLOW_SECONDS`` (the server's stop cuts it short); ``/hold``
+waits until the client goes away and records that it did. Every request is recorded.
 """
 
 from __future__ import annotations
@@ -105,6 +105,13 @@ class _Handler(BaseHTTPRequestHandler):
         elif parts.path == "/status":
             code = int(query["code"])
             self._answer(code, b"" if code in (204, 304) else b"body", {"X-Reason": "given"})
+        elif parts.path == "/truncated":  # promises 1,000 bytes, sends 10 and hangs up
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b"0123456789")
+            self.wfile.flush()
+            self.close_connection = True
         elif parts.path == "/gzip":
             self._answer(200, gzip.compress(b"hello gzip"), {"Content-Encoding": "gzip"})
         elif parts.path == "/bomb":

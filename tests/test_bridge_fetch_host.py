@@ -328,6 +328,23 @@ async def test_a_gzip_body_within_the_cap_arrives_inflated(server: FetchServer) 
     assert server.seen("/gzip")[0]["headers"]["accept-encoding"] == "gzip, deflate"
 
 
+async def test_a_connection_lost_mid_body_is_a_fetch_error(server: FetchServer) -> None:
+    cap = Fetch(allow=[f"127.0.0.1:{server.port}"], allow_private=True)
+    with pytest.raises(FetchError, match=r"the request failed \(RemoteProtocolError\)"):
+        await fetch(cap, server.url("/truncated"))
+
+
+async def test_a_secret_in_a_redirect_url_is_scrubbed_from_errors(server: FetchServer) -> None:
+    cap = Fetch(
+        allow=[f"127.0.0.1:{server.port}"],
+        allow_private=True,
+        headers={"X-Key": SECRET},
+    )
+    with pytest.raises(FetchError) as caught:
+        await fetch(cap, server.url(f"/redirect?to=http://elsewhere.example/{SECRET}"))
+    assert SECRET not in str(caught.value) and "[REDACTED]" in str(caught.value)
+
+
 async def test_a_slow_server_hits_the_timeout(server: FetchServer) -> None:
     cap = Fetch(allow=[f"127.0.0.1:{server.port}"], allow_private=True, timeout=0.5)
     with pytest.raises(FetchError, match=r"no complete response within 0\.5 s"):
