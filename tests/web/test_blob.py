@@ -32,6 +32,16 @@ CASES: list[tuple[str, str, object]] = [
         ["de", 0, "", "a/b", "abcdef", 2, "cd"],
     ),
     (
+        # Web IDL [Clamp]: halves round to even (WPT Blob-slice; Node 20 aborts on these)
+        "slice_rounds_fractional_indices_half_to_even",
+        """const b = new Blob(["abcd"]), out = [];
+        for (const [s, e] of [[0.5], [1.5], [2.5], [3.5], [0, 0.5], [0, 1.5], [0, 2.5], [0, 3.5],
+          [1.5, 2.5], [1.5, 3.5], [-Infinity, Infinity], [-1.5], [NaN, "3"]])
+          out.push(await (e === undefined ? b.slice(s) : b.slice(s, e)).text());
+        return out""",
+        ["abcd", "cd", "cd", "", "", "ab", "ab", "abcd", "", "cd", "abcd", "cd", "abc"],
+    ),
+    (
         "reads_copy_out_and_never_share_the_blob_bytes",
         """const b = new Blob(["ab"]);
         const u = await b.bytes(); u[0] = 122;
@@ -57,6 +67,29 @@ CASES: list[tuple[str, str, object]] = [
         """return [await new Blob(["a\\r\\nb\\rc\\n"], { endings: "native" }).text(),
           await new Blob(["a\\r\\nb"], { endings: "transparent" }).text()]""",
         ["a\nb\nc\n", "a\r\nb"],
+    ),
+    (
+        "arguments_convert_left_to_right_and_options_in_lexicographic_order",
+        """const log = [], acc = [], f = [];
+        try {
+          new Blob([{ toString() { log.push("part"); throw new Error("x"); } }],
+            { get type() { log.push("type"); } });
+        } catch (e) { log.push(e.message); }
+        new Blob([], { get type() { acc.push("type"); }, get endings() { acc.push("endings"); } });
+        new File([{ toString() { f.push("part"); return "a"; } }],
+          { toString() { f.push("name"); return "n"; } },
+          { get type() { f.push("type"); return ""; } });
+        return [log, acc, f, await new Blob(new String("xyz")).text(),
+          await new Blob(new Uint8Array([1, 2, 3])).text(),
+          await new Blob([null, undefined, true, 0, new String("s"), ["x", "y"], {}]).text()]""",
+        [
+            ["part", "x"],
+            ["endings", "type"],
+            ["part", "name", "type"],
+            "xyz",
+            "123",
+            "nullundefinedtrue0sx,y[object Object]",
+        ],
     ),
     (
         "file_has_a_name_and_last_modified",

@@ -99,9 +99,12 @@ CASES: list[tuple[str, str, object]] = [
         Array.prototype.push = () => { throw new Error("hijacked"); };
         String.prototype.toLowerCase = () => "hijacked";
         RegExp.prototype.test = () => false;
-        const h = new Headers({ B: "2" }); h.append("a", "1");
-        return [...h]""",
-        [["a", "1"], ["b", "2"]],
+        const h = new Headers({ B: "2" }); h.append("a", "1"); h.append("b", "3");
+        Object.getPrototypeOf([][Symbol.iterator]()).next = () => { throw new Error("hijacked"); };
+        const out = [];
+        for (const pair of h) out[out.length] = pair;
+        return out""",
+        [["a", "1"], ["b", "2, 3"]],
     ),
 ]
 

@@ -31,6 +31,25 @@ CASES: list[tuple[str, str, object]] = [
         ],
     ),
     (
+        "a_browsers_request_members_have_their_spec_values",
+        """const r = new Request("https://a/");
+        const r2 = new Request("https://a/", { mode: "no-cors", credentials: "omit", referrer: "",
+          referrerPolicy: "origin" });
+        const r3 = new Request(r2, { referrer: "https://b/x" }), r4 = new Request(r2);
+        const out = ["destination", "referrer", "referrerPolicy", "mode", "credentials",
+          "isReloadNavigation", "isHistoryNavigation", "duplex"].map((k) => r[k]);
+        try { r.mode = "navigate"; } catch {}
+        return [out, [r2.mode, r2.credentials, r2.referrer, r2.referrerPolicy],
+          [r3.mode, r3.referrer, r3.referrerPolicy], [r4.referrer, r4.referrerPolicy], r.mode]""",
+        [
+            ["", "about:client", "", "cors", "same-origin", False, False, "half"],
+            ["no-cors", "omit", "", "origin"],
+            ["no-cors", "https://b/x", ""],
+            ["", "origin"],
+            "cors",
+        ],
+    ),
+    (
         "methods_are_normalized_and_forbidden_ones_refused",
         """const m = (x) => { try { return new Request("https://a/", { method: x }).method; }
           catch (e) { return e.name; } };
@@ -63,8 +82,8 @@ CASES: list[tuple[str, str, object]] = [
         """const ct = (b, h) => new Request("https://a/", { method: "POST", body: b, headers: h })
           .headers.get("content-type");
         return [ct("s"), ct(new URLSearchParams("a=1")), ct(new Blob([], { type: "x/y" })),
-          ct(new Blob([])), ct(new Uint8Array(1)), ct(new ArrayBuffer(1)), ct("s",
-          { "Content-Type": "a/b" }),
+          ct(new Blob([])), ct(new Uint8Array(1)), ct(new ArrayBuffer(1)),
+          ct("s", { "Content-Type": "a/b" }), ct("s", { "Content-Type": "" }),
           ct(new FormData()).startsWith("multipart/form-data; boundary=")]""",
         [
             "text/plain;charset=UTF-8",
@@ -74,6 +93,7 @@ CASES: list[tuple[str, str, object]] = [
             None,
             None,
             "a/b",
+            "",
             True,
         ],
     ),
@@ -96,13 +116,29 @@ CASES: list[tuple[str, str, object]] = [
         ["https://a/x", "PUT", "manual", "v", True, "zz", True, "TypeError"],
     ),
     (
+        # WPT request-disturbed (Node 20 leaves the input unused when init has a body)
+        "the_input_request_is_used_once_a_request_is_made_from_it_and_not_before",
+        """const a = new Request("https://a/", { method: "POST", body: "x" });
+        const errs = [];
+        for (const init of [{ method: "GET" }, { method: "CONNECT" }])
+          try { new Request(a, init); } catch (e) { errs.push(e.name); }
+        const before = a.bodyUsed, b = new Request(a, { body: "init body" });
+        return [errs, before, a.bodyUsed, await b.text(),
+          (() => { try { new Request(a); return "no error"; } catch (e) { return e.name; } })(),
+          await new Request(a, { body: "again" }).text()]""",
+        [["TypeError", "TypeError"], False, True, "init body", "TypeError", "again"],
+    ),
+    (
         "request_options_are_checked",
         """const out = [];
-        for (const init of [{ redirect: "x" }, { cache: "x" }, { signal: {} }, 5])
+        for (const init of [{ redirect: "x" }, { cache: "x" }, { signal: {} }, 5,
+          { mode: "navigate" }, { mode: "x" }, { credentials: "x" }, { referrerPolicy: "x" },
+          { window: {} }, { referrer: "http://:bad" },
+          { mode: "cors", credentials: "include", referrerPolicy: "", window: null, referrer: "" }])
           try { new Request("https://a/", init); out.push("no error");
           } catch (e) { out.push(e.name); }
         return out""",
-        ["TypeError"] * 4,
+        ["TypeError"] * 10 + ["no error"],
     ),
     (
         "the_request_signal_follows_the_given_one",

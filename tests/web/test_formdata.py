@@ -55,6 +55,16 @@ CASES: list[tuple[str, str, object]] = [
         [True, "blob", "x/y", "zz", True, "renamed", 3, "abc", "h.bin"],
     ),
     (
+        "patched_prototypes_do_not_break_formdata_bodies",
+        """const f = new FormData();
+        f.append("a", "1"); f.append("b", new Blob(["x"]), "b.txt");
+        Object.getPrototypeOf([][Symbol.iterator]()).next = () => { throw new Error("hijacked"); };
+        Array.prototype.push = () => { throw new Error("hijacked"); };
+        const back = await new Response(f).formData();
+        return [back.get("a"), back.get("b").name, await back.get("b").text()]""",
+        ["1", "b.txt", "x"],
+    ),
+    (
         "bad_arguments_are_type_errors",
         """const out = [], f = new FormData();
         for (const g of [() => f.append("a", "b", "c"), () => f.append("a"), () => f.get(),

@@ -16,7 +16,8 @@
   const dvLength = getter(DataView, "byteLength");
   const abLength = getter(AB, "byteLength"), abDetached = getter(AB, "detached");
   const SAB = G.SharedArrayBuffer, sabLength = SAB && getter(SAB, "byteLength");
-  const iterSym = Symbol.iterator, now = Date.now, trunc = Math.trunc, min = Math.min, max = Math.max;
+  const iterSym = Symbol.iterator, now = Date.now, trunc = Math.trunc, floor = Math.floor;
+  const min = Math.min, max = Math.max, isFinite = Number.isFinite;
   const strReplace = String.prototype.replace, strToLower = String.prototype.toLowerCase;
   const strWellFormed = String.prototype.toWellFormed, reTest = RegExp.prototype.test;
   const PromiseC = Promise, resolve = Promise.resolve.bind(Promise);
@@ -37,9 +38,11 @@
     if (tryGet(abLength, x)) return apply(abDetached, x, []) ? new U8(0) : new U8(x);
     if (sabLength && tryGet(sabLength, x)) return new U8(x);
     const tag = tryGet(taTag, x);
-    const [buf, off, len] = tag && tag[0] ? [taBuffer, taOffset, taByteLength]
-      : tryGet(dvBuffer, x) ? [dvBuffer, dvOffset, dvLength] : [];
-    if (!buf) return null;
+    // (no array destructuring at run time: a program can replace the array iterator's next)
+    const getters = tag && tag[0] ? [taBuffer, taOffset, taByteLength]
+      : tryGet(dvBuffer, x) ? [dvBuffer, dvOffset, dvLength] : null;
+    if (!getters) return null;
+    const buf = getters[0], off = getters[1], len = getters[2];
     const b = apply(buf, x, []);
     if (tryGet(abLength, b) && apply(abDetached, b, [])) return new U8(0);
     return new U8(b, apply(off, x, []), apply(len, x, []));
@@ -69,25 +72,31 @@
   let making = null;          // set while this file makes a Blob or File from bytes it owns
   let isBlob, bytesOfBlob, typeOfBlob, isFile, fileOf;
 
-  const partsToBytes = (parts, endings) => {
-    if (parts === undefined) return new U8(0);
+  // Web IDL converts the arguments left to right: the parts (each a Blob's bytes, a copy of a
+  // BufferSource's or a string) before the options whose `endings` applies to the strings
+  const partsOf = (parts) => {
+    if (parts === undefined) return [];
     if (!object(parts)) throw new TE("Blob: blobParts is not a sequence");
     const method = parts[iterSym];
     if (typeof method !== "function") throw new TE("Blob: blobParts is not iterable");
-    const chunks = [];
+    const items = [];
     for (const part of { [iterSym]: () => apply(method, parts, []) }) {
-      if (isBlob(part)) chunks[chunks.length] = bytesOfBlob(part);
+      if (isBlob(part)) items[items.length] = bytesOfBlob(part);
       else {
         const view = viewOf(part);
-        if (view) chunks[chunks.length] = copy(view);
-        else {
-          let s = usv(part);
-          if (endings === "native") s = apply(strReplace, s, [/\r\n|\r/g, "\n"]);
-          chunks[chunks.length] = utf8Encode(s);
-        }
+        items[items.length] = view ? copy(view) : usv(part);
       }
     }
-    return chunks.length === 1 ? chunks[0] : concat(chunks);
+    return items;
+  };
+  const partsToBytes = (items, endings) => {
+    for (let i = 0; i < items.length; i++) {
+      let s = items[i];
+      if (typeof s !== "string") continue;
+      if (endings === "native") s = apply(strReplace, s, [/\r\n|\r/g, "\n"]);
+      items[i] = utf8Encode(s);
+    }
+    return items.length === 0 ? new U8(0) : items.length === 1 ? items[0] : concat(items);
   };
   const bagOf = (options, what) => {
     if (options === undefined || options === null) return { endings: "transparent", type: "" };
@@ -100,9 +109,12 @@
     const t = options.type;
     return { endings, type: t === undefined ? "" : normType(t), options };
   };
+  // Web IDL [Clamp] long long: NaN is 0, halves round to even; then relative to the size
   const clampIndex = (v, size) => {
-    let n = trunc(+v);
-    if (n !== n) n = 0;
+    let x = +v;
+    if (x !== x) x = 0;
+    const f = floor(x), d = x - f;
+    const n = d < 0.5 ? f : d > 0.5 ? f + 1 : f % 2 === 0 ? f : f + 1;
     return n < 0 ? max(size + n, 0) : min(n, size);
   };
 
@@ -121,8 +133,9 @@
         making = null;
         return;
       }
+      const items = partsOf(blobParts);
       const bag = bagOf(options, "Blob");
-      this.#bytes = partsToBytes(blobParts, bag.endings);
+      this.#bytes = partsToBytes(items, bag.endings);
       this.#type = bag.type;
     }
     get size() {
@@ -174,11 +187,12 @@
       if (arguments.length < 2) {
         throw new TE(`File: 2 arguments required, but only ${arguments.length} present.`);
       }
-      const bag = bagOf(options, "File");
-      const bytes = partsToBytes(fileBits, bag.endings);
+      const items = partsOf(fileBits);
       const name = usv(fileName);
+      const bag = bagOf(options, "File");
+      const bytes = partsToBytes(items, bag.endings);
       let lastModified = bag.options?.lastModified;
-      lastModified = lastModified === undefined ? now() : trunc(+lastModified) || 0;
+      lastModified = lastModified === undefined ? now() : isFinite(+lastModified) ? trunc(+lastModified) : 0;
       making = { bytes, type: bag.type };
       super();
       this.#name = name;
@@ -226,8 +240,8 @@
   native.blobClone = (b) => {
     if (!isBlob(b)) return null;
     if (isFile(b)) {
-      const [name, lastModified] = fileOf(b);
-      return makeFile(bytesOfBlob(b), name, typeOfBlob(b), lastModified);
+      const info = fileOf(b);
+      return makeFile(bytesOfBlob(b), info[0], typeOfBlob(b), info[1]);
     }
     return makeBlob(bytesOfBlob(b), typeOfBlob(b));
   };

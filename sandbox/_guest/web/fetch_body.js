@@ -38,7 +38,7 @@
         if (!s) throw new TE(`next: 'this' is not a ${name} Iterator`);
         const pairs = pairsOf(s.target);
         if (s.i >= pairs.length) return { value: undefined, done: true };
-        const [k, v] = pairs[s.i++];
+        const pair = pairs[s.i++], k = pair[0], v = pair[1];
         return { value: s.kind === 0 ? k : s.kind === 1 ? v : [k, v], done: false };
       },
     };
@@ -127,7 +127,9 @@
     if (slash <= 0 || slash === essence.length - 1 || !isToken(apply(strSlice, essence, [0, slash]))
       || !isToken(apply(strSlice, essence, [slash + 1]))) return "";
     let out = essence;
-    for (const name of ownKeys(params)) {
+    const names = ownKeys(params);
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
       if (!isToken(name)) continue;
       const v = params[name];
       out += `;${name}=${v !== "" && isToken(v) ? v : `"${apply(strReplace, v, [/["\\]/g, "\\$&"])}"`}`;
@@ -158,12 +160,12 @@
     needles();
     const boundary = newBoundary(), chunks = [];
     for (let i = 0; i < entries.length; i++) {
-      const [name, value] = entries[i];
+      const name = entries[i][0], value = entries[i][1];
       let head = `--${boundary}\r\nContent-Disposition: form-data; name="${escapeName(crlf(name))}"`;
       if (typeof value === "string") {
         chunks[chunks.length] = utf8Encode(`${head}\r\n\r\n${crlf(value)}\r\n`);
       } else {
-        const [fileName] = native.fileInfo(value);
+        const fileName = native.fileInfo(value)[0];
         const type = native.blobType(value) || "application/octet-stream";
         head += `; filename="${escapeName(fileName)}"\r\nContent-Type: ${type}\r\n\r\n`;
         chunks[chunks.length] = utf8Encode(head);
@@ -257,12 +259,14 @@
     if (b.stream === null) {
       const fromBytes = native.streamFromBytes;
       if (typeof fromBytes !== "function") throw noStreams(what);
-      b.stream = fromBytes(b.used ? new U8(0) : b.bytes);
+      // a copy: the stream hands its chunks to the program, and these bytes may be a Blob's
+      b.stream = fromBytes(b.used ? new U8(0) : apply(taSlice, b.bytes, []));
       b.bytes = null;
     }
     return b.stream;
   };
-  // the bytes of a body, for a reader inside the platform (fetchcap): marks it used
+  // the bytes of a body, for a reader inside the platform (fetchcap): marks it used. They may be
+  // a Blob's: the caller must not write them or hand them to the program.
   const consume = (b, what) => {
     if (b === null) return resolve(new U8(0));
     if (disturbed(b) || native.bodyLocked(b)) return reject(new TE(`${what}: the body has already been used`));
@@ -281,9 +285,9 @@
     if (b.stream === null) return { bytes: b.bytes, stream: null, used: false };
     const tee = native.teeStream;
     if (typeof tee !== "function") throw noStreams(what);
-    const [a, c] = tee(b.stream);
-    b.stream = a;
-    return { bytes: null, stream: c, used: false };
+    const branches = tee(b.stream);
+    b.stream = branches[0];
+    return { bytes: null, stream: branches[1], used: false };
   };
 
   native.bodyMixin = (C, stateOf) => {

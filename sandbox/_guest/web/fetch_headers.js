@@ -117,14 +117,15 @@
     for (let i = 0; i < list.length; i++) if (list[i][0] === n) out = out === null ? list[i][1] : `${out}, ${list[i][1]}`;
     return out;
   };
-  const byName = (a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+  // by name, then by position: Set-Cookie values (and combined values) keep their order
+  const byName = (a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[2] - b[2]);
   const sortAndCombine = (list) => {
     const copy = [];
-    for (let i = 0; i < list.length; i++) copy[i] = list[i];
-    apply(arraySort, copy, [byName]);   // stable: Set-Cookie values keep their order
+    for (let i = 0; i < list.length; i++) copy[i] = [list[i][0], list[i][1], i];
+    apply(arraySort, copy, [byName]);
     const out = [];
     for (let i = 0; i < copy.length; i++) {
-      const [n, v] = copy[i];
+      const n = copy[i][0], v = copy[i][1];
       const last = out[out.length - 1];
       if (n !== "set-cookie" && last !== undefined && last[0] === n) last[1] = `${last[1]}, ${v}`;
       else out[out.length] = [n, v];

@@ -1,7 +1,7 @@
 // Request (WHATWG Fetch), as a Worker has it: there is no base URL, so a relative URL is a
 // TypeError; the members a Worker has (method, url, headers, redirect, signal, integrity,
-// keepalive, cache, the Body mixin, clone()). native.requestParts gives fetchcap.js what it
-// sends; native.makeRequest builds one from parts.
+// keepalive, cache, the Body mixin, clone()) and, with their spec values, a browser's others.
+// native.requestParts gives fetchcap.js what a request sends.
 (native) => {
   const TE = TypeError, U8 = Uint8Array;
   const apply = Reflect.apply, strToUpper = String.prototype.toUpperCase, reTest = RegExp.prototype.test;
@@ -16,6 +16,10 @@
   const FORBIDDEN = ["CONNECT", "TRACE", "TRACK"];
   const REDIRECTS = ["follow", "error", "manual"];
   const CACHES = ["default", "no-store", "reload", "no-cache", "force-cache", "only-if-cached"];
+  const CREDENTIALS = ["omit", "same-origin", "include"];
+  const MODES = ["navigate", "same-origin", "no-cors", "cors"];
+  const POLICIES = ["", "no-referrer", "no-referrer-when-downgrade", "same-origin", "origin", "strict-origin",
+    "origin-when-cross-origin", "strict-origin-when-cross-origin", "unsafe-url"];
   const includes = (a, v) => {
     for (let i = 0; i < a.length; i++) if (a[i] === v) return true;
     return false;
@@ -62,15 +66,36 @@
       if (init !== undefined && init !== null && !object(init)) throw new TE("Request: init is not an object");
       const from = isRequest(input) ? input.#s : null;
       const s = from
-        ? { method: from.method, url: from.url, headers: null, body: from.body, redirect: from.redirect,
-          signal: from.signal, integrity: from.integrity, keepalive: from.keepalive, cache: from.cache }
+        ? { ...from, headers: null }
         : { method: "GET", url: parseURL(input), headers: null, body: null, redirect: "follow",
-          signal: null, integrity: "", keepalive: false, cache: "default" };
+          signal: null, integrity: "", keepalive: false, cache: "default", mode: "cors",
+          credentials: "same-origin", referrer: "about:client", referrerPolicy: "" };
       init ??= {};
       // the dictionary members, in the order Web IDL reads them (alphabetical)
-      const initBody = init.body, cache = init.cache, headers = init.headers, integrity = init.integrity;
-      const keepalive = init.keepalive, m = init.method, redirect = init.redirect;
-      const signal = init.signal;
+      const initBody = init.body, cache = init.cache, credentials = init.credentials, headers = init.headers;
+      const integrity = init.integrity, keepalive = init.keepalive, m = init.method, mode = init.mode;
+      const redirect = init.redirect, referrer = init.referrer, referrerPolicy = init.referrerPolicy;
+      const signal = init.signal, window = init.window;
+      // a non-empty init resets what the input request's client chose
+      if (initBody !== undefined || cache !== undefined || credentials !== undefined || headers !== undefined
+        || integrity !== undefined || keepalive !== undefined || m !== undefined || mode !== undefined
+        || redirect !== undefined || referrer !== undefined || referrerPolicy !== undefined
+        || signal !== undefined || window !== undefined) {
+        s.referrer = "about:client";
+        s.referrerPolicy = "";
+      }
+      // what a Worker has no use for is still checked as the spec says
+      if (credentials !== undefined) s.credentials = enumValue(credentials, CREDENTIALS, "credentials");
+      if (mode !== undefined && (s.mode = enumValue(mode, MODES, "mode")) === "navigate") {
+        throw new TE("Request: mode cannot be \"navigate\"");
+      }
+      if (referrer !== undefined) {
+        const r = `${referrer}`, parsed = r === "" ? null : native.parseURL(r);
+        if (r !== "" && parsed === null) throw new TE("Request: referrer is not a valid URL");
+        s.referrer = parsed === null ? "" : parsed.href;
+      }
+      if (referrerPolicy !== undefined) s.referrerPolicy = enumValue(referrerPolicy, POLICIES, "referrerPolicy");
+      if (window !== undefined && window !== null) throw new TE("Request: window can only be null");
       if (cache !== undefined) s.cache = enumValue(cache, CACHES, "cache");
       if (integrity !== undefined) s.integrity = `${integrity}`;
       if (keepalive !== undefined) s.keepalive = !!keepalive;
@@ -96,13 +121,14 @@
       if (hasInitBody) {
         const { bytes, stream, type } = extractBody(initBody);
         s.body = { bytes, stream, used: false };
-        if (type !== null && !native.headersGet(h, "content-type")) native.headersAppend(h, "content-type", type);
+        if (type !== null && native.headersGet(h, "content-type") === null) native.headersAppend(h, "content-type", type);
       } else if (from && from.body !== null) {
-        // the input's body moves to the new request: the input is used from now on
         if (bodyUsed(from.body) || bodyLocked(from.body)) throw new TE("Request: the input's body has already been used");
         s.body = { bytes: from.body.bytes, stream: from.body.stream, used: false };
-        from.body.used = true;
       }
+      // the input's body moves to the new request, or is dropped for init's: either way the input
+      // is used from now on (and only once nothing above has thrown)
+      if (from && from.body !== null) from.body.used = true;
       this.#s = s;
     }
     get method() {
@@ -129,6 +155,31 @@
     get cache() {
       return this.#s.cache;
     }
+    // what a browser's Request has and a Worker's lacks: the values the spec gives them
+    get mode() {
+      return this.#s.mode;
+    }
+    get credentials() {
+      return this.#s.credentials;
+    }
+    get referrer() {
+      return this.#s.referrer;
+    }
+    get referrerPolicy() {
+      return this.#s.referrerPolicy;
+    }
+    get destination() {
+      return this.#s && "";
+    }
+    get isReloadNavigation() {
+      return this.#s && false;
+    }
+    get isHistoryNavigation() {
+      return this.#s && false;
+    }
+    get duplex() {
+      return this.#s && "half";
+    }
     clone() {
       const s = this.#s;
       const h = new native.Headers();
@@ -144,6 +195,7 @@
   });
   native.webIDL(Request, "Request");
 
+  native.Request = Request;
   native.isRequest = isRequest;
   // for fetchcap.js: what a request sends. The body's bytes are read (and the body used)
   // through native.consumeBody(parts.bodyRecord, what) when it is not null.

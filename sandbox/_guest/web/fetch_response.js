@@ -132,6 +132,7 @@
   native.bodyMixin(Response, (r) => stateOf(r));
   native.webIDL(Response, "Response");
 
+  native.Response = Response;
   native.isResponse = isResponse;
   // for fetchcap.js: a fetched response. `body` is a BodyInit or null (a ReadableStream for a
   // streamed one), `init` as for the constructor; its headers become immutable.

@@ -17,8 +17,9 @@
     if (argc > 2 || isBlob(value)) {
       if (!isBlob(value)) throw new TE(`${what}: parameter 2 is not of type 'Blob'.`);
       if (isFile(value) && filename === undefined) return [name, value];
-      const [fname, lastModified] = isFile(value) ? fileInfo(value) : ["blob", undefined];
-      return [name, makeFile(blobBytes(value), filename === undefined ? fname : usv(filename), blobType(value), lastModified)];
+      const info = isFile(value) ? fileInfo(value) : null;
+      const fname = filename !== undefined ? usv(filename) : info ? info[0] : "blob";
+      return [name, makeFile(blobBytes(value), fname, blobType(value), info ? info[1] : undefined)];
     }
     return [name, usv(value)];
   };
