@@ -3,15 +3,15 @@
   const apply = Reflect.apply, then = Promise.prototype.then;
   const reasonOf = Object.getOwnPropertyDescriptor(G.AbortSignal.prototype, "reason").get;
   const HOOK = "\x02fetch";
-  const Request = G.Request;  // fetch_request.js sorts before this file
   const ignore = () => {};
 
   async function fetch(input, init = undefined) {
     const host = native[HOOK];
     if (host === undefined)
       throw new TE("fetch is not available in this sandbox: the host gave it no bridge.Fetch");
-    const requestParts = native.requestParts, makeResponse = native.makeResponse;
-    if (Request === undefined || typeof requestParts !== "function" ||
+    const Request = native.Request, requestParts = native.requestParts;
+    const makeResponse = native.makeResponse;
+    if (typeof Request !== "function" || typeof requestParts !== "function" ||
         typeof makeResponse !== "function")
       throw new TE("fetch needs Request and Response, which this build lacks");
     const parts = requestParts(new Request(input, init));
@@ -52,6 +52,7 @@
 // on `native`, read here when fetch is called, so no program can reach or replace it. Without
 // it fetch rejects with a TypeError, as a Worker's does with no outbound network. The host
 // checks everything (allowlist, addresses, caps); this file only builds the Request and its
-// parts (native.requestParts, the body read whole by native.consumeBody), calls open and
-// request (abort on the signal's abort) and makes the Response (native.makeResponse). The file
-// sorts after events_abort.js and fetch_request.js, whose AbortSignal and Request it uses.
+// parts (native.Request and native.requestParts, the body read whole by native.consumeBody),
+// calls open and request (abort on the signal's abort) and makes the Response
+// (native.makeResponse), all read when fetch is called. The file sorts after events_abort.js,
+// whose AbortSignal getter it captures.
