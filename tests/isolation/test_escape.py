@@ -84,7 +84,8 @@ ECMASCRIPT_GLOBALS = frozenset(
 # engine builtins that are not host capabilities: QuickJS's error class and a job-queue hook
 ENGINE_EXTRAS = frozenset({"InternalError", "queueMicrotask"})
 SANDBOX_GLOBALS = frozenset({"console", "report"})
-# the web-platform globals (sandbox/_guest/web/): no I/O, no host capability
+# the web-platform globals (sandbox/_guest/web/): no I/O, no host capability (fetch rejects
+# unless the host bridges a Fetch: tests/test_bridge_fetch.py)
 WEB_GLOBALS = frozenset(
     {
         "DOMException",
@@ -115,6 +116,7 @@ WEB_GLOBALS = frozenset(
         "Request",
         "Response",
         "FormData",
+        "fetch",
     }
 )
 LIBC_NAMES = [
@@ -127,7 +129,6 @@ LIBC_NAMES = [
     "require",
     "process",
     "WebAssembly",
-    "fetch",
     "Deno",
     "Bun",
     "navigator",
