@@ -154,10 +154,27 @@ ESCAPES: Final[tuple[CorpusCase, ...]] = (
     _global_case(
         "globals-web",
         "find web-platform I/O (timers, crypto and performance are the runtime's own: they run"
-        " inside the run)",
-        '["fetch", "XMLHttpRequest", "WebSocket", "WebAssembly", "setImmediate",'
+        " inside the run; fetch reaches only what a bridged Fetch allows: fetch-metadata)",
+        '["XMLHttpRequest", "WebSocket", "WebAssembly", "setImmediate",'
         ' "importScripts", "navigator", "Worker", "SharedWorker", "EventSource",'
         ' "BroadcastChannel", "localStorage", "indexedDB"]',
+    ),
+    _c(
+        "fetch-metadata",
+        "escape",
+        "fetch the cloud metadata address and a loopback port (a bridged Fetch refuses them"
+        " unless allow_private)",
+        """
+       for (const url of ["http://169.254.169.254/latest/meta-data/", "http://127.0.0.1:1/",
+                          "http://[::ffff:169.254.169.254]/", "http://0x7f.1/"]) {
+         try {
+           const r = await fetch(url);
+           report("ESCAPED:fetch " + url + " -> " + r.status);
+         } catch (e) {}
+       }
+       export default "contained";
+       """,
+        _ANY_END,
     ),
     # ------------------------------------------------------------ escapes: forged markers
     _c(
