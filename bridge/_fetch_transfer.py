@@ -282,8 +282,10 @@ async def _hops(
         return {
             "status": response.status_code,
             "statusText": _reason(response.reason_phrase),
+            # Latin-1, as a Headers value holds bytes (httpx guesses one encoding for all)
             "headers": [
-                [n.lower(), _scrubbed(v, secrets)] for n, v in response.headers.multi_items()
+                [n.decode("latin-1").lower(), _scrubbed(v.decode("latin-1"), secrets)]
+                for n, v in response.headers.raw
             ],
             "body": content,
             "url": str(url),
@@ -304,7 +306,12 @@ async def _send(
     extensions = {"sni_hostname": url.host} if url.scheme == "https" else {}
     for address in addresses:
         request = httpx.Request(
-            method, url.copy_with(host=address), headers=pairs, content=body, extensions=extensions
+            method,
+            url.copy_with(host=address),
+            # as bytes: httpx would encode str values as ASCII, and a header value is Latin-1
+            headers=[(n.encode("ascii"), v.encode("latin-1")) for n, v in pairs],
+            content=body,
+            extensions=extensions,
         )
         try:
             return await client.send(request, stream=True)

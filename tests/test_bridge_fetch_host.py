@@ -313,6 +313,10 @@ async def test_the_program_cannot_set_the_connections_own_headers(server: FetchS
     assert "transfer-encoding" not in got and "te" not in got
     with pytest.raises(FetchError, match="not a valid header"):
         await fetch(cap, server.url("/echo"), headers=[("X-Bad", "a\r\nInjected: 1")])
+    with pytest.raises(FetchError, match="not a valid header"):
+        await fetch(cap, server.url("/echo"), headers=[("X-Wide", "\u20ac")])
+    await fetch(cap, server.url("/echo"), headers=[("X-Latin", "caf\u00e9")])  # Latin-1 goes
+    assert server.seen("/echo")[-1]["headers"]["x-latin"] == "caf\u00e9"
 
 
 async def test_a_gzip_bomb_is_cut_at_the_response_cap(server: FetchServer) -> None:
