@@ -223,6 +223,22 @@ async def test_an_abort_signal_ends_the_request_on_the_host(server: FetchServer)
     assert await anyio.to_thread.run_sync(server.let_go.wait, 20)
 
 
+def test_an_aborted_signal_rejects_with_its_reason_before_any_request(server: FetchServer) -> None:
+    r = bridge.run_code_sync(
+        """
+        const out = [];
+        for (const signal of [AbortSignal.abort(), AbortSignal.abort(new RangeError("mine"))]) {
+          try { await fetch(URL_ + "/echo", { signal }); out.push("sent"); }
+          catch (e) { out.push(e.name); }
+        }
+        export default out
+        """,
+        globals={"fetch": loopback(server), "URL_": server.url("")},
+    )
+    assert r.result == ["AbortError", "RangeError"]
+    assert server.requests == []
+
+
 @pytest.mark.anyio
 async def test_terminating_a_run_ends_its_request_on_the_host(server: FetchServer) -> None:
     execution = bridge.run_code(
