@@ -6,7 +6,7 @@
   const { utf8Encode, utf8Decode } = native;
   const G = globalThis, TE = TypeError, U8 = Uint8Array, AB = ArrayBuffer;
   const apply = Reflect.apply, ownKeys = Reflect.ownKeys;
-  const { defineProperty: dp, getOwnPropertyDescriptor: gopd, getOwnPropertyDescriptors: gopds } = Object;
+  const { defineProperty: dp, getOwnPropertyDescriptor: gopd } = Object;
   const getter = (C, name) => gopd(C.prototype, name).get;
   const TA = Object.getPrototypeOf(U8);
   const taTag = getter(TA, Symbol.toStringTag), taBuffer = getter(TA, "buffer");
@@ -220,7 +220,7 @@
     for (const obj of [C, C.prototype]) {
       for (const k of ownKeys(obj)) {
         if (typeof k === "string" && k !== "prototype" && k !== "constructor" && k !== "length" && k !== "name") {
-          dp(obj, k, { ...gopds(obj)[k], enumerable: true });
+          dp(obj, k, { ...gopd(obj, k), enumerable: true });
         }
       }
     }

@@ -9,7 +9,7 @@
   const AbortController_ = globalThis.AbortController, AbortSignal_ = globalThis.AbortSignal;
   const signalGetter = Reflect.getOwnPropertyDescriptor(AbortController_.prototype, "signal").get;
   const signalAny = AbortSignal_.any;
-  const { isAbortSignal, extractBody, cloneBody, bodyUsed, bodyLocked, isHeaders } = native;
+  const { isAbortSignal, extractBody, cloneBody, bodyUsed, bodyLocked } = native;
   const object = (v) => v !== null && (typeof v === "object" || typeof v === "function");
   const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
   const NORMALIZED = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"];

@@ -792,23 +792,6 @@
     }
   }
 
-  // for the fetch family (fetch_*.js, formdata.js run earlier and read these when called):
-  // parse an absolute URL (no base) to {href, credentials} or null; form-urlencoded parse and
-  // a URLSearchParams' serialization (null for anything else), safe from a patched prototype
-  native.parseURL = (input) => {
-    const u = parse(toUSV(input));
-    return u === FAIL ? null : { href: serialize(u), credentials: u.username !== "" || u.password !== "" };
-  };
-  native.formParse = formParse;
-  const paramsString = URLSearchParams.prototype.toString, reflectApply = Reflect.apply;
-  native.searchParamsString = (p) => {
-    try {
-      return reflectApply(paramsString, p, []);
-    } catch {
-      return null;
-    }
-  };
-
   for (const C of [URL, URLSearchParams]) {
     defineProperty(C.prototype, Symbol.toStringTag, { value: C.name, configurable: true });
     defineProperty(globalThis, C.name, { value: C, writable: true, configurable: true });
