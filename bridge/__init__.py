@@ -7,6 +7,8 @@ model, calls are held to per-run :class:`Quotas`, and failures reach the program
 errors. Ready-made capabilities:
 
 - :class:`ReadOnlyDir` — ``readFile``/``readdir``/``stat`` over one directory, traversal-proof.
+- :class:`Fetch` — the guest's ``fetch``, made on the host within an allowlist and caps
+  (``globals={"fetch": Fetch(allow=[...])}``); without it ``fetch`` rejects.
 
 Every host function returns a Promise in JS; :func:`synchronous` marks one whose JS call
 returns its value instead.
@@ -21,6 +23,7 @@ runs"). Sealed bytes that cannot be loaded raise ``quickjail.sandbox.errors.Cont
 """
 
 from quickjail.bridge._errors import ArgumentError, BridgeError, HostError, Pause, ResumeError
+from quickjail.bridge._fetch import Fetch
 from quickjail.bridge._fs import FsError, ReadOnlyDir
 from quickjail.bridge._quotas import Quotas
 from quickjail.bridge._resume import resume, resume_sync
@@ -32,6 +35,7 @@ __all__ = [
     "ArgumentError",
     "BridgeError",
     "Capability",
+    "Fetch",
     "FsError",
     "HostError",
     "Pause",

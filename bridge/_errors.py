@@ -7,7 +7,9 @@
     │                           show to the sandboxed program (it becomes the JS error's message)
     │   ├── ArgumentError       the program called a host function with arguments it does not
     │   │                       accept (a JS TypeError; the function is not called)
-    │   └── FsError             a filesystem capability refused or failed (has a Node-style code)
+    │   ├── FsError             a filesystem capability refused or failed (has a Node-style code)
+    │   └── FetchError          a bridged fetch refused or failed (a TypeError in JS, as fetch's
+    │                           network errors are)
     ├── Pause                   raised by a host function on purpose: the run pauses at this
     │                           call (a signal, not an error; also sandbox.host.Pause)
     └── ResumeError             resume() got host functions or answers that do not fit the
@@ -25,7 +27,7 @@ from typing import Any
 from quickjail.sandbox.errors import ResumeError as _SandboxResumeError
 from quickjail.sandbox.host import Pause as _SandboxPause
 
-__all__ = ["ArgumentError", "BridgeError", "HostError", "Pause", "ResumeError"]
+__all__ = ["ArgumentError", "BridgeError", "FetchError", "HostError", "Pause", "ResumeError"]
 
 
 class BridgeError(Exception):
@@ -49,6 +51,13 @@ class HostError(BridgeError):
 
 class ArgumentError(HostError, TypeError):
     """The program called a host function with arguments it does not accept."""
+
+    js_name = "TypeError"
+
+
+class FetchError(HostError):
+    """A :class:`~quickjail.bridge.Fetch` request was refused or failed: the program's
+    ``fetch`` rejects with a ``TypeError`` carrying this message (why, never a secret)."""
 
     js_name = "TypeError"
 

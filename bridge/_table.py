@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, runtime_checkable
 
 from quickjail.bridge._errors import HostError
+from quickjail.bridge._fetch import Fetch
 from quickjail.bridge._quotas import Quotas, QuotaState
 from quickjail.bridge._validate import build_validator
-from quickjail.sandbox.host import HostFunction, is_async_callable
+from quickjail.sandbox.host import HIDDEN_GLOBALS, HostFunction, is_async_callable
 
 __all__ = ["BridgeTable", "Capability", "synchronous"]
 
@@ -115,10 +116,19 @@ class BridgeTable:
         glob = {} if globals is None else globals
         if not isinstance(glob, Mapping):
             raise TypeError("globals must be a mapping of names to values")
-        for name in glob:
+        plain: dict[str, Any] = {}
+        hidden: dict[str, Any] = {}
+        for name, value in glob.items():
             if not isinstance(name, str) or not name.isidentifier():
                 raise ValueError(f"global names must be identifiers, not {name!r}")
-        self._globals: Mapping[str, Any] = _wrap(glob, "", 0, set())
+            if isinstance(value, Fetch):
+                if name != "fetch":
+                    raise ValueError(f"a bridge.Fetch is the global 'fetch', not {name!r}")
+                # the guest's own fetch reads it; the program cannot (sandbox.host.HIDDEN_GLOBALS)
+                hidden[HIDDEN_GLOBALS + name] = _wrap(value.exports(), name, 1, set())
+            else:
+                plain[name] = value
+        self._globals: Mapping[str, Any] = {**_wrap(plain, "", 0, set()), **hidden}
 
     @property
     def modules(self) -> Mapping[str, Mapping[str, Any]]:
@@ -133,6 +143,10 @@ class BridgeTable:
 
 
 def _expand(value: Any, path: str) -> Any:
+    if isinstance(value, Fetch):
+        raise TypeError(
+            f"{path or 'a value'}: a bridge.Fetch goes in globals={{'fetch': Fetch(...)}}"
+        )
     if isinstance(value, Capability) and not isinstance(value, Mapping | type):
         exported = value.exports()
         if not isinstance(exported, Mapping):

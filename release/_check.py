@@ -36,10 +36,11 @@ _NEEDED = {
     "macos": {"/usr/lib/libSystem.B.dylib"},
 }
 _GLIBC_FLOOR = (2, 17)
-SNIPPET_EXTRAS = ("mcp", "connectors", "stress", "pydantic-ai", "langchain", "ray")
+SNIPPET_EXTRAS = ("mcp", "connectors", "fetch", "stress", "pydantic-ai", "langchain", "ray")
 _SNIPPET_NEEDS = {
     "mcp": re.compile(r"^\s*(from|import) mcp\b", re.M),
     "connectors": re.compile(r"\bconnectors\.(mcp|openapi)\("),
+    "fetch": re.compile(r"\bbridge\.Fetch\("),
     "stress": re.compile(r"^\s*(from|import) hypothesis\b", re.M),
     "pydantic-ai": re.compile(r"^\s*(from|import) pydantic_ai\b", re.M),
     "langchain": re.compile(r"^\s*(from|import) langchain", re.M),

@@ -104,6 +104,8 @@ MSG_TAGGED: Final = 1
 FN_KEY: Final = "\x02fn"
 # a global namespace's fallback host function, called as (name, ...args) for missing names
 NS_FALLBACK_KEY: Final = "\x02missing"
+# a global whose name starts with this is put on the web files' `native`, not on globalThis
+HIDDEN_GLOBAL: Final = "\x02"
 
 # a host function marker's mode: returns the value, an async call, a promise of a sync reply
 FN_VALUE: Final = 0

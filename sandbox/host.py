@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, ParamSpec, Protocol, TypeVar
 
-from quickjail.sandbox._abi import FN_ASYNC, FN_PROMISE, FN_VALUE, NS_FALLBACK_KEY
+from quickjail.sandbox._abi import FN_ASYNC, FN_PROMISE, FN_VALUE, HIDDEN_GLOBAL, NS_FALLBACK_KEY
 from quickjail.sandbox.errors import HostCallRefused
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT",
+    "HIDDEN_GLOBALS",
     "NAMESPACE_FALLBACK",
     "Executor",
     "HostCallRefused",
@@ -63,6 +64,12 @@ NAMESPACE_FALLBACK: Final = NS_FALLBACK_KEY
 a host function under this key, reading a missing name on ``ns`` in JavaScript gives a
 function that calls the fallback with the name and the call's arguments (code mode uses it so
 that an unknown tool rejects with the list of tools). The key itself is not visible in JS."""
+
+HIDDEN_GLOBALS: Final = HIDDEN_GLOBAL
+"""The first character of a ``HostTable.globals`` name the program does not see: such a value
+is given to the guest's web globals instead (``sandbox/_guest/web/README.md``), which read it
+when called. The bridge hands ``HIDDEN_GLOBALS + "fetch"`` (a :class:`~quickjail.bridge.Fetch`'s
+host function) to the guest's own ``fetch`` this way."""
 
 P = ParamSpec("P")
 R = TypeVar("R", covariant=True)

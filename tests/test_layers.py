@@ -214,6 +214,7 @@ PUBLIC = {
         "ArgumentError",
         "BridgeError",
         "Capability",
+        "Fetch",
         "FsError",
         "HostError",
         "Pause",

@@ -9,17 +9,16 @@ redirect never carries it elsewhere. The response is read in chunks up to a byte
 
 from __future__ import annotations
 
-import contextlib
 import http
 import json
 import re
-import zlib
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import httpx
 
+from quickjail.bridge.http_body import read_capped
 from quickjail.runtime.errors import ConnectorError, ToolDefinitionError
 
 from ._openapi import ApiAuth
@@ -125,36 +124,9 @@ def _reason(status: int) -> str:
 
 
 async def read_response(response: httpx.Response, cap: int) -> bytes:
-    """The body of ``response``, refusing one over ``cap`` bytes.
-
-    Read raw, and a ``gzip`` or ``deflate`` body inflated here at most ``cap + 1`` bytes at a
-    time, so a compression bomb costs no more memory than the cap (httpx's own decoder would
-    inflate a whole chunk at once); any other ``Content-Encoding`` is refused.
-    """
-    encoding = response.headers.get("content-encoding", "identity").strip().lower()
-    if encoding not in ("identity", "", "gzip", "x-gzip", "deflate"):
-        raise ConnectorError(f"the response's Content-Encoding {encoding[:40]!r} is not supported")
-    inflate = None if encoding in ("identity", "") else zlib.decompressobj(zlib.MAX_WBITS | 32)
-    declared = response.headers.get("content-length", "")
-    if inflate is None and declared.isdigit() and int(declared) > cap:
-        raise ConnectorError(
-            f"the response is {int(declared):,} bytes, over the limit of {cap:,} bytes"
-        )
-    chunks: list[bytes] = []
-    size = 0
-    # an async generator (typed as an iterator): closed here, even when left early
-    raw_chunks = cast("AsyncGenerator[bytes, None]", response.aiter_raw())
-    async with contextlib.aclosing(raw_chunks) as stream:
-        async for raw in stream:
-            try:
-                chunk = raw if inflate is None else inflate.decompress(raw, cap - size + 1)
-            except zlib.error:
-                raise ConnectorError(f"the response's {encoding} body is corrupt") from None
-            size += len(chunk)
-            if size > cap:
-                raise ConnectorError(f"the response is over the limit of {cap:,} bytes")
-            chunks.append(chunk)
-    return b"".join(chunks)
+    """The body of ``response``, refusing one over ``cap`` bytes (a compression bomb too:
+    ``bridge/_http.py``)."""
+    return await read_capped(response, cap, ConnectorError)
 
 
 def _depth_ok(value: Any) -> bool:

@@ -43,6 +43,7 @@ typedef struct {
     JSContext *ctx;
     JSValue helpers;      /* the bootstrap's helpers object (original builtins) */
     JSValue ctors;        /* the intrinsic error constructors, for host errors */
+    JSValue native;       /* the web files' native object (hidden globals land on it) */
     /* run state */
     int phase;            /* QJ_PHASE_* */
     int kind;             /* QJ_KIND_MODULE, QJ_KIND_SCRIPT (or QJ_KIND_AUTO until decided) */

@@ -229,6 +229,10 @@ enum { QJ_MSG_TAGGED = 1 };
 /* A global object holding a host function under this key is a namespace with a fallback: a
  * missing string property reads as a function calling the fallback with (name, ...args). */
 #define QJ_NS_FALLBACK_KEY "\x02" "missing"
+/* A global whose name starts with this is not defined on the global object: it is put on the
+ * web files' `native` object, for a web global to read at call time (the bridge's Fetch hands
+ * the guest's fetch its host function this way). No program can reach it. */
+#define QJ_HIDDEN_GLOBAL "\x02"
 
 /* how a host function answers in JS (its marker's mode) */
 enum {

@@ -393,7 +393,15 @@ int32_t qj_run(uint8_t *rec, uint32_t len)
             for (uint32_t i = 0; i < n; i++) {
                 JSValue item = JS_GetProperty(ctx, globals, tab[i].atom);
                 item = wrap_namespace(ctx, bind_host_values(ctx, item, 0));
-                JS_DefinePropertyValue(ctx, global, tab[i].atom, item, JS_PROP_ENUMERABLE);
+                const char *key = JS_AtomToCString(ctx, tab[i].atom);
+                int hidden = key && key[0] == QJ_HIDDEN_GLOBAL[0];
+                JS_FreeCString(ctx, key);
+                if (hidden && JS_IsObject(g.native))
+                    JS_DefinePropertyValue(ctx, g.native, tab[i].atom, item, 0);
+                else if (hidden)
+                    JS_FreeValue(ctx, item);
+                else
+                    JS_DefinePropertyValue(ctx, global, tab[i].atom, item, JS_PROP_ENUMERABLE);
             }
             JS_FreePropertyEnum(ctx, tab, n);
         }

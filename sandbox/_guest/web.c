@@ -79,6 +79,6 @@ int install_web(JSContext *ctx)
         JS_FreeValue(ctx, r);
         JS_FreeValue(ctx, install);
     }
-    JS_FreeValue(ctx, native);
+    g.native = native; /* kept: a run's hidden globals are put on it (run.c) */
     return rc;
 }

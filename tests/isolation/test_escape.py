@@ -84,7 +84,8 @@ ECMASCRIPT_GLOBALS = frozenset(
 # engine builtins that are not host capabilities: QuickJS's error class and a job-queue hook
 ENGINE_EXTRAS = frozenset({"InternalError", "queueMicrotask"})
 SANDBOX_GLOBALS = frozenset({"console", "report"})
-# the web-platform globals (sandbox/_guest/web/): no I/O, no host capability
+# the web-platform globals (sandbox/_guest/web/): no I/O, no host capability (fetch rejects
+# unless the host bridges a Fetch: tests/test_bridge_fetch.py)
 WEB_GLOBALS = frozenset(
     {
         "DOMException",
@@ -144,6 +145,8 @@ WEB_GLOBALS = frozenset(
         "MessageChannel",
         "MessagePort",
         "MessageEvent",
+        # fetch (web/outbound_fetch.js; rejects unless bridged)
+        "fetch",
     }
 )
 LIBC_NAMES = [
@@ -156,7 +159,6 @@ LIBC_NAMES = [
     "require",
     "process",
     "WebAssembly",
-    "fetch",
     "Deno",
     "Bun",
     "importScripts",
