@@ -16,7 +16,9 @@ runners or Node's ``test/common/wpt.js`` make them:
   eval, and a ``'use strict'`` helper's functions too), so the pieces are joined into one
   script. It is sloppy at its top, as a worker script without a directive; a piece's own
   top-level ``'use strict'`` is then an ordinary statement (its functions' own directives
-  stand). A top-level throw ends the file: its subtests count as failing.
+  stand). A top-level throw ends the file: its subtests count as failing. An ``.any.js`` file
+  is followed by ``done()``, as in WPT's generated worker wrapper; on a service-worker global
+  (workerd's, in ``rates.py``) an ``install`` event then tells the harness the scripts are in.
 - **The test context WPT's server gives.** ``self`` (if the runtime lacks it: Node's runner
   sets it too), ``GLOBAL`` (``isWindow()`` false, ``isWorker()`` true: WPT's generated worker
   wrapper defines it), ``location`` (the test's worker URL with its variant, if the runtime
@@ -52,8 +54,12 @@ __all__ = [
     "TIME_MULTIPLIER",
     "FileResult",
     "WptFile",
+    "backstop",
+    "budget",
     "discover",
+    "interpret",
     "not_run",
+    "program",
     "run_file",
     "run_files",
 ]
@@ -287,6 +293,12 @@ _REPORTER = """;
   });
 })();
 """
+_LOADED = """;
+(function () {  // a service worker's harness waits for its install event (workerd's global is one)
+  if (typeof ServiceWorkerGlobalScope === "function" && self instanceof ServiceWorkerGlobalScope)
+    self.dispatchEvent(new Event("install"));
+})();
+"""
 _FINALE = """;
 __wpt.done.then((harness) => ({ harness, results: __wpt.results, shims: __wpt.shims }))
 """
@@ -316,36 +328,36 @@ def program(root: Path, file: WptFile) -> str:
     harness = (root / "resources" / "testharness.js").read_text(encoding="utf-8")
     suffix = ".worker.html" if file.worker_file else ".any.worker.html"
     stem = file.path.removesuffix(".worker.js").removesuffix(".any.js")
-    seconds = (_LONG_S if file.long else _NORMAL_S) * TIME_MULTIPLIER
     setup = {
         "url": f"http://web-platform.test:8000/{stem}{suffix}{file.variant}",
-        "budget_ms": seconds * 1000,
+        "budget_ms": budget(file) * 1000,
         "fetch": not file.path.startswith("fetch/"),
     }
     resources = _resources(root, file, [test, *helpers]) if setup["fetch"] else {}
     prelude = _PRELUDE % {"setup": json.dumps(setup), "resources": json.dumps(resources)}
-    pieces = [prelude, harness, _REPORTER % {"cut": _MESSAGE}, *helpers, test, _FINALE]
+    # WPT's generated wrapper of an .any.js file for a worker ends with done(); a .worker.js
+    # file calls it itself
+    ending = [] if file.worker_file else ["done();"]
+    pieces = [prelude, harness, _REPORTER % {"cut": _MESSAGE}, *helpers, test, *ending]
+    pieces += [_LOADED, _FINALE]
     return "\n;\n".join(pieces)
 
 
-def run_file(root: Path, file: WptFile) -> FileResult:
-    """Run one file in a fresh sandbox; never raises for what the file did."""
-    out = FileResult(file)
-    started = time.monotonic()
-    seconds = (_LONG_S if file.long else _NORMAL_S) * TIME_MULTIPLIER
-    run = quickjail.run_code_sync(
-        program(root, file),
-        kind="script",
-        language="javascript",
-        filename=f"<wpt:{file.id}>",
-        memory_limit_bytes=MEMORY_LIMIT,
-        timeout=seconds + _BACKSTOP_S,
-    )
-    out.seconds = time.monotonic() - started
-    value = run.result if run.status == "success" else None
+def budget(file: WptFile) -> float:
+    """The seconds a file has before the harness's ``timeout()`` ends it."""
+    return float((_LONG_S if file.long else _NORMAL_S) * TIME_MULTIPLIER)
+
+
+def backstop(file: WptFile) -> float:
+    """The seconds after which a runner stops a file's run itself."""
+    return budget(file) + _BACKSTOP_S
+
+
+def interpret(file: WptFile, value: object, failure: str | None, seconds: float) -> FileResult:
+    """A file's result from what its program gave: its value, or why it gave none."""
+    out = FileResult(file, seconds=seconds)
     if not isinstance(value, dict):
-        reason = run.error or run.reason or f"the run ended {run.status} without a result"
-        out.subtests[HARNESS] = ("FAIL", str(reason)[:_MESSAGE])
+        out.subtests[HARNESS] = ("FAIL", (failure or "no result")[:_MESSAGE])
         return out
     for name, status, message in value.get("results", []):
         label = _STATUS[status] if isinstance(status, int) and 0 <= status < 5 else str(status)
@@ -356,6 +368,24 @@ def run_file(root: Path, file: WptFile) -> FileResult:
         out.subtests[HARNESS] = (label, str(message))
     out.shims = [str(s) for s in value.get("shims", [])]
     return out
+
+
+def run_file(root: Path, file: WptFile) -> FileResult:
+    """Run one file in a fresh sandbox; never raises for what the file did."""
+    started = time.monotonic()
+    run = quickjail.run_code_sync(
+        program(root, file),
+        kind="script",
+        language="javascript",
+        filename=f"<wpt:{file.id}>",
+        memory_limit_bytes=MEMORY_LIMIT,
+        timeout=backstop(file),
+    )
+    seconds = time.monotonic() - started
+    if run.status == "success":
+        return interpret(file, run.result, None, seconds)
+    reason = run.error or run.reason or f"the run ended {run.status} without a result"
+    return interpret(file, None, str(reason), seconds)
 
 
 def run_files(root: Path, files: list[WptFile], workers: int = 2) -> list[FileResult]:
