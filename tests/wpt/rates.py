@@ -1,7 +1,8 @@
 """Per-directory WPT subtest pass rates of quickjail, Node and workerd on the same files.
 
-Usage: ``python tests/wpt/rates.py [--no-workerd] [--json OUT] [DIRECTORY ...]`` (default: every
-claimed directory; ``$QUICKJAIL_CACHE_DIR`` holds the tarball and the npm install).
+Usage: ``python tests/wpt/rates.py [--no-workerd] [--by directory|folder|file] [--json OUT]
+[DIRECTORY ...]`` (default: every claimed directory, one row each; ``$QUICKJAIL_CACHE_DIR`` holds
+the tarball and the npm install).
 
 Each runtime runs the very same program per file (``wpt_harness.program``: the prelude, WPT's
 ``testharness.js``, the file's helpers, the file, the reporter), each file in a fresh global:
@@ -172,10 +173,19 @@ def _workerd(root: Path, files: list[WptFile], work: Path) -> list[FileResult]:
         return list(pool.map(lambda f: _workerd_one(binary, root, f, work), files))
 
 
+def _group(file: WptFile, by: str) -> str:
+    if by == "directory":
+        return file.directory
+    if by == "folder":
+        return file.path.rsplit("/", 1)[0]
+    return file.id
+
+
 def _rates(
-    columns: dict[str, list[FileResult]], files: list[WptFile]
+    columns: dict[str, list[FileResult]], files: list[WptFile], by: str = "directory"
 ) -> dict[str, dict[str, tuple[int, int]]]:
-    """Per directory and runtime: (passed, total) over the union of subtest names."""
+    """Per group (claimed directory, folder or file) and runtime: (passed, total) over the
+    union of subtest names."""
     out: dict[str, dict[str, tuple[int, int]]] = {}
     for i, file in enumerate(files):
         names = set().union(*(set(c[i].subtests) - {HARNESS} for c in columns.values()))
@@ -186,7 +196,7 @@ def _rates(
                 total = len(names)
             else:
                 passed, total = int(HARNESS not in subtests), 1
-            row = out.setdefault(file.directory, {})
+            row = out.setdefault(_group(file, by), {})
             p, t = row.get(runtime, (0, 0))
             row[runtime] = (p + passed, t + total)
     return out
@@ -197,7 +207,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("directories", nargs="*", default=list(CLAIMED))
     parser.add_argument("--no-workerd", action="store_true")
-    parser.add_argument("--json", type=Path)
+    parser.add_argument("--json", type=Path, help="write the table and each file's subtests")
+    parser.add_argument(
+        "--by", choices=("directory", "folder", "file"), default="directory", help="rows"
+    )
     args = parser.parse_args()
     root = wpt_root()
     files = [f for d in args.directories for f in discover(root, d)[0]]
@@ -214,7 +227,7 @@ def main() -> None:
             columns[name] = runner(root, files, Path(tmp))
             took = time.monotonic() - started
             print(f"{name}: {len(files)} files in {took:.0f} s", file=sys.stderr)
-    table = _rates(columns, files)
+    table = _rates(columns, files, args.by)
     width = max(len(d) for d in table) + 2
     print(f"{'directory':<{width}}" + "".join(f"{name:>22}" for name in columns))
     totals = {name: [0, 0] for name in columns}
@@ -229,7 +242,11 @@ def main() -> None:
     cells = "".join(f"{p:>9}/{t:<6} {100 * p / t:5.1f}%" for p, t in totals.values())
     print(f"{'total':<{width}}{cells}")
     if args.json:
-        args.json.write_text(json.dumps({d: dict(r) for d, r in table.items()}, indent=1))
+        per_file = {
+            name: {r.file.id: r.subtests for r in results} for name, results in columns.items()
+        }
+        data = {"table": {d: dict(r) for d, r in table.items()}, "files": per_file}
+        args.json.write_text(json.dumps(data, indent=1))
 
 
 if __name__ == "__main__":
