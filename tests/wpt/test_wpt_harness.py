@@ -79,6 +79,7 @@ def fake_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "d/throws.any.js": "test(() => {}, 'before');\nthrow new Error('boom');",
         "d/spins.any.js": "test(() => {}, 'before');\nfor (;;) {}",
         "d/never.any.js": "promise_test(() => new Promise(() => {}), 'pending');",
+        "d/corrupts.any.js": "test(() => {}, 'a');\n__wpt.results.push(5, {});",
         "d/window.any.js": "// META: global=window\ntest(() => {}, 'w');",
         "d/escapes.any.js": "// META: script=../../etc/passwd\ntest(() => {}, 'e');",
         "d/only.window.js": "test(() => {}, 'w');",
@@ -103,6 +104,11 @@ def test_a_helper_script_shares_the_global_scope_with_the_test(fake_root: Path) 
 def test_a_file_throwing_at_its_top_level_fails_as_a_whole(fake_root: Path) -> None:
     subtests = _run(fake_root, "throws.any.js")
     assert subtests[HARNESS][0] == "FAIL" and "boom" in subtests[HARNESS][1]
+
+
+def test_a_file_that_corrupts_the_reporter_fails_as_a_whole(fake_root: Path) -> None:
+    subtests = _run(fake_root, "corrupts.any.js")
+    assert subtests[HARNESS][0] == "FAIL" and "not the reporter's" in subtests[HARNESS][1]
 
 
 def test_a_file_that_never_ends_fails_within_its_budget(

@@ -359,14 +359,17 @@ def interpret(file: WptFile, value: object, failure: str | None, seconds: float)
     if not isinstance(value, dict):
         out.subtests[HARNESS] = ("FAIL", (failure or "no result")[:_MESSAGE])
         return out
-    for name, status, message in value.get("results", []):
-        label = _STATUS[status] if isinstance(status, int) and 0 <= status < 5 else str(status)
-        out.subtests[str(name)] = (label, str(message))
-    harness, message = value.get("harness", [1, "no harness status"])
-    if harness != 0:
-        label = _HARNESS_STATUS[harness] if harness in range(4) else str(harness)
-        out.subtests[HARNESS] = (label, str(message))
-    out.shims = [str(s) for s in value.get("shims", [])]
+    try:  # the program's value is the file's to shape (it can overwrite __wpt): check it
+        for name, status, message in value.get("results", []):
+            ok = isinstance(status, int) and 0 <= status < len(_STATUS)
+            out.subtests[str(name)] = (_STATUS[status] if ok else str(status), str(message))
+        harness, message = value.get("harness", [1, "no harness status"])
+        if harness != 0:
+            ok = isinstance(harness, int) and 0 <= harness < len(_HARNESS_STATUS)
+            out.subtests[HARNESS] = (_HARNESS_STATUS[harness] if ok else str(harness), str(message))
+        out.shims = [str(s) for s in value.get("shims", [])]
+    except (TypeError, ValueError) as e:
+        out.subtests[HARNESS] = ("FAIL", f"the run's value is not the reporter's: {e}")
     return out
 
 
