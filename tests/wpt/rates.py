@@ -9,6 +9,8 @@ Each runtime runs the very same program per file (``wpt_harness.program``: the p
 - quickjail: a fresh sandbox per file (``wpt_harness.run_file``, as the suite does);
 - Node (``node`` on PATH, 20 here): a fresh worker thread per file running the program with
   ``vm.runInThisContext``, as Node's own WPT runner does (``node_runner.js``);
+- Node's own runner (``node-own-runner``): the tarball's ``test/wpt/test-*.js`` with its
+  status files, read from its ``WPT_REPORT`` reports, for comparison with Node's CI;
 - workerd: the pinned npm ``workerd`` (``workerd/package-lock.json``, ``npm ci`` into the cache),
   one ``workerd serve --experimental`` process per file, its Worker evaluating the program
   through the unsafe-eval binding inside a request (timers are refused at a Worker's top level).
@@ -24,6 +26,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -49,7 +52,7 @@ from wpt_harness import (
     program,
     run_files,
 )
-from wpt_source import wpt_root
+from wpt_source import NODE_HARNESS_PREFIXES, node_tree, wpt_root
 
 from quickjail.sandbox._engine import cache_dir
 
@@ -98,6 +101,45 @@ def _node(root: Path, files: list[WptFile], work: Path) -> list[FileResult]:
         answer = answers.get(file.id, {"error": f"no answer (node exited {proc.returncode})"})
         seconds = answer.get("ms", 0) / 1000
         out.append(interpret(file, answer.get("value"), answer.get("error"), seconds))
+    return out
+
+
+def _node_own(root: Path, files: list[WptFile], work: Path) -> list[FileResult]:
+    """Node's own WPT runner (the tarball's ``test/wpt/test-*.js``, its status files and
+    ``test/common/wpt.js``) over the directories of ``files``, read from its ``WPT_REPORT``
+    reports. Files it skips (its status files say why) or does not run count as failing."""
+    node = shutil.which("node")
+    if node is None:
+        raise SystemExit("rates.py needs node on PATH")
+    tree = node_tree(NODE_HARNESS_PREFIXES)
+    wanted = {f.directory for f in files}
+    reports: dict[str, tuple[str, list[dict[str, str]]]] = {}
+    for script in sorted((tree / "test" / "wpt").glob("test-*.js")):
+        m = re.search(r"WPTRunner\('([^']+)'", script.read_text(encoding="utf-8"))
+        if m is None or not any(m.group(1).startswith(d) for d in wanted):
+            continue
+        out_dir = tree / "out" / "wpt"
+        shutil.rmtree(out_dir, ignore_errors=True)
+        out_dir.mkdir(parents=True)
+        env = {**os.environ, "WPT_REPORT": "1"}
+        subprocess.run([node, str(script)], cwd=tree, env=env, capture_output=True, timeout=1800)
+        for report in out_dir.glob("report-*.json"):
+            for entry in json.loads(report.read_text(encoding="utf-8"))["results"]:
+                path, _, variant = entry["test"].lstrip("/").partition("?")
+                run_id = re.sub(r"\.html$", ".js", path) + ("?" + variant if variant else "")
+                reports[run_id] = (entry["status"], entry["subtests"])
+    out = []
+    for file in files:
+        result = FileResult(file)
+        if file.id not in reports:
+            result.subtests[HARNESS] = ("FAIL", "not run by Node's runner (its status file)")
+        else:
+            status, subtests = reports[file.id]
+            for sub in subtests:
+                result.subtests[str(sub["name"])] = (str(sub["status"]), "")
+            if status != "OK":
+                result.subtests[HARNESS] = (str(status), "")
+        out.append(result)
     return out
 
 
@@ -207,6 +249,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("directories", nargs="*", default=list(CLAIMED))
     parser.add_argument("--no-workerd", action="store_true")
+    parser.add_argument("--no-node-own-runner", action="store_true")
     parser.add_argument("--json", type=Path, help="write the table and each file's subtests")
     parser.add_argument(
         "--by", choices=("directory", "folder", "file"), default="directory", help="rows"
@@ -217,7 +260,10 @@ def main() -> None:
     runners: dict[str, Callable[[Path, list[WptFile], Path], list[FileResult]]] = {
         "quickjail": lambda r, f, _w: run_files(r, f),
         "node": _node,
+        "node-own-runner": _node_own,
     }
+    if args.no_node_own_runner:
+        del runners["node-own-runner"]
     if not args.no_workerd:
         runners["workerd"] = _workerd
     columns: dict[str, list[FileResult]] = {}

@@ -30,7 +30,14 @@ from pathlib import Path, PurePosixPath
 from quickjail.sandbox._engine import cache_dir
 from release._musl_python import Source, fetch_source
 
-__all__ = ["NODE_TARBALL", "WptSourceError", "node_tree", "wpt_root"]
+__all__ = [
+    "NODE_HARNESS_PREFIXES",
+    "NODE_TARBALL",
+    "WPT_PREFIX",
+    "WptSourceError",
+    "node_tree",
+    "wpt_root",
+]
 
 NODE_TARBALL = Source(
     "n/nodejs/nodejs_20.19.2+dfsg.orig.tar.xz",
