@@ -60,6 +60,16 @@ def test_the_pinned_tarball_is_downloaded_once_and_checked_on_every_use(
         _musl_python.fetch_source(source, cache)
 
 
+def test_a_machine_without_a_debian_mirror_in_apt_fetches_from_debians_cdn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("QUICKJAIL_DEBIAN_MIRROR", raising=False)
+    ubuntu = tmp_path / "sources.list"
+    ubuntu.write_text("deb http://archive.ubuntu.com/ubuntu noble main\n")
+    monkeypatch.setattr(_musl_python, "_APT_SOURCES", (ubuntu, tmp_path / "absent.d"))
+    assert _musl_python._mirror() == "https://deb.debian.org/debian"
+
+
 def test_every_musl_python_not_run_is_named_with_its_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
