@@ -32,6 +32,7 @@ __all__ = [
     "Source",
     "cache_root",
     "ensure_python",
+    "fetch_source",
     "interpreter_of",
     "musl_platforms",
 ]
@@ -116,6 +117,7 @@ _LOADER = "/lib/ld-musl-x86_64.so.1"
 _UNWINDER = "libgcc_s.so.1"
 _KERNEL_HEADERS = ("linux", "asm", "asm-generic")  # what Alpine's linux-headers holds
 _APT_SOURCES = (Path("/etc/apt/sources.list"), Path("/etc/apt/sources.list.d"))
+_DEBIAN_CDN = "https://deb.debian.org/debian"
 
 
 def cache_root() -> Path:
@@ -126,21 +128,24 @@ def cache_root() -> Path:
 
 
 def _mirror() -> str:
-    """The Debian mirror apt is set up with (``$QUICKJAIL_DEBIAN_MIRROR`` overrides it)."""
+    """The Debian mirror apt is set up with (``$QUICKJAIL_DEBIAN_MIRROR`` overrides it), else
+    Debian's own CDN (on a machine that is not Debian: every file is checked by its hash)."""
     env = os.environ.get("QUICKJAIL_DEBIAN_MIRROR")
     if env:
         return env.rstrip("/")
-    files = [_APT_SOURCES[0], *sorted(_APT_SOURCES[1].glob("*"))]
+    listed = sorted(_APT_SOURCES[1].glob("*")) if _APT_SOURCES[1].is_dir() else []
+    files = [_APT_SOURCES[0], *listed]
     for file in files:
         text = file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
         for uri in re.findall(r"(?:^URIs:|^deb(?:-src)?\s.*?)\s*(https?://\S+)", text, re.M):
             if uri.rstrip("/").endswith("/debian"):
                 return str(uri.rstrip("/"))
-    raise MuslPythonError("no Debian mirror in apt's sources: set QUICKJAIL_DEBIAN_MIRROR")
+    return _DEBIAN_CDN
 
 
-def _fetch(source: Source, into: Path) -> Path:
-    """The tarball, downloaded once and checked by size and hash every time."""
+def fetch_source(source: Source, into: Path) -> Path:
+    """The tarball, downloaded once into ``into`` and checked by size and hash every time (the
+    web-platform-tests of tests/wpt come from Debian's pool through this too)."""
     into.mkdir(parents=True, exist_ok=True)
     path = into / source.name
     if not path.exists():
@@ -244,14 +249,14 @@ def _build_deps(root: Path, env: dict[str, str]) -> None:
     work.mkdir(parents=True)
     log, jobs = work / "build.log", f"-j{os.cpu_count() or 1}"
     started = time.monotonic()
-    tree = _unpack(_fetch(ZLIB, root / "src"), work)
+    tree = _unpack(fetch_source(ZLIB, root / "src"), work)
     _run(["./configure", "--static", f"--prefix={deps}"], cwd=tree, env=env, log=log)
     _run(["make", jobs, "install"], cwd=tree, env=env, log=log)
-    tree = _unpack(_fetch(LIBFFI, root / "src"), work)
+    tree = _unpack(fetch_source(LIBFFI, root / "src"), work)
     flags = ["--disable-shared", "--with-pic", "--disable-docs", "--disable-multi-os-directory"]
     _run(["./configure", f"--prefix={deps}", *flags], cwd=tree, env=env, log=log)
     _run(["make", jobs, "install"], cwd=tree, env=env, log=log)
-    tree = _unpack(_fetch(SQLITE, root / "src"), work)
+    tree = _unpack(fetch_source(SQLITE, root / "src"), work)
     flags = ["--disable-shared", "--disable-tcl", "--disable-readline", "--disable-editline"]
     _run(["./configure", f"--prefix={deps}", *flags], cwd=tree, env=env, log=log)
     _run(["make", jobs, "install"], cwd=tree, env=env, log=log)
@@ -271,7 +276,7 @@ def _build_openssl(root: Path, env: dict[str, str]) -> None:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     log, started = work / "build.log", time.monotonic()
-    tree = _unpack(_fetch(OPENSSL, root / "src"), work)
+    tree = _unpack(fetch_source(OPENSSL, root / "src"), work)
     flags = ["no-shared", "no-tests", "no-engine", "no-legacy", "-fPIC"]
     target = ["linux-x86_64", f"--prefix={deps}", f"--openssldir={deps}/ssl", "--libdir=lib"]
     _run(["perl", "./Configure", *target, *flags], cwd=tree, env=env, log=log)
@@ -325,7 +330,7 @@ def _musl(root: Path) -> Path:
         work = root / "build" / "musl"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
-        tree = _unpack(_fetch(MUSL, root / "src"), work)
+        tree = _unpack(fetch_source(MUSL, root / "src"), work)
         log, env = work / "build.log", {k: v for k, v in os.environ.items() if k != "CC"}
         flags = [f"--prefix={home}", f"--syslibdir={home / 'lib'}"]
         _run(["./configure", *flags], cwd=tree, env=env, log=log)
@@ -368,7 +373,7 @@ def _build_python(minor: str, source: Source, root: Path, prefix: Path) -> None:
         _build_deps(root, env)
         _build_openssl(root, env)
     started = time.monotonic()
-    tree = _unpack(_fetch(source, root / "src"), work)
+    tree = _unpack(fetch_source(source, root / "src"), work)
     shutil.rmtree(prefix, ignore_errors=True)
     log = work / "build.log"
     flags = ["--with-ensurepip=install", "--disable-test-modules", "--without-readline"]

@@ -32,7 +32,7 @@ def test_a_tarball_that_is_not_the_pinned_one_is_refused_and_not_kept(
     cache = _mirror(tmp_path, monkeypatch, b"the real tarbal!")  # same size, other bytes
     source = Source("z/zlib/zlib_1.0.orig.tar.gz", len(pinned), hashlib.sha256(pinned).hexdigest())
     with pytest.raises(MuslPythonError, match="not the pinned file"):
-        _musl_python._fetch(source, cache)
+        _musl_python.fetch_source(source, cache)
     assert not list(cache.iterdir()), "a refused download stays in the cache"
 
 
@@ -42,7 +42,7 @@ def test_a_download_past_the_pinned_size_is_cut_there(
     cache = _mirror(tmp_path, monkeypatch, b"x" * (3 << 20))
     source = Source("z/zlib/zlib_1.0.orig.tar.gz", 1 << 20, hashlib.sha256(b"").hexdigest())
     with pytest.raises(MuslPythonError, match="larger than the pinned"):
-        _musl_python._fetch(source, cache)
+        _musl_python.fetch_source(source, cache)
     partial = cache / "zlib_1.0.orig.tar.partial"
     assert partial.stat().st_size <= 2 << 20, "read on past the pinned size"
 
@@ -53,11 +53,21 @@ def test_the_pinned_tarball_is_downloaded_once_and_checked_on_every_use(
     data = b"the real tarball"
     cache = _mirror(tmp_path, monkeypatch, data)
     source = Source("z/zlib/zlib_1.0.orig.tar.gz", len(data), hashlib.sha256(data).hexdigest())
-    got = _musl_python._fetch(source, cache)
+    got = _musl_python.fetch_source(source, cache)
     assert got.read_bytes() == data
     got.write_bytes(b"the fake tarball")  # changed in the cache afterwards
     with pytest.raises(MuslPythonError, match="not the pinned file"):
-        _musl_python._fetch(source, cache)
+        _musl_python.fetch_source(source, cache)
+
+
+def test_a_machine_without_a_debian_mirror_in_apt_fetches_from_debians_cdn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("QUICKJAIL_DEBIAN_MIRROR", raising=False)
+    ubuntu = tmp_path / "sources.list"
+    ubuntu.write_text("deb http://archive.ubuntu.com/ubuntu noble main\n")
+    monkeypatch.setattr(_musl_python, "_APT_SOURCES", (ubuntu, tmp_path / "absent.d"))
+    assert _musl_python._mirror() == "https://deb.debian.org/debian"
 
 
 def test_every_musl_python_not_run_is_named_with_its_reason(
