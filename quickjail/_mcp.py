@@ -34,6 +34,7 @@ from quickjail import bridge
 from quickjail._cli._parser import quickjail_version
 from quickjail._mcp_results import DEFAULT_MAX_RESULT_CHARS, answer_result, fit_message
 from quickjail._mcp_sources import SourceSpec, build_connectors, code_mode_over, secret_env
+from quickjail.integrations._runner import NO_FETCH, STANDARD_LIBRARY
 from quickjail.runtime.helpers import answer_schema, invalid_answer, run_code_answer
 from quickjail.sandbox.host import Executor
 
@@ -163,9 +164,7 @@ def _description(options: ServerOptions) -> str:
         "result. `code` may be statements ending in `return <value>` (top-level await "
         "works), an async arrow function, or an ES module: `export default <value>` or "
         "`export default async function (...args) { ... }` (or name another export with "
-        "`execute_fn`). ECMAScript plus the web platform's standard library "
-        "(TextEncoder/TextDecoder, URL, atob/btoa, structuredClone, setTimeout, "
-        "AbortController, crypto, performance); no Node APIs, no fetch or other I/O. "
+        f"`execute_fn`). {STANDARD_LIBRARY} {NO_FETCH} "
         f"{fs} `console.log(...)` output and `report(value)` calls are "
         "returned with the result. "
         f"Each call has {options.memory_limit_bytes // 2**20} MiB of memory and a "

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
+from quickjail import bridge
 from quickjail.integrations import CodeRunner
 from quickjail.integrations import langchain as langchain_integration
 from quickjail.integrations import pydantic_ai as pydantic_ai_integration
@@ -372,3 +373,12 @@ def test_langchain_agent_answers_unknown_arguments_as_an_error() -> None:
     (message,) = _langchain_agent_messages([{"code": "return 1", "lang": "js"}])
     assert message.status == "error"
     assert json.loads(str(message.content))["status"] == "invalid_arguments"
+
+
+def test_the_tool_description_says_whether_fetch_reaches_the_network() -> None:
+    # every run has a fetch; the model is told it rejects unless the host bridged one
+    plain = CodeRunner().description()
+    assert "`fetch` rejects with a TypeError" in plain and "Headers/Request/Response" in plain
+    bridged = CodeRunner(globals={"fetch": bridge.Fetch(allow=["api.example.com"])})
+    assert "`fetch` reaches only the hosts the host allowed" in bridged.description()
+    assert "rejects with a TypeError" not in bridged.description()

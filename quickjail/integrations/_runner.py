@@ -11,7 +11,7 @@ from quickjail import bridge, sandbox
 from quickjail.runtime.helpers import RunCodeAnswer, invalid_answer, run_code_answer
 from quickjail.sandbox.host import Kind
 
-__all__ = ["TOOL_NAME", "CodeRunner", "RunnerOptions"]
+__all__ = ["NO_FETCH", "STANDARD_LIBRARY", "TOOL_NAME", "CodeRunner", "RunnerOptions"]
 
 TOOL_NAME: Final = "run_code"
 
@@ -95,10 +95,8 @@ class CodeRunner:
         extra = self.capabilities or _bridged(self.imports, self.globals)
         return (
             "Run JavaScript or TypeScript in a fresh, isolated QuickJS sandbox and return its "
-            f"result. {_SHAPES[self.kind]} ECMAScript plus the web "
-            "platform's standard library (TextEncoder/TextDecoder, URL, atob/btoa, "
-            "structuredClone, setTimeout, AbortController, crypto, performance); no Node APIs, "
-            f"no fetch or other I/O. {extra} `console.log(...)` output and "
+            f"result. {_SHAPES[self.kind]} {STANDARD_LIBRARY} "
+            f"{_fetch_sentence(self.globals)} {extra} `console.log(...)` output and "
             "`report(value)` calls are returned with the result. "
             f"Each call has {self.memory_limit_bytes // 2**20} MiB of memory and a "
             f"{self.timeout:g} s timeout by default (at most {self.max_timeout:g} s). "
@@ -179,6 +177,23 @@ class CodeRunner:
         if not isinstance(execution, sandbox.CodeExecution):
             return execution
         return run_code_answer(execution.run_sync())
+
+
+STANDARD_LIBRARY: Final = (
+    "ECMAScript plus the web platform's standard library as a Worker has it (TextEncoder/"
+    "TextDecoder, URL, atob/btoa, structuredClone, setTimeout, AbortController, crypto, "
+    "performance, Blob/File, Headers/Request/Response, FormData, ReadableStream/WritableStream/"
+    "TransformStream, MessageChannel); no Node APIs."
+)
+"""What every run's global scope offers, in the words of the tool descriptions models read."""
+
+NO_FETCH: Final = "`fetch` rejects with a TypeError: there is no network."
+
+
+def _fetch_sentence(glob: Mapping[str, Any] | None) -> str:
+    if glob is not None and isinstance(glob.get("fetch"), bridge.Fetch):
+        return "`fetch` reaches only the hosts the host allowed."
+    return NO_FETCH
 
 
 def _bridged(imports: Mapping[str, Any] | None, glob: Mapping[str, Any] | None) -> str:
