@@ -259,7 +259,7 @@ _PRELUDE = """var __wpt = (function () {
   // a global that is a WorkerGlobalScope makes testharness.js a dedicated worker's harness,
   // which posts its results to the page that made the worker: there is none, the reporter
   // below takes them
-  if (typeof globalThis.postMessage !== "function") define("postMessage", function postMessage() {});
+  if (typeof globalThis.postMessage !== "function") define("postMessage", () => {});
   define("GLOBAL", { isWindow: () => false, isWorker: () => true, isShadowRealm: () => false });
   if (typeof location === "undefined") {  // a WorkerLocation's attributes, from a URL
     const u = new URL(setup.url), loc = {};
