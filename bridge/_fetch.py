@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import math
-import secrets
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
-
-import anyio
 
 from quickjail.bridge._errors import FetchError
 from quickjail.bridge._fetch_policy import (
@@ -30,6 +28,8 @@ from quickjail.bridge._fetch_policy import (
 )
 
 if TYPE_CHECKING:
+    import anyio
+
     from quickjail.bridge._fetch_transfer import HostHeaders, Policy
 
 __all__ = ["DEFAULT_METHODS", "Fetch"]
@@ -170,7 +170,7 @@ class Tickets:
         self._open: OrderedDict[str, anyio.CancelScope | None] = OrderedDict()
 
     def open(self) -> str:
-        ticket = secrets.token_hex(16)
+        ticket = os.urandom(16).hex()  # not secrets: it imports base64 on a run's first import
         with self._lock:
             self._open[ticket] = None
             while len(self._open) > self.MAX_OPEN:
@@ -181,6 +181,8 @@ class Tickets:
     def scope(self, ticket: str) -> Iterator[anyio.CancelScope]:
         """A cancel scope for the request of ``ticket`` (cancelled already if it was aborted
         before it started); the ticket is spent when the scope ends."""
+        import anyio  # imported on a run's first fetch, not with quickjail (a sync run needs none)
+
         with anyio.CancelScope() as scope:
             with self._lock:
                 if ticket not in self._open:
