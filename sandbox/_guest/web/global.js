@@ -220,7 +220,6 @@
     get requested() { return this.#requested; }
   }
   idl(QuotaExceededError, "QuotaExceededError");
-  native.QuotaExceededError = QuotaExceededError;
 }
 // The global scope as a Worker has it (HTML 8.1 and 10.2): globalThis is a WorkerGlobalScope,
 // an EventTarget (addEventListener on globalThis, or bare); self; navigator (userAgent
@@ -233,5 +232,5 @@
 // preventDefault. A rejection still without a handler after a microtask checkpoint fires a
 // cancelable "unhandledrejection" at the global (and "rejectionhandled", as a task, once it
 // gets one); it is logged at the end of the run if it is still unhandled and no listener
-// cancelled its event. Shares: native.reportException(e, logPrefix), native.QuotaExceededError
-// (crypto.js reads it at call time); hands rejections.c its helpers through native.helpers.
+// cancelled its event. Shares: native.reportException(e, logPrefix); hands rejections.c its
+// helpers through native.helpers.
