@@ -252,3 +252,25 @@ def test_a_four_mebibyte_legacy_input_decodes() -> None:
         [s.length, s[0], s[s.length - 1]]"""
     )
     assert got == [2 << 20, "\u3042", "\u3042"]
+
+
+def test_a_reentrant_decode_from_the_options_getter_keeps_each_streams_state() -> None:
+    # the inner call flushes a pending lead byte; the outer one then starts from a fresh state
+    got = js(
+        """const d = new TextDecoder("big5"), out = [];
+        out.push(d.decode(new Uint8Array([0xa4]), {stream: true}));
+        const options = {get stream() { out.push(d.decode()); return false; }};
+        out.push(d.decode(new Uint8Array([0x40]), options));
+        out.push(Object.getOwnPropertyNames(d).length);
+        out"""
+    )
+    assert got == ["", "\ufffd", "@", 0]
+
+
+def test_a_shared_array_buffer_decodes_as_its_bytes() -> None:
+    got = js(
+        """const s = new SharedArrayBuffer(4), b = new Uint8Array(s);
+        b.set([0x82, 0xa0, 0x82, 0xa2]);
+        new TextDecoder("shift_jis").decode(s)"""
+    )
+    assert got == "\u3042\u3044"
