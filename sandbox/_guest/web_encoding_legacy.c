@@ -49,17 +49,25 @@ typedef struct {
     int npre;
 } Out;
 
-/* append a code point (one or two UTF-16 units); -1 when the buffer cannot grow (thrown) */
-static int emit(Out *o, uint32_t cp)
+/* room for `units` more UTF-16 units; -1 when the buffer cannot grow (thrown) */
+static int reserve(Out *o, size_t units)
 {
-    if (o->n + 2 > o->cap) {
-        size_t cap = o->cap * 2;
+    if (units > o->cap - o->n) {
+        size_t cap = o->cap * 2 > o->n + units ? o->cap * 2 : o->n + units;
         uint16_t *p = cap > o->cap ? js_realloc(o->ctx, o->p, cap * sizeof *p) : NULL;
         if (!p)
             return -1;
         o->p = p;
         o->cap = cap;
     }
+    return CONTINUE;
+}
+
+/* append a code point (one or two UTF-16 units); -1 when the buffer cannot grow (thrown) */
+static int emit(Out *o, uint32_t cp)
+{
+    if (reserve(o, 2) < 0)
+        return -1;
     if (cp >= 0x10000) {
         cp -= 0x10000;
         o->p[o->n++] = (uint16_t)(0xD800 | (cp >> 10));
@@ -440,6 +448,20 @@ static int step(DecoderState *s, Out *o, int byte)
     }
 }
 
+/* whether the decoder, in its present state, gives each ASCII byte as itself (and keeps that
+ * state): so a run of them can be copied without a step each */
+static int ascii_passes(const DecoderState *s)
+{
+    switch (s->enc) {
+    case ENC_ISO_2022_JP: /* ESC, SO and SI are not themselves; the output flag changes */
+    case ENC_UTF_16BE:
+    case ENC_UTF_16LE:
+        return 0;
+    default: /* single-byte, x-user-defined; the multi-byte ones between characters */
+        return !s->lead;
+    }
+}
+
 /* the DecoderState in a state array, or NULL (with a TypeError) when it is not one */
 static uint8_t *state_of(JSContext *ctx, JSValueConst v, DecoderState *s)
 {
@@ -510,6 +532,18 @@ static JSValue js_legacy_decode(JSContext *ctx, JSValueConst this_val, int argc,
     int bad = 0, r = CONTINUE;
     for (;;) {
         int byte;
+        if (!o.npre && i < n && in[i] < 0x80 && ascii_passes(&s)) {
+            size_t end = i;
+            while (end < n && in[end] < 0x80)
+                end++;
+            if (reserve(&o, end - i) < 0) {
+                r = -1;
+                break;
+            }
+            while (i < end)
+                o.p[o.n++] = in[i++];
+            continue;
+        }
         if (o.npre)
             byte = o.pre[--o.npre];
         else if (i < n)
