@@ -274,3 +274,20 @@ def test_a_shared_array_buffer_decodes_as_its_bytes() -> None:
         new TextDecoder("shift_jis").decode(s)"""
     )
     assert got == "\u3042\u3044"
+
+
+def test_a_decode_that_runs_out_of_memory_leaves_the_decoder_to_start_afresh() -> None:
+    # the first, streaming decode (a pending lead byte) and the big one that fails: the next
+    # decode is a new stream, not the rest of the failed one
+    r = quickjail.run_code_sync(
+        """const d = new TextDecoder("big5"), out = [];
+        out.push(d.decode(new Uint8Array([0xa4]), {stream: true}));
+        let big = new Uint8Array(24 << 20).fill(0x81), hold = [];
+        try { for (;;) hold.push(d.decode(big, {stream: true})); } catch (e) { out.push(e.name); }
+        big = hold = null;
+        out.push(d.decode(new Uint8Array([0x40])));
+        export default out;""",
+        memory_limit_bytes=96 << 20,
+    )
+    assert r.status == "success", r.error
+    assert r.result == ["", "InternalError", "@"]

@@ -111,8 +111,9 @@
           this.#state = decoderState(this.#id);
           this.#bomSeen = false;
         }
-        this.#flush = !stream;
+        this.#flush = true; // until it returns: a throw (out of memory) leaves no half-used state
         text = legacyDecode(this.#state, bytes, this.#fatal, !stream);
+        this.#flush = !stream;
       } else {
         if (this.#flush) {
           this.#pending = new U8(0);
