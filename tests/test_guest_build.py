@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from quickjail.sandbox import _build, _idna_tables
+from quickjail.sandbox import _build, _encoding_tables, _idna_tables
 
 GUEST = _build.GUEST_DIR
 
@@ -61,6 +61,8 @@ def test_the_build_inputs_are_every_guest_source_and_the_build_code() -> None:
     assert _build.PACKAGE_DIR / "_snapshot.py" in inputs
     # it pins the idna wheel whose UTS #46 data the guest embeds
     assert _build.PACKAGE_DIR / "_idna_tables.py" in inputs
+    # ... and the npm package whose Encoding indexes TextDecoder's legacy decoders use
+    assert _build.PACKAGE_DIR / "_encoding_tables.py" in inputs
 
 
 def test_any_change_to_a_guest_source_makes_the_build_stale(
@@ -97,3 +99,9 @@ def test_the_guest_records_the_pinned_idna_data_it_embeds() -> None:
     info = json.loads(_build.INFO_PATH.read_text())
     assert info["idna"] == _idna_tables.IDNA_VERSION
     assert re.fullmatch(r"\d+\.\d+\.\d+", info["idna_bidi_unicode"])
+
+
+def test_the_guest_records_the_pinned_encoding_tables_it_embeds() -> None:
+    info = json.loads(_build.INFO_PATH.read_text())
+    tables = _encoding_tables
+    assert info["encoding_tables"] == f"{tables.PACKAGE}@{tables.PACKAGE_VERSION}"

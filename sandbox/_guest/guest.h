@@ -14,6 +14,7 @@
  *   web_crypto.c  crypto's C side: the run's ChaCha20 stream, SHA-1/256/384/512
  *   web_perf.c    performance's C side: the run's time origin, now()
  *   web_encoding.c  the UTF-8 loops of TextEncoder and TextDecoder (web/encoding.js)
+ *   web_encoding_legacy.c  TextDecoder's other encodings and the label lookup
  *   web_clone.c   the class of an object, for structuredClone (web/clone.js)
  *   hostfn.c      host functions: closures that call the host, sync or async
  *   modules.c     module names and the loader: source, bytecode and host modules
@@ -174,6 +175,10 @@ void perf_start(uint64_t mono_ns, uint64_t wall_ns);
 /* ---- web_encoding.c */
 
 int web_encoding_natives(JSContext *ctx, JSValueConst native);
+
+/* ---- web_encoding_legacy.c (registered by web_encoding_natives) */
+
+int web_encoding_legacy_natives(JSContext *ctx, JSValueConst native);
 
 /* ---- web_clone.c */
 

@@ -254,6 +254,8 @@ static const JSCFunctionListEntry encoding_natives[] = {
 
 int web_encoding_natives(JSContext *ctx, JSValueConst native)
 {
-    return JS_SetPropertyFunctionList(ctx, native, encoding_natives,
-                                      sizeof encoding_natives / sizeof encoding_natives[0]);
+    if (JS_SetPropertyFunctionList(ctx, native, encoding_natives,
+                                   sizeof encoding_natives / sizeof encoding_natives[0]) < 0)
+        return -1;
+    return web_encoding_legacy_natives(ctx, native);
 }

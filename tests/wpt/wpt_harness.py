@@ -24,7 +24,9 @@ runners or Node's ``test/common/wpt.js`` make them:
   wrapper defines it), ``location`` (the test's worker URL with its variant, if the runtime
   lacks it: ``common/subset-tests.js`` reads ``location.search``), and ``fetch`` of the test's
   own resource files (outside ``fetch/``), which the host reads from the tree beforehand, as
-  Node's runner does (``url`` loads its test data so). What was supplied is in
+  Node's runner does (``url`` loads its test data so), and a ``WebAssembly.Memory`` whose
+  buffer is a ``SharedArrayBuffer`` (``common/sab.js`` gets that constructor only so) if the
+  runtime has ``SharedArrayBuffer`` and no ``WebAssembly``. What was supplied is in
   :attr:`FileResult.shims`.
 - **Time.** A file has 10 s (``// META: timeout=long``: 60 s, WPT's own budgets) times
   :data:`TIME_MULTIPLIER` for a shared machine; then the harness's ``timeout()`` ends it (the
@@ -287,6 +289,14 @@ _PRELUDE = """var __wpt = (function () {
     loc.toString = () => u.href;
     define("location", Object.freeze(loc));
   }
+  // common/sab.js reaches the SharedArrayBuffer constructor through a shared WebAssembly.Memory
+  // (whatwg/html#5380): a runtime with SharedArrayBuffer and no WebAssembly gets a Memory whose
+  // buffer is a SharedArrayBuffer, so the SharedArrayBuffer subtests test the API, not wasm
+  if (typeof WebAssembly === "undefined" && typeof SharedArrayBuffer === "function")
+    define("WebAssembly", { Memory: function Memory(d) {
+      if (!d || !d.shared) throw new TypeError("WebAssembly is not available");
+      this.buffer = new SharedArrayBuffer(d.initial * 65536);
+    } });
   if (setup.fetch) define("fetch", function fetch(input) {
     const path = new URL(String(input), setup.url).pathname;
     if (!Object.prototype.hasOwnProperty.call(resources, path))

@@ -1,8 +1,9 @@
-// TextEncoder and TextDecoder (WHATWG Encoding, UTF-8 only: the one encoding TextEncoder has
-// and the one nearly all text is in), and the argument checks of atob/btoa, whose work is
-// QuickJS-ng's own (JS_AddIntrinsicAToB, the HTML forgiving-base64 rules).
+// TextEncoder (UTF-8, the one encoding it has) and TextDecoder (every encoding of WHATWG
+// Encoding: UTF-8 here and in web_encoding.c, the others and the labels in
+// web_encoding_legacy.c), and the argument checks of atob/btoa, whose work is QuickJS-ng's own
+// (JS_AddIntrinsicAToB, the HTML forgiving-base64 rules).
 (native) => {
-  const { utf8Decode, utf8Encode, utf8EncodeInto } = native;
+  const { utf8Decode, utf8Encode, utf8EncodeInto, encodingFind, decoderState, legacyDecode } = native;
   const { defineProperty, getOwnPropertyDescriptor: gopd } = Object;
   const getter = (C, name) => gopd(C.prototype, name).get;
   const abLength = getter(ArrayBuffer, "byteLength");
@@ -21,8 +22,7 @@
   // captured, so that TextDecoderStream (streams_text.js) survives a program replacing them
   const apply = Reflect.apply, uncurry = (f) => (self, ...args) => apply(f, self, args);
   const includes = uncurry(Array.prototype.includes), set = uncurry(TypedArray.prototype.set);
-  const slice = uncurry(TypedArray.prototype.slice), replace = uncurry(String.prototype.replace);
-  const lower = uncurry(String.prototype.toLowerCase), charCodeAt = uncurry(String.prototype.charCodeAt);
+  const slice = uncurry(TypedArray.prototype.slice), charCodeAt = uncurry(String.prototype.charCodeAt);
   const sliceS = uncurry(String.prototype.slice);
   const call = (f, x) => {
     try {
@@ -48,7 +48,8 @@
     }
     throw new TypeError("The provided value is not an ArrayBuffer, a SharedArrayBuffer or an ArrayBufferView");
   };
-  const labels = ["unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "utf-8", "utf8", "x-unicode20utf8"];
+  // the encodings whose decoder's BOM is the Standard's to strip (UTF-8 is id 0)
+  const bomNames = ["utf-8", "utf-16be", "utf-16le"];
   const def = (name, value) => defineProperty(globalThis, name, { value, writable: true, configurable: true });
   const tag = (C) => defineProperty(C.prototype, Symbol.toStringTag, { value: C.name, configurable: true });
 
@@ -71,20 +72,29 @@
   class TextDecoder {
     #fatal;
     #ignoreBOM;
+    #id;
+    #name;
+    #state = null; // a legacy decoder's state (web_encoding_legacy.c), made at the first decode
     #pending = new U8(0);
     #bomSeen = false;
     #flush = true;
     constructor(label = "utf-8", options = {}) {
-      const name = lower(replace(`${label}`, /^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, ""));
-      if (!includes(labels, name)) throw new RangeError(`The encoding label provided ('${label}') is invalid (only UTF-8 is supported).`);
+      label = `${label}`;
+      // Web IDL converts the options dictionary before the constructor's steps look the label up
       if (options !== undefined && options !== null && typeof options !== "object" && typeof options !== "function") {
         throw new TypeError("TextDecoder: options is not an object");
       }
       this.#fatal = !!options?.fatal;
       this.#ignoreBOM = !!options?.ignoreBOM;
+      const found = encodingFind(label);
+      if (found === null || found[1] === "replacement") {
+        throw new RangeError(`The encoding label provided ('${label}') is invalid.`);
+      }
+      this.#id = found[0];
+      this.#name = found[1];
     }
     get encoding() {
-      return "utf-8";
+      return this.#name;
     }
     get fatal() {
       return this.#fatal;
@@ -95,25 +105,37 @@
     decode(input = undefined, options = {}) {
       let bytes = bytesOf(input);
       const stream = !!options?.stream;
-      if (this.#flush) {
-        this.#pending = new U8(0);
-        this.#bomSeen = false;
+      let text;
+      if (this.#id !== 0) {
+        if (this.#flush) {
+          this.#state = decoderState(this.#id);
+          this.#bomSeen = false;
+        }
+        this.#flush = true; // until it returns: a throw (out of memory) leaves no half-used state
+        text = legacyDecode(this.#state, bytes, this.#fatal, !stream);
+        this.#flush = !stream;
+      } else {
+        if (this.#flush) {
+          this.#pending = new U8(0);
+          this.#bomSeen = false;
+        }
+        this.#flush = !stream;
+        if (this.#pending.length) {
+          const joined = new U8(this.#pending.length + bytes.length);
+          set(joined, this.#pending);
+          set(joined, bytes, this.#pending.length);
+          bytes = joined;
+        }
+        const decoded = utf8Decode(bytes, this.#fatal, stream), used = decoded[1];
+        text = decoded[0];
+        this.#pending = used < bytes.length ? slice(bytes, used) : new U8(0);
       }
-      this.#flush = !stream;
-      if (this.#pending.length) {
-        const joined = new U8(this.#pending.length + bytes.length);
-        set(joined, this.#pending);
-        set(joined, bytes, this.#pending.length);
-        bytes = joined;
-      }
-      const decoded = utf8Decode(bytes, this.#fatal, stream), text = decoded[0], used = decoded[1];
-      this.#pending = used < bytes.length ? slice(bytes, used) : new U8(0);
       if (text === null) {
         this.#pending = new U8(0);
         this.#flush = true;
-        throw new TypeError("The encoded data was not valid UTF-8");
+        throw new TypeError(`The encoded data was not valid ${this.#name}`);
       }
-      if (this.#bomSeen || !text.length) return text;
+      if (this.#bomSeen || !text.length || !includes(bomNames, this.#name)) return text;
       this.#bomSeen = true;
       return !this.#ignoreBOM && charCodeAt(text, 0) === 0xfeff ? sliceS(text, 1) : text;
     }

@@ -4,7 +4,7 @@
   const TD = G.TextDecoder, TE = G.TextEncoder, U8 = Uint8Array, TypeErr = TypeError;
   const decode = TD.prototype.decode, encode = TE.prototype.encode;
   const gpd = (C, k) => Object.getOwnPropertyDescriptor(C.prototype, k).get;
-  const tdFatal = gpd(TD, "fatal"), tdIgnoreBOM = gpd(TD, "ignoreBOM");
+  const tdFatal = gpd(TD, "fatal"), tdIgnoreBOM = gpd(TD, "ignoreBOM"), tdEncoding = gpd(TD, "encoding");
   const charCodeAt = String.prototype.charCodeAt, sliceS = String.prototype.slice;
   const STREAM = { __proto__: null, stream: true };
   // TransformStreamDefaultControllerEnqueue: the readable side gets the chunk and the
@@ -61,7 +61,7 @@
         if (text.length) enqueue(t, text);
       }));
     }
-    get encoding() { this.#t; return "utf-8"; }
+    get encoding() { return apply(tdEncoding, this.#decoder, []); }
     get fatal() { return apply(tdFatal, this.#decoder, []); }
     get ignoreBOM() { return apply(tdIgnoreBOM, this.#decoder, []); }
     get readable() { return this.#t.readable.api; }
