@@ -533,6 +533,15 @@
     return `${u.scheme}://${u.host}${u.port !== null ? `:${u.port}` : ""}`;
   };
   const cannotHaveCredentials = (u) => u.host === null || u.host === "" || u.scheme === "file";
+  // for urlpattern.js: the basic URL parser (null for failure; with a record `url` and a state
+  // override, as URL Pattern's canonicalize-* callbacks run it), a new record, the states
+  native.urlParser = {
+    parse: (input, base = null, url = undefined, state = undefined) => {
+      const r = parse(input, base, url, state);
+      return r === FAIL ? null : url ?? r;
+    },
+    record: newRecord, states: S, userinfo: (s) => pct(s, USERINFO),
+  };
 
   // application/x-www-form-urlencoded
   const formParse = (s) =>
