@@ -155,6 +155,54 @@ def test_group_names_are_own_data_properties_even_named_proto() -> None:
     assert got == [True, ["__proto__", "constructor"], "a", "b"]
 
 
+TAMPER = """
+const probe = () => {
+  const p = new URLPattern('http{s}?://{:sub.}?example.com/:cat/:id(\\\\d+)/?q=:v#:h',
+    {ignoreCase: true});
+  const q = new URLPattern({pathname: '/Files/*', baseURL: 'https://files.example/'});
+  return JSON.stringify([p.pathname, p.hostname, p.search, p.hasRegExpGroups,
+    p.exec('https://www.EXAMPLE.com/Books/12/?q=x#top'), p.test({pathname: '/a/b'}),
+    new URL('http://user:pw@0x7f.1:8080/a/./b/../c?q#f').href, p.test('http://[::1]/'),
+    new URLPattern({hostname: '[\\\\:\\\\:1]'}).test('http://[0::1]/'),
+    q.exec({pathname: '/Files/a/b', protocol: 'https', hostname: 'files.example'}),
+    q.test('https://files.example/Files/x'), q.test('https://files.example/other')]);
+};
+const before = probe();
+const noop = () => null;
+RegExp.prototype.exec = noop;
+RegExp.prototype.test = () => true;
+for (const s of [Symbol.match, Symbol.replace, Symbol.split, Symbol.matchAll, Symbol.search])
+  RegExp.prototype[s] = noop;
+for (const name of ['slice', 'indexOf', 'lastIndexOf', 'toLowerCase', 'codePointAt',
+    'toWellFormed', 'split', 'replace', 'replaceAll', 'startsWith', 'includes', 'at', 'charAt',
+    'substring', 'padStart', 'repeat', 'trim', 'normalize'])
+  String.prototype[name] = noop;
+String.prototype[Symbol.iterator] = function* () { yield 'x'; };
+for (const name of ['push', 'join', 'slice', 'map', 'filter', 'some', 'forEach', 'includes',
+    'indexOf', 'at', 'pop', 'shift', 'concat', 'reduce', 'find'])
+  Array.prototype[name] = noop;
+Array.prototype[Symbol.iterator] = function* () {};
+Function.prototype.call = noop;
+Function.prototype.apply = noop;
+Function.prototype.bind = noop;
+Object.defineProperty(Object.prototype, 'protocol',
+  {set() { throw new Error('setter'); }, configurable: true});
+const after = probe();
+export default [before === after, JSON.parse(before)];
+"""
+
+
+def test_patched_regexp_string_and_array_methods_change_no_result() -> None:
+    r = run_code_sync(TAMPER)
+    assert r.status == "success", r.error
+    same, before = r.result
+    assert same, before
+    assert before[4]["pathname"]["groups"] == {"cat": "Books", "id": "12"}
+    assert before[5:9] == [False, "http://user:pw@127.0.0.1:8080/a/c?q#f", False, True]
+    assert before[9]["pathname"]["groups"] == {"0": "a/b"}
+    assert before[10:] == [True, False]
+
+
 def test_a_pathological_pattern_ends_as_a_fuel_limit_not_a_hang() -> None:
     r = run_code_sync(
         "const p = new URLPattern({pathname: '/((?:a+)+b)'});"
@@ -176,3 +224,13 @@ def test_a_long_pattern_costs_fuel_in_proportion_to_its_length() -> None:
 
     small, large = fuel(200), fuel(2000)
     assert large < 20 * small  # 10x the text: linear, with room for the run's fixed cost
+
+
+def test_v_flag_regexps_take_a_dash_or_a_double_colon_outside_a_class() -> None:
+    # libregexp held a pattern character to a class's v-flag rules (our patch 0011)
+    got = js(
+        "const t = (f) => { try { f(); return 'no error'; } catch (e) { return e.name; } };"
+        "[/^a-b$/v.test('a-b'), /^a::b$/v.test('a::b'),"
+        " new RegExp('^[\\\\w--a]+$', 'v').test('bc'), t(() => new RegExp('[a-b-]', 'v'))]"
+    )
+    assert got == [True, True, True, "SyntaxError"]

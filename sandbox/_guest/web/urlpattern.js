@@ -254,7 +254,7 @@
         out += `(?:${p}((?:${value})(?:${s}${p}(?:${value}))*)${s})${modifier === "*" ? "?" : ""}`;
       }
     }
-    return [`${out}$`, names];
+    return { source: `${out}$`, names };
   };
 
   const isDigit = (c) => c !== undefined && c >= "0" && c <= "9";
@@ -339,7 +339,7 @@
   const withCase = (o, ignoreCase) => ({ delimiter: o.delimiter, prefix: o.prefix, ignoreCase });
   const compile = (input, encode, options) => {
     const parts = parsePattern(input, options, encode);
-    const [source, names] = regexpAndNames(parts, options);
+    const { source, names } = regexpAndNames(parts, options);
     let regexp;
     try {
       regexp = new NewRegExp(source, options.ignoreCase ? "vi" : "v");
