@@ -22,6 +22,7 @@
   const isSpecial = (scheme) => hasOwn(SPECIAL, scheme);
   const toUSV = (v) => toWellFormed(`${v}`);
   const codePoints = (s) => {
+    if (!test(/[\ud800-\udfff]/, s)) return split(s, "");
     const out = [];
     for (let i = 0; i < s.length; ) {
       const n = codePointAt(s, i) > 0xffff ? 2 : 1;
@@ -50,10 +51,14 @@
   const hex2 = (b) => `%${"0123456789ABCDEF"[b >> 4]}${"0123456789ABCDEF"[b & 15]}`; // b < 0x80
   const pct = (s, t) => {
     let out = "";
-    const cps = codePoints(s);
-    for (let i = 0; i < cps.length; i++) {
-      const ch = cps[i], c = codePointAt(ch, 0);
-      out += c >= 0x80 ? encodeComponent(ch) : t[c] ? hex2(c) : ch;
+    for (let i = 0; i < s.length; i++) {
+      const c = codePointAt(s, i);
+      if (c < 0x80) out += t[c] ? hex2(c) : s[i];
+      else {
+        const n = c > 0xffff ? 2 : 1;
+        out += encodeComponent(sslice(s, i, i + n));
+        i += n - 1;
+      }
     }
     return out;
   };
@@ -239,6 +244,7 @@
     return sslice(s, a, b);
   };
   const dropTabsAndNewlines = (s) => {
+    if (!test(/[\t\n\r]/, s)) return s;
     let out = "";
     for (let i = 0; i < s.length; i++) if (s[i] !== "\t" && s[i] !== "\n" && s[i] !== "\r") out += s[i];
     return out;

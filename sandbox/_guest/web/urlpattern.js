@@ -27,7 +27,9 @@
     for (let i = 0; i < SPECIAL.length; i++) if (SPECIAL[i] === s) return i;
     return -1;
   };
+  const split = uncurry(SP.split);
   const codePoints = (s) => {
+    if (exec(/[\ud800-\udfff]/, s) === null) return split(s, "");
     const out = [];
     for (let i = 0; i < s.length; ) {
       const n = codePointAt(s, i) > 0xffff ? 2 : 1;
