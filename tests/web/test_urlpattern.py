@@ -30,6 +30,21 @@ STANDARD_OVER_WORKERD: dict[tuple[str, str], object] = {
     # but the pathname
     (json.dumps([{"pathname": "/a/:b"}]), json.dumps(["/a/x"])): {"test": False, "exec": None},
 }
+# The same for the normalized pattern strings (the getters), by case: a group with a prefix
+# other than "/" keeps its braces ("generate a pattern string": needs grouping); workerd drops
+# them, which reads back as the same pattern
+STANDARD_COMPONENTS: dict[str, list[str]] = {
+    json.dumps([{"pathname": "([a-c]+){/b:y}"}]): [
+        "*",
+        "*",
+        "*",
+        "*",
+        "*",
+        "([a-c]+){/b:y}",
+        "*",
+        "*",
+    ],
+}
 
 
 def js(src: str) -> Any:
@@ -48,6 +63,11 @@ def corpus_results() -> list[Any]:
 
 def expected_of(case: dict[str, Any]) -> Any:
     expected = json.loads(json.dumps(case["expected"]))
+    expected["components"] = STANDARD_COMPONENTS.get(
+        json.dumps(case["pattern"]), expected.get("components")
+    )
+    if expected["components"] is None:
+        del expected["components"]
     for k, args in enumerate(case["inputs"]):
         key = (json.dumps(case["pattern"]), json.dumps(args))
         if key in STANDARD_OVER_WORKERD:
@@ -65,9 +85,9 @@ def test_the_corpus_is_large_and_recorded_with_workerd() -> None:
     assert len(CASES) >= 150
     assert sum(len(c["inputs"]) for c in CASES) >= 300
     assert sum("error" in c["expected"] for c in CASES) >= 30
-    used = {key for key in STANDARD_OVER_WORKERD}
     listed = {(json.dumps(c["pattern"]), json.dumps(a)) for c in CASES for a in c["inputs"]}
-    assert used <= listed
+    assert set(STANDARD_OVER_WORKERD) <= listed
+    assert set(STANDARD_COMPONENTS) <= {json.dumps(c["pattern"]) for c in CASES}
 
 
 def test_a_constructor_string_is_split_into_components() -> None:

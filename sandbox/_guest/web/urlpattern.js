@@ -513,7 +513,7 @@
         const slash = lastIndexOf(basePath, "/");
         if (slash >= 0) v = sslice(basePath, 0, slash + 1) + v;
       }
-      if (!pattern) v = specialIndex(result.protocol) >= 0 || result.protocol === "" ? canonPathname(v) : canonOpaquePathname(v);
+      if (!pattern) v = specialIndex(result.protocol) >= 0 || result.protocol === "" || hierarchical(v, type) ? canonPathname(v) : canonOpaquePathname(v);
       result.pathname = v;
     }
     if (has("search")) {
@@ -526,6 +526,10 @@
     }
     return result;
   };
+  // Under a scheme that is not special, the standard canonicalizes every pathname as an opaque
+  // path (whatwg/urlpattern#267: "broken"); a Worker, Deno and Bun canonicalize one that starts
+  // with "/" as a URL's path ("/a/./b c" is "/a/b%20c"), which is what such URLs' paths are
+  const hierarchical = (s, type) => isAbsolutePathname(s, type);
   const isAbsolutePathname = (s, type) => {
     if (s === "") return false;
     if (s[0] === "/") return true;
@@ -575,7 +579,7 @@
     c.port = compile(p.port, (v) => canonPort(v), DEFAULT);
     c.pathname = matchesSpecialScheme(c.protocol)
       ? compile(p.pathname, canonPathname, withCase(PATHNAME, ignoreCase))
-      : compile(p.pathname, canonOpaquePathname, withCase(DEFAULT, ignoreCase));
+      : compile(p.pathname, hierarchical(p.pathname, "pattern") ? canonPathname : canonOpaquePathname, withCase(DEFAULT, ignoreCase));
     c.search = compile(p.search, canonSearch, withCase(DEFAULT, ignoreCase));
     c.hash = compile(p.hash, canonHash, withCase(DEFAULT, ignoreCase));
     return c;
