@@ -232,6 +232,15 @@ def test_a_pathological_pattern_ends_as_a_fuel_limit_not_a_hang() -> None:
     assert r.status == "terminated" and r.reason == "fuel"
 
 
+def test_a_pathological_pattern_ends_at_the_timeout_when_fuel_is_unlimited() -> None:
+    r = run_code_sync(
+        "const p = new URLPattern({pathname: '/((?:a+)+b)'});"
+        "export default p.test({pathname: '/' + 'a'.repeat(64) + 'c'})",
+        timeout=0.5,
+    )
+    assert r.status == "terminated" and r.reason == "timeout"
+
+
 def test_a_long_pattern_costs_fuel_in_proportion_to_its_length() -> None:
     def fuel(n: int) -> int:
         r = run_code_sync(
