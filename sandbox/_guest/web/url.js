@@ -590,7 +590,7 @@
       const r = parse(input, base, url, state);
       return r === FAIL ? null : url ?? r;
     },
-    record: newRecord, states: S, userinfo: (s) => pct(s, USERINFO),
+    record: newRecord, states: S, userinfo: (s) => pct(s, USERINFO), codePoints,
   };
 
   // application/x-www-form-urlencoded

@@ -15,7 +15,7 @@
   const NameSet = Set, setAdd = uncurry(Set.prototype.add), setHas = uncurry(Set.prototype.has);
   const setData = (o, k, value) => defineProperty(o, k, { value, writable: true, enumerable: true, configurable: true });
   const SyntaxErrorProto = SyntaxError.prototype;
-  const { parse: urlParse, record: newRecord, states: S, userinfo } = native.urlParser;
+  const { parse: urlParse, record: newRecord, states: S, userinfo, codePoints } = native.urlParser;
 
   const toUSV = (v) => toWellFormed(`${v}`);
   const invalid = (what) => new TypeError(`URLPattern: ${what}`);
@@ -26,17 +26,6 @@
   const specialIndex = (s) => {
     for (let i = 0; i < SPECIAL.length; i++) if (SPECIAL[i] === s) return i;
     return -1;
-  };
-  const split = uncurry(SP.split);
-  const codePoints = (s) => {
-    if (exec(/[\ud800-\udfff]/, s) === null) return split(s, "");
-    const out = [];
-    for (let i = 0; i < s.length; ) {
-      const n = codePointAt(s, i) > 0xffff ? 2 : 1;
-      push(out, sslice(s, i, i + n));
-      i += n;
-    }
-    return out;
   };
 
   // tokens (their types are strings, as the standard names them)
@@ -513,7 +502,7 @@
         const slash = lastIndexOf(basePath, "/");
         if (slash >= 0) v = sslice(basePath, 0, slash + 1) + v;
       }
-      if (!pattern) v = specialIndex(result.protocol) >= 0 || result.protocol === "" || hierarchical(v, type) ? canonPathname(v) : canonOpaquePathname(v);
+      if (!pattern) v = specialIndex(result.protocol) >= 0 || result.protocol === "" || isAbsolutePathname(v, type) ? canonPathname(v) : canonOpaquePathname(v);
       result.pathname = v;
     }
     if (has("search")) {
@@ -526,10 +515,10 @@
     }
     return result;
   };
-  // Under a scheme that is not special, the standard canonicalizes every pathname as an opaque
-  // path (whatwg/urlpattern#267: "broken"); a Worker, Deno and Bun canonicalize one that starts
-  // with "/" as a URL's path ("/a/./b c" is "/a/b%20c"), which is what such URLs' paths are
-  const hierarchical = (s, type) => isAbsolutePathname(s, type);
+  // "is an absolute pathname"; also where we part from the standard: under a scheme that is
+  // not special it canonicalizes every pathname as an opaque path (whatwg/urlpattern#267:
+  // "broken"); a Worker, Deno and Bun canonicalize one that starts with "/" as a URL's path
+  // ("/a/./b c" is "/a/b%20c"), which is what such URLs' paths are
   const isAbsolutePathname = (s, type) => {
     if (s === "") return false;
     if (s[0] === "/") return true;
@@ -579,7 +568,7 @@
     c.port = compile(p.port, (v) => canonPort(v), DEFAULT);
     c.pathname = matchesSpecialScheme(c.protocol)
       ? compile(p.pathname, canonPathname, withCase(PATHNAME, ignoreCase))
-      : compile(p.pathname, hierarchical(p.pathname, "pattern") ? canonPathname : canonOpaquePathname, withCase(DEFAULT, ignoreCase));
+      : compile(p.pathname, isAbsolutePathname(p.pathname, "pattern") ? canonPathname : canonOpaquePathname, withCase(DEFAULT, ignoreCase));
     c.search = compile(p.search, canonSearch, withCase(DEFAULT, ignoreCase));
     c.hash = compile(p.hash, canonHash, withCase(DEFAULT, ignoreCase));
     return c;
