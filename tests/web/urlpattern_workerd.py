@@ -32,6 +32,15 @@ def program(cases: list[dict[str, object]]) -> str:
     return f"({DRIVER.read_text()})({json.dumps(bare)})"
 
 
+def dump(data: dict[str, object]) -> str:
+    """The corpus as JSON text with one case a line (small diffs when values are re-recorded)."""
+    head = {k: v for k, v in data.items() if k != "cases"}
+    cases = data["cases"]
+    assert isinstance(cases, list)
+    lines = ",\n".join(json.dumps(c, ensure_ascii=True) for c in cases)
+    return f'{json.dumps(head, ensure_ascii=True)[:-1]}, "cases": [\n{lines}\n]}}\n'
+
+
 def main() -> None:
     """Run the corpus in workerd and store what it gave as the expected values."""
     data = json.loads(CASES.read_text())
@@ -58,7 +67,7 @@ def main() -> None:
     for case, expected in zip(data["cases"], answer["value"], strict=True):
         case["expected"] = expected
     data["workerd"] = version
-    CASES.write_text(json.dumps(data, indent=1, ensure_ascii=True) + "\n")
+    CASES.write_text(dump(data))
     print(f"{len(data['cases'])} cases recorded with workerd {version}")
 
 
