@@ -102,6 +102,9 @@ HOST_DIR = PACKAGE_DIR / "_host"
 #   0010  JS_NewStringLen's check for a non-ASCII byte (every long string the host sends goes
 #         through it) reads 8 bytes a step instead of one (cutils.h): each step of a loop on
 #         wasm also pays an epoch check
+#   0011  with the v flag a pattern character outside a class is not held to a class's rules
+#         (libregexp refused "a-b" and "a::b" as "invalid character in class"): URLPattern
+#         compiles fixed text such as "/:a-:b" into v-flag expressions, as the standard says
 PATCHES = {
     "0001-out-of-memory-error.patch": (
         "48d3f7895824519300ad82b4e78063941f935ad4505e24fce847475b07842ba4"
@@ -132,6 +135,9 @@ PATCHES = {
     ),
     "0010-utf8-scan-by-words.patch": (
         "6b36bdff0c59a869ec93a988e6bcedc77c4f17f1e27e4dfd3f25299a4e568309"
+    ),
+    "0011-regexp-v-flag-outside-class.patch": (
+        "fcb91bbfba22d9879e8f61efeff2a129b7be6a87d2cb20d01fcdbf91e5499609"
     ),
 }
 WASM_PATH = GUEST_DIR / "quickjail.wasm"

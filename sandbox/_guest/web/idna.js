@@ -276,9 +276,12 @@
     return k === "R" || k === "A" || k === "N";
   });
 
+  const exec = Function.prototype.bind.call(Function.prototype.call, RegExp.prototype.exec);
+  const { toLowerCase } = String.prototype;
   native.domainToASCII = (domain) => {
-    if (!NON_ASCII.test(domain) && !/(^|\.)xn--/i.test(domain)) {
-      const lower = domain.toLowerCase();
+    // (the ASCII path, every special URL's host, uses only intrinsics captured here)
+    if (exec(NON_ASCII, domain) === null && exec(/(^|\.)xn--/i, domain) === null) {
+      const lower = call(toLowerCase, domain);
       return lower === "" ? null : lower;
     }
     const t = load();

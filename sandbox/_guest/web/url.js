@@ -4,11 +4,34 @@
 // Domains go through UTS #46 processing with the IDNA data of the pinned idna wheel (idna.js).
 (native) => {
   const { utf8Decode, utf8Encode } = native;
-  const { defineProperty } = Object;
+  const { defineProperty, hasOwn, assign } = Object;
+  // the parser (through the host parser) uses only intrinsics captured here, so a program that
+  // replaces String, Array or RegExp methods or globals cannot change how URLs (and URL
+  // patterns, urlpattern.js) parse
+  const uncurry = Function.prototype.bind.bind(Function.prototype.call);
+  const SP = String.prototype, AP = Array.prototype;
+  const exec = uncurry(RegExp.prototype.exec), test = (re, s) => exec(re, s) !== null;
+  const sslice = uncurry(SP.slice), lower = uncurry(SP.toLowerCase), codePointAt = uncurry(SP.codePointAt);
+  const split = uncurry(SP.split), sIncludes = uncurry(SP.includes), toWellFormed = uncurry(SP.toWellFormed);
+  const sIndexOf = uncurry(SP.indexOf), replaceAll = uncurry(SP.replaceAll);
+  const push = uncurry(AP.push), pop = uncurry(AP.pop), aslice = uncurry(AP.slice), join = uncurry(AP.join);
+  const hex = uncurry(Number.prototype.toString), fromCharCode = String.fromCharCode;
+  const encodeComponent = encodeURIComponent, toNumber = Number, toInt = parseInt, { floor } = Math;
   const FAIL = {};
-  const SPECIAL = { ftp: 21, file: null, http: 80, https: 443, ws: 80, wss: 443 };
-  const isSpecial = (scheme) => Object.hasOwn(SPECIAL, scheme);
-  const toUSV = (v) => `${v}`.toWellFormed();
+  const SPECIAL = { __proto__: null, ftp: 21, file: null, http: 80, https: 443, ws: 80, wss: 443 };
+  const isSpecial = (scheme) => hasOwn(SPECIAL, scheme);
+  const toUSV = (v) => toWellFormed(`${v}`);
+  const codePoints = (s) => {
+    if (!test(/[\ud800-\udfff]/, s)) return split(s, "");
+    const out = [];
+    for (let i = 0; i < s.length; ) {
+      const n = codePointAt(s, i) > 0xffff ? 2 : 1;
+      push(out, sslice(s, i, i + n));
+      i += n;
+    }
+    return out;
+  };
+  const last = (a) => a[a.length - 1];
 
   // percent-encode sets: a table of the ASCII code points each encodes (C0 controls, U+007F and
   // every non-ASCII code point are in all of them)
@@ -25,26 +48,31 @@
   const USERINFO = set(PATH, "/:;=@[\\]|");
   const COMPONENT = set(USERINFO, "$%&+,");
   const FORM = set(COMPONENT, "!'()~");
-  const hex2 = (b) => `%${b < 16 ? "0" : ""}${b.toString(16).toUpperCase()}`;
+  const hex2 = (b) => `%${"0123456789ABCDEF"[b >> 4]}${"0123456789ABCDEF"[b & 15]}`; // b < 0x80
   const pct = (s, t) => {
     let out = "";
-    for (const ch of s) {
-      const c = ch.codePointAt(0);
-      out += c >= 0x80 ? encodeURIComponent(ch) : t[c] ? hex2(c) : ch;
+    for (let i = 0; i < s.length; i++) {
+      const c = codePointAt(s, i);
+      if (c < 0x80) out += t[c] ? hex2(c) : s[i];
+      else {
+        const n = c > 0xffff ? 2 : 1;
+        out += encodeComponent(sslice(s, i, i + n));
+        i += n - 1;
+      }
     }
     return out;
   };
-  const isHex = (c) => /^[0-9a-fA-F]$/.test(c ?? "");
+  const isHex = (c) => test(/^[0-9a-fA-F]$/, c ?? "");
   // percent-decode (bytes of the UTF-8 of s), then UTF-8 decode with replacement
   const pctDecode = (s) => {
-    if (!s.includes("%")) return s;
+    if (!sIncludes(s, "%")) return s;
     const b = utf8Encode(s);
     const out = new Uint8Array(b.length);
     let n = 0;
     for (let i = 0; i < b.length; i++) {
-      const h = String.fromCharCode(b[i + 1] ?? 0, b[i + 2] ?? 0);
-      if (b[i] === 0x25 && /^[0-9a-fA-F]{2}$/.test(h)) {
-        out[n++] = parseInt(h, 16);
+      const h = fromCharCode(b[i + 1] ?? 0, b[i + 2] ?? 0);
+      if (b[i] === 0x25 && test(/^[0-9a-fA-F]{2}$/, h)) {
+        out[n++] = toInt(h, 16);
         i += 2;
       } else out[n++] = b[i];
     }
@@ -61,38 +89,40 @@
   const v4Number = (s) => {
     if (s === "") return FAIL;
     let r = 10;
-    if (/^0[xX]/.test(s)) {
-      s = s.slice(2);
+    if (test(/^0[xX]/, s)) {
+      s = sslice(s, 2);
       r = 16;
     } else if (s.length > 1 && s[0] === "0") {
-      s = s.slice(1);
+      s = sslice(s, 1);
       r = 8;
     }
     if (s === "") return 0;
     const ok = r === 10 ? /^[0-9]+$/ : r === 16 ? /^[0-9a-fA-F]+$/ : /^[0-7]+$/;
-    if (!ok.test(s)) return FAIL;
-    return r === 10 ? Number(s) : r === 16 ? Number(`0x${s}`) : parseInt(s, 8);
+    if (!test(ok, s)) return FAIL;
+    return r === 10 ? toNumber(s) : r === 16 ? toNumber(`0x${s}`) : toInt(s, 8);
   };
   const endsInNumber = (s) => {
-    const parts = s.split(".");
-    if (parts.at(-1) === "") {
+    const parts = split(s, ".");
+    if (last(parts) === "") {
       if (parts.length === 1) return false;
-      parts.pop();
+      pop(parts);
     }
-    const last = parts.at(-1);
-    return /^[0-9]+$/.test(last) || v4Number(last) !== FAIL;
+    return test(/^[0-9]+$/, last(parts)) || v4Number(last(parts)) !== FAIL;
   };
   const parseV4 = (s) => {
-    const parts = s.split(".");
-    if (parts.at(-1) === "" && parts.length > 1) parts.pop();
+    const parts = split(s, ".");
+    if (last(parts) === "" && parts.length > 1) pop(parts);
     if (parts.length > 4) return FAIL;
-    const nums = parts.map(v4Number);
-    if (nums.includes(FAIL)) return FAIL;
-    if (nums.slice(0, -1).some((n) => n > 255)) return FAIL;
-    let v = nums.at(-1);
+    const nums = [];
+    for (let i = 0; i < parts.length; i++) {
+      const n = v4Number(parts[i]);
+      if (n === FAIL || (i < parts.length - 1 && n > 255)) return FAIL;
+      push(nums, n);
+    }
+    let v = last(nums);
     if (v >= 256 ** (5 - nums.length)) return FAIL;
-    nums.slice(0, -1).forEach((n, i) => (v += n * 256 ** (3 - i)));
-    return [24, 16, 8, 0].map((sh) => Math.floor(v / 2 ** sh) % 256).join(".");
+    for (let i = 0; i < nums.length - 1; i++) v += nums[i] * 256 ** (3 - i);
+    return `${floor(v / 2 ** 24) % 256}.${floor(v / 2 ** 16) % 256}.${floor(v / 2 ** 8) % 256}.${v % 256}`;
   };
   const parseV6 = (s) => {
     const a = [0, 0, 0, 0, 0, 0, 0, 0];
@@ -113,7 +143,7 @@
       }
       let v = 0, len = 0;
       while (len < 4 && isHex(at(0))) {
-        v = v * 16 + parseInt(at(0), 16);
+        v = v * 16 + toInt(at(0), 16);
         p++;
         len++;
       }
@@ -128,8 +158,8 @@
             if (at(0) === "." && seen < 4) p++;
             else return FAIL;
           }
-          if (!/[0-9]/.test(at(0) ?? "")) return FAIL;
-          while (/[0-9]/.test(at(0) ?? "")) {
+          if (!test(/[0-9]/, at(0) ?? "")) return FAIL;
+          while (test(/[0-9]/, at(0) ?? "")) {
             const n = +at(0);
             if (piece === null) piece = n;
             else if (piece === 0) return FAIL;
@@ -152,7 +182,9 @@
       let swaps = idx - compress;
       idx = 7;
       while (idx !== 0 && swaps > 0) {
-        [a[idx], a[compress + swaps - 1]] = [a[compress + swaps - 1], a[idx]];
+        const t = a[idx];
+        a[idx] = a[compress + swaps - 1];
+        a[compress + swaps - 1] = t;
         idx--;
         swaps--;
       }
@@ -164,7 +196,10 @@
     for (let i = 0; i < 8; ) {
       let j = i;
       while (j < 8 && a[j] === 0) j++;
-      if (j - i > bestLen) [best, bestLen] = [i, j - i];
+      if (j - i > bestLen) {
+        best = i;
+        bestLen = j - i;
+      }
       i = j === i ? i + 1 : j;
     }
     let out = "";
@@ -174,32 +209,45 @@
         i += bestLen - 1;
         continue;
       }
-      out += a[i].toString(16) + (i < 7 ? ":" : "");
+      out += hex(a[i], 16) + (i < 7 ? ":" : "");
     }
     return out;
   };
   const parseHost = (input, opaque) => {
     if (input[0] === "[") {
-      if (input.at(-1) !== "]") return FAIL;
-      const a = parseV6(input.slice(1, -1));
+      if (last(input) !== "]") return FAIL;
+      const a = parseV6(sslice(input, 1, -1));
       return a === FAIL ? FAIL : `[${serializeV6(a)}]`;
     }
-    if (opaque) return FORBIDDEN_HOST.test(input) ? FAIL : pct(input, C0);
+    if (opaque) return test(FORBIDDEN_HOST, input) ? FAIL : pct(input, C0);
     const ascii = toASCII(pctDecode(input));
-    if (ascii === FAIL || FORBIDDEN_DOMAIN.test(ascii)) return FAIL;
+    if (ascii === FAIL || test(FORBIDDEN_DOMAIN, ascii)) return FAIL;
     return endsInNumber(ascii) ? parseV4(ascii) : ascii;
   };
 
   // the basic URL parser
-  const isDrive = (s) => /^[a-zA-Z][:|]$/.test(s);
-  const isNormDrive = (s) => /^[a-zA-Z]:$/.test(s);
+  const isDrive = (s) => test(/^[a-zA-Z][:|]$/, s);
+  const isNormDrive = (s) => test(/^[a-zA-Z]:$/, s);
   const startsWithDrive = (cps, p) =>
-    isDrive((cps[p] ?? "") + (cps[p + 1] ?? "")) && (cps.length === p + 2 || "/\\?#".includes(cps[p + 2]));
-  const isSingleDot = (s) => s === "." || s.toLowerCase() === "%2e";
-  const isDoubleDot = (s) => /^(\.|%2e)(\.|%2e)$/i.test(s);
+    isDrive((cps[p] ?? "") + (cps[p + 1] ?? "")) && (cps.length === p + 2 || sIncludes("/\\?#", cps[p + 2]));
+  const isSingleDot = (s) => s === "." || lower(s) === "%2e";
+  const isDoubleDot = (s) => test(/^(\.|%2e)(\.|%2e)$/i, s);
   const shorten = (u) => {
     if (u.scheme === "file" && u.path.length === 1 && isNormDrive(u.path[0])) return;
-    u.path.pop();
+    pop(u.path);
+  };
+  // the C0-control-or-space trim, and tab and newline removal, of the basic URL parser
+  const trimC0 = (s) => {
+    let a = 0, b = s.length;
+    while (a < b && s[a] <= " ") a++;
+    while (b > a && s[b - 1] <= " ") b--;
+    return sslice(s, a, b);
+  };
+  const dropTabsAndNewlines = (s) => {
+    if (!test(/[\t\n\r]/, s)) return s;
+    let out = "";
+    for (let i = 0; i < s.length; i++) if (s[i] !== "\t" && s[i] !== "\n" && s[i] !== "\r") out += s[i];
+    return out;
   };
   const hasCredentials = (u) => u.username !== "" || u.password !== "";
   const newRecord = () => ({ scheme: "", username: "", password: "", host: null, port: null, path: [], query: null, fragment: null });
@@ -212,9 +260,9 @@
   const parse = (input, base, url, override) => {
     if (!url) {
       url = newRecord();
-      input = input.replace(/^[\0-\x20]+|[\0-\x20]+$/g, "");
+      input = trimC0(input);
     }
-    const cps = Array.from(input.replace(/[\t\n\r]/g, ""));
+    const cps = codePoints(dropTabsAndNewlines(input));
     let state = override || S.SCHEME_START;
     let buf = "", atSeen = false, inBrackets = false, passwordSeen = false;
     for (let p = 0; ; p++) {
@@ -223,8 +271,8 @@
       const slash = c === "/" || (special && c === "\\");
       switch (state) {
         case S.SCHEME_START:
-          if (/[a-zA-Z]/.test(c ?? "")) {
-            buf += c.toLowerCase();
+          if (test(/[a-zA-Z]/, c ?? "")) {
+            buf += lower(c);
             state = S.SCHEME;
           } else if (!override) {
             state = S.NO_SCHEME;
@@ -232,7 +280,7 @@
           } else return FAIL;
           break;
         case S.SCHEME:
-          if (/[a-zA-Z0-9+\-.]/.test(c ?? "")) buf += c.toLowerCase();
+          if (test(/[a-zA-Z0-9+\-.]/, c ?? "")) buf += lower(c);
           else if (c === ":") {
             if (override) {
               if (isSpecial(url.scheme) !== isSpecial(buf)) return;
@@ -264,7 +312,7 @@
         case S.NO_SCHEME:
           if (!base || (typeof base.path === "string" && c !== "#")) return FAIL;
           if (typeof base.path === "string") {
-            Object.assign(url, { scheme: base.scheme, path: base.path, query: base.query, fragment: "" });
+            assign(url, { scheme: base.scheme, path: base.path, query: base.query, fragment: "" });
             state = S.FRAGMENT;
           } else {
             state = base.scheme !== "file" ? S.RELATIVE : S.FILE;
@@ -292,7 +340,7 @@
           if (c === "/" || (isSpecial(url.scheme) && c === "\\")) state = S.RELATIVE_SLASH;
           else {
             const { username, password, host, port, query } = base;
-            Object.assign(url, { username, password, host, port, query, path: base.path.slice() });
+            assign(url, { username, password, host, port, query, path: aslice(base.path) });
             if (c === "?") {
               url.query = "";
               state = S.QUERY;
@@ -312,7 +360,7 @@
           else if (c === "/") state = S.AUTHORITY;
           else {
             const { username, password, host, port } = base;
-            Object.assign(url, { username, password, host, port });
+            assign(url, { username, password, host, port });
             state = S.PATH;
             p--;
           }
@@ -332,7 +380,9 @@
           if (c === "@") {
             if (atSeen) buf = `%40${buf}`;
             atSeen = true;
-            for (const ch of buf) {
+            const bufCps = codePoints(buf);
+            for (let k = 0; k < bufCps.length; k++) {
+              const ch = bufCps[k];
               if (ch === ":" && !passwordSeen) passwordSeen = true;
               else if (passwordSeen) url.password += pct(ch, USERINFO);
               else url.username += pct(ch, USERINFO);
@@ -340,7 +390,7 @@
             buf = "";
           } else if (c === undefined || slash || c === "?" || c === "#") {
             if (atSeen && buf === "") return FAIL;
-            p -= Array.from(buf).length + 1;
+            p -= codePoints(buf).length + 1;
             buf = "";
             state = S.HOST;
           } else buf += c;
@@ -375,10 +425,10 @@
           }
           break;
         case S.PORT:
-          if (/[0-9]/.test(c ?? "")) buf += c;
+          if (test(/[0-9]/, c ?? "")) buf += c;
           else if (c === undefined || slash || c === "?" || c === "#" || override) {
             if (buf !== "") {
-              const port = Number(buf);
+              const port = toNumber(buf);
               if (port > 65535) return FAIL;
               url.port = port === SPECIAL[url.scheme] ? null : port;
               buf = "";
@@ -394,7 +444,7 @@
           url.host = "";
           if (c === "/" || c === "\\") state = S.FILE_SLASH;
           else if (base && base.scheme === "file") {
-            Object.assign(url, { host: base.host, path: base.path.slice(), query: base.query });
+            assign(url, { host: base.host, path: aslice(base.path), query: base.query });
             if (c === "?") {
               url.query = "";
               state = S.QUERY;
@@ -418,7 +468,7 @@
           else {
             if (base && base.scheme === "file") {
               url.host = base.host;
-              if (!startsWithDrive(cps, p) && isNormDrive(base.path[0] ?? "")) url.path.push(base.path[0]);
+              if (!startsWithDrive(cps, p) && isNormDrive(base.path[0] ?? "")) push(url.path, base.path[0]);
             }
             state = S.PATH;
             p--;
@@ -456,17 +506,17 @@
           } else if (c !== undefined) {
             state = S.PATH;
             if (c !== "/") p--;
-          } else if (override && url.host === null) url.path.push("");
+          } else if (override && url.host === null) push(url.path, "");
           break;
         case S.PATH:
           if (c === undefined || slash || (!override && (c === "?" || c === "#"))) {
             if (isDoubleDot(buf)) {
               shorten(url);
-              if (!slash) url.path.push("");
-            } else if (isSingleDot(buf) && !slash) url.path.push("");
+              if (!slash) push(url.path, "");
+            } else if (isSingleDot(buf) && !slash) push(url.path, "");
             else if (!isSingleDot(buf)) {
               if (url.scheme === "file" && url.path.length === 0 && isDrive(buf)) buf = `${buf[0]}:`;
-              url.path.push(buf);
+              push(url.path, buf);
             }
             buf = "";
             if (c === "?") {
@@ -518,7 +568,7 @@
     if (typeof u.path === "string") out += u.path;
     else {
       if (u.host === null && u.path.length > 1 && u.path[0] === "") out += "/.";
-      for (const seg of u.path) out += `/${seg}`;
+      for (let k = 0; k < u.path.length; k++) out += `/${u.path[k]}`;
     }
     if (u.query !== null) out += `?${u.query}`;
     if (!noFragment && u.fragment !== null) out += `#${u.fragment}`;
@@ -533,14 +583,27 @@
     return `${u.scheme}://${u.host}${u.port !== null ? `:${u.port}` : ""}`;
   };
   const cannotHaveCredentials = (u) => u.host === null || u.host === "" || u.scheme === "file";
+  // for urlpattern.js: the basic URL parser (null for failure; with a record `url` and a state
+  // override, as URL Pattern's canonicalize-* callbacks run it), a new record, the states
+  native.urlParser = {
+    parse: (input, base = null, url = undefined, state = undefined) => {
+      const r = parse(input, base, url, state);
+      return r === FAIL ? null : url ?? r;
+    },
+    record: newRecord, states: S, userinfo: (s) => pct(s, USERINFO), codePoints,
+  };
 
   // application/x-www-form-urlencoded
-  const formParse = (s) =>
-    s.split("&").filter((x) => x !== "").map((seq) => {
-      const i = seq.indexOf("=");
-      const [name, value] = i < 0 ? [seq, ""] : [seq.slice(0, i), seq.slice(i + 1)];
-      return [pctDecode(name.replace(/\+/g, " ")), pctDecode(value.replace(/\+/g, " "))];
-    });
+  const formParse = (s) => {
+    const out = [], seqs = split(s, "&");
+    for (let k = 0; k < seqs.length; k++) {
+      const seq = seqs[k], i = sIndexOf(seq, "=");
+      if (seq === "") continue;
+      const name = i < 0 ? seq : sslice(seq, 0, i), value = i < 0 ? "" : sslice(seq, i + 1);
+      push(out, [pctDecode(replaceAll(name, "+", " ")), pctDecode(replaceAll(value, "+", " "))]);
+    }
+    return out;
+  };
   const formEncode = (s) => pct(s, FORM).replace(/%20/g, "+");
   const formSerialize = (list) => list.map(([n, v]) => `${formEncode(n)}=${formEncode(v)}`).join("&");
 
