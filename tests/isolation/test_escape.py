@@ -108,6 +108,7 @@ WEB_GLOBALS = frozenset(
         "atob",
         "btoa",
         "URL",
+        "URLPattern",
         "URLSearchParams",
         "structuredClone",
         # streams (web/streams_*.js)
