@@ -15,6 +15,7 @@
  *   web_perf.c    performance's C side: the run's time origin, now()
  *   web_encoding.c  the UTF-8 loops of TextEncoder and TextDecoder (web/encoding.js)
  *   web_clone.c   the class of an object, for structuredClone (web/clone.js)
+ *   web_collate.c the Unicode Collation Algorithm behind Intl.Collator (web/intl_collator.js)
  *   hostfn.c      host functions: closures that call the host, sync or async
  *   modules.c     module names and the loader: source, bytecode and host modules
  *   rejections.c  unhandled rejections (events, then told to the host), reported exceptions
@@ -182,6 +183,7 @@ int web_clone_natives(JSContext *ctx, JSValueConst native);
 /* ---- web_idna.c */
 
 int web_idna_natives(JSContext *ctx, JSValueConst native);
+int web_collate_natives(JSContext *ctx, JSValueConst native);
 
 /* ---- web_fetch.c */
 
