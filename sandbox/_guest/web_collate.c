@@ -7,7 +7,7 @@
  * compares none by default either). A few letters of es, pl and tr are tailored (below).
  *
  * Each level is one pass over both strings' collation elements, produced on the fly (longest
- * contiguous contraction; a discontiguous one, with another mark between, is not matched;
+ * contiguous contraction, or one of two code points that takes an unblocked mark further on;
  * expansions; implicit weights for code points the table does not list): linear in the input, with no allocation but the strings' code points (NFD, by
  * QuickJS's own normalizer, for a string that is not ASCII). ASCII needs neither normalizing
  * nor contractions, so two ASCII strings are compared straight from their UTF-16 units. The
@@ -86,6 +86,7 @@ typedef struct {
     const uint32_t *u32; /* code points, NFD */
     size_t n, i;
     size_t number_end;   /* inside a digit run before this index */
+    size_t skip;         /* a mark a discontiguous contraction took (0: none) */
     const uint32_t *expansion;
     uint32_t expansion_n;
     CollElement extra[2]; /* implicit weights or a number's two leading elements */
@@ -117,6 +118,27 @@ static bool coll_is_han(uint32_t c)
     return false;
 }
 
+/* the value of the range of `table` (start, end, value triples) holding c, or 0 */
+static uint32_t coll_range(const uint32_t *table, int count, uint32_t c)
+{
+    int lo = 0, hi = count - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (c < table[3 * mid])
+            hi = mid - 1;
+        else if (c > table[3 * mid + 1])
+            lo = mid + 1;
+        else
+            return table[3 * mid + 2];
+    }
+    return 0;
+}
+
+static uint32_t coll_ccc(uint32_t c)
+{
+    return c < 0x300 ? 0 : coll_range(COLL_CCC, COLL_CCC_RANGES, c);
+}
+
 /* UTS #10 section 10.1.3: the two elements of a code point the table does not list */
 static void coll_implicit(CollIter *it, uint32_t c)
 {
@@ -144,10 +166,13 @@ static inline uint32_t coll_at(const CollIter *it, size_t i)
     return it->u16 ? it->u16[i] : it->u32[i];
 }
 
-/* the digit value of a table value, or -1 */
-static int coll_digit(uint32_t v)
+/* the digit value of a code point and its table value, or -1: a decimal digit (Nd) only, so
+ * that superscripts and circled digits stay symbols, as in ICU */
+static int coll_digit(uint32_t c, uint32_t v)
 {
     if (!v || (v & COLL_INDIRECT))
+        return -1;
+    if (c >= 0x80 && !coll_range(COLL_DECIMAL, COLL_DECIMAL_RANGES, c))
         return -1;
     uint32_t p = v >> 15;
     return p >= COLL_DIGIT_ZERO && p <= COLL_DIGIT_ZERO + 9 ? (int)(p - COLL_DIGIT_ZERO) : -1;
@@ -159,9 +184,9 @@ static int coll_digit(uint32_t v)
 static void coll_number(CollIter *it, uint32_t first)
 {
     size_t i = it->i, end = i;
-    while (end < it->n && coll_digit(coll_lookup(coll_at(it, end))) >= 0)
+    while (end < it->n && coll_digit(coll_at(it, end), coll_lookup(coll_at(it, end))) >= 0)
         end++;
-    while (i < end && coll_digit(coll_lookup(coll_at(it, i))) == 0)
+    while (i < end && coll_digit(coll_at(it, i), coll_lookup(coll_at(it, i))) == 0)
         i++;
     CollElement digit = coll_unpack(first);
     it->extra[0] = (CollElement){ COLL_DIGIT_ZERO << COLL_TAILOR_BITS, digit.s, digit.t, false };
@@ -170,6 +195,27 @@ static void coll_number(CollIter *it, uint32_t first)
     it->extra_i = 0;
     it->i = i;
     it->number_end = end;
+}
+
+/* UTS #10 S2.1.1-S2.1.3: the index of `mark` among the non-starters after the starter `c` at
+ * the input's position, when no mark between blocks it (NFD orders marks by combining class,
+ * so only one of the same class right before it can), or 0. A mark already taken this way,
+ * a starter that is not one, and a mark past the 30 that stream-safe text allows are not
+ * searched: linear whatever the input. */
+static size_t coll_discontiguous(const CollIter *it, uint32_t c, uint32_t mark)
+{
+    if (it->skip || it->u16 || coll_ccc(c) || it->i + 2 >= it->n)
+        return 0;
+    uint32_t prev = coll_ccc(coll_at(it, it->i + 1));
+    for (size_t j = it->i + 2; prev && j < it->n && j < it->i + 32; j++) {
+        uint32_t d = coll_at(it, j), cc = coll_ccc(d);
+        if (!cc)
+            return 0;
+        if (cc != prev && d == mark)
+            return j;
+        prev = cc;
+    }
+    return 0;
 }
 
 /* the table's primary of a letter (its first element's) */
@@ -190,9 +236,15 @@ static bool coll_tailored(CollIter *it, uint32_t c, CollElement *out)
     for (; t->first; t++) {
         if (t->first != c)
             continue;
-        size_t len = t->second ? 2 : 1;
-        if (t->second && (it->i + 1 >= it->n || coll_at(it, it->i + 1) != t->second))
-            continue;
+        size_t len = t->second ? 2 : 1, j = 0;
+        if (t->second && (it->i + 1 >= it->n || coll_at(it, it->i + 1) != t->second)) {
+            j = coll_discontiguous(it, c, t->second);
+            if (!j)
+                continue;
+            len = 1;
+        }
+        if (j)
+            it->skip = j;
         uint32_t base = coll_primary(t->base);
         *out = (CollElement){ (base << COLL_TAILOR_BITS) + t->rank, 0x20, t->upper ? 0x08 : 0x02,
                               false };
@@ -215,6 +267,11 @@ static bool coll_next(CollIter *it, CollElement *out)
             *out = coll_unpack(*it->expansion++);
             return true;
         }
+        if (it->skip && it->i == it->skip) {
+            it->skip = 0;
+            it->i++;
+            continue;
+        }
         if (it->i >= it->n)
             return false;
         uint32_t c = coll_at(it, it->i);
@@ -235,8 +292,18 @@ static bool coll_next(CollIter *it, CollElement *out)
                     break;
                 }
             }
+            for (uint32_t k = 0; used == 1 && k < head[2]; k++) {
+                const uint32_t *m = &COLL_CONTRACTIONS[3 * (head[1] + k)];
+                size_t j = m[1] ? 0 : coll_discontiguous(it, c, m[0]);
+                if (j) {
+                    v = m[2];
+                    it->skip = j;
+                }
+                if (j)
+                    break;
+            }
         }
-        if ((it->flags & COLL_NUMERIC) && it->i >= it->number_end && coll_digit(v) >= 0) {
+        if ((it->flags & COLL_NUMERIC) && it->i >= it->number_end && coll_digit(c, v) >= 0) {
             coll_number(it, v);
             continue;
         }
