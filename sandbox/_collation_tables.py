@@ -18,6 +18,9 @@ The tables (``collation.inc`` in the build folder, included by ``web_collate.c``
   build Python's ``unicodedata`` names (its ``unidata_version`` is in ``build.json``); from
   the same, ``COLL_CCC`` (the canonical combining classes, for discontiguous contractions) and
   ``COLL_DECIMAL`` (the decimal digits, Nd, which numeric collation reads as numbers).
+- ``COLL_SCRIPTS``: the primary range of each script a shipped locale puts first (CLDR's
+  ``[reorder ...]``: Cyrillic for ru, Arabic for ar, Devanagari for hi, Hangul and Han for
+  ko, Latin, kana and Han for ja, Han for zh), found by the names of its letters; and
 - the primary of the digit zero (digits 0-9 have consecutive primaries, which numeric
   collation reads) and the last primary of the variable whitespace and punctuation, before
   U+0060 (what ``ignorePunctuation`` shifts away; symbols stay, as with CLDR's default
@@ -28,6 +31,7 @@ Loaded by path from ``_build.py`` (no package imports).
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 import zipfile
@@ -53,6 +57,18 @@ INDIRECT = 1 << 31
 # the Unified_Ideograph code points named "CJK COMPATIBILITY IDEOGRAPH-..."
 COMPAT_UNIFIED = (0xFA0E, 0xFA0F, 0xFA11, 0xFA13, 0xFA14, 0xFA1F, 0xFA21, 0xFA23, 0xFA24)
 COMPAT_UNIFIED_RANGE = (0xFA27, 0xFA29)
+
+# the scripts CLDR's tailorings of the shipped locales reorder ([reorder ...]), by the names of
+# their letters; Han is the implicit weights' range (Unified_Ideograph)
+REORDER_SCRIPTS = {
+    "Latn": ("LATIN ",),
+    "Cyrl": ("CYRILLIC ",),
+    "Arab": ("ARABIC ",),
+    "Deva": ("DEVANAGARI ",),
+    "Hang": ("HANGUL ",),
+    "Kana": ("HIRAGANA ", "KATAKANA"),
+}
+HAN_PRIMARIES = (0xFB40, 0xFBBF)
 
 _ELEMENT = re.compile(r"\[([.*])([0-9A-F]{4})\.([0-9A-F]{4})\.([0-9A-F]{4})\]")
 
@@ -179,6 +195,25 @@ def collation_include(wheel: Path) -> str:
     if not singles.get(0x60, 0) & 1 or not any(p < symbols for p in punct):
         raise CollationDataError("U+0060 is not the first variable symbol")
     han = _han_ranges()
+    # each reordered script's primaries, one range above the digits that no other script's
+    # letters fall in
+    letters = zero + 10
+    scripts: list[int] = []
+    for name, prefixes in REORDER_SCRIPTS.items():
+        ps = [
+            v >> 15
+            for cp, v in singles.items()
+            if not v & INDIRECT
+            and letters <= v >> 15 < HAN_PRIMARIES[0]
+            and unicodedata.name(chr(cp), "").startswith(prefixes)
+        ]
+        if not ps:
+            raise CollationDataError(f"no letters of {name}")
+        scripts += [min(ps), max(ps)]
+    scripts += HAN_PRIMARIES
+    bounds = sorted(zip(scripts[::2], scripts[1::2], strict=True))
+    if any(a[1] >= b[0] for a, b in itertools.pairwise(bounds)):
+        raise CollationDataError("the reordered scripts' ranges overlap")
     marks = {cp: c for cp in range(0x110000) if (c := unicodedata.combining(chr(cp)))}
     decimals = {cp: 1 for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Nd"}
     ccc, nd = _ranges(marks), _ranges(decimals)
@@ -192,6 +227,8 @@ def collation_include(wheel: Path) -> str:
             f"#define COLL_VARIABLE_TOP {max(p for p in punct if p < symbols)}\n",
             f"#define COLL_HAN_RANGES {len(han)}\n",
             f"#define COLL_CCC_RANGES {len(ccc) // 3}\n",
+            f"#define COLL_LETTERS {letters}\n",
+            f"/* {', '.join([*REORDER_SCRIPTS, 'Hani'])} */\n",
             f"#define COLL_DECIMAL_RANGES {len(nd) // 3}\n",
             _array("uint16_t", "COLL_INDEX", index),
             _array("uint32_t", "COLL_BLOCKS", flat),
@@ -200,6 +237,7 @@ def collation_include(wheel: Path) -> str:
             _array("uint32_t", "COLL_CONTRACTIONS", contractions),
             _array("uint32_t", "COLL_HAN", [v for r in han for v in r]),
             _array("uint32_t", "COLL_CCC", ccc),
+            _array("uint32_t", "COLL_SCRIPTS", scripts),
             _array("uint32_t", "COLL_DECIMAL", nd),
         ]
     )

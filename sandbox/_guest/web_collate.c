@@ -4,14 +4,16 @@
  * collation.inc by sandbox/_collation_tables.py at build time), its levels compared one
  * after the other: primary, then secondary (accents), then tertiary (case and variants) or a
  * case level, as the collator's sensitivity asks (no quaternary or identical level: ICU
- * compares none by default either). A few letters of es, pl and tr are tailored (below).
+ * compares none by default either). A few letters of es, pl and tr are tailored, and ru, ar,
+ * hi, ko, ja and zh put their scripts first (below).
  *
  * Each level is one pass over both strings' collation elements, produced on the fly (longest
  * contiguous contraction, or one of two code points that takes an unblocked mark further on;
- * expansions; implicit weights for code points the table does not list): linear in the input, with no allocation but the strings' code points (NFD, by
- * QuickJS's own normalizer, for a string that is not ASCII). ASCII needs neither normalizing
- * nor contractions, so two ASCII strings are compared straight from their UTF-16 units. The
- * tables are read-only data that only a compare of non-ASCII text reads much of.
+ * expansions; implicit weights for code points the table does not list): linear in the input,
+ * with no allocation but the strings' code points (NFD, by QuickJS's own normalizer, for a
+ * string that is not ASCII). ASCII needs neither normalizing nor contractions, so two ASCII
+ * strings are compared straight from their UTF-16 units. The tables are read-only data that
+ * only a compare of non-ASCII text reads much of.
  */
 #include <string.h>
 #include "guest.h"
@@ -26,7 +28,7 @@
 #define COLL_SHIFTED 2      /* ignorePunctuation: variable elements are ignored */
 #define COLL_UPPER_FIRST 4  /* caseFirst "upper" */
 #define COLL_LOWER_FIRST 8  /* caseFirst "lower" */
-/* bits 4-5: the locale's tailoring (TAILORINGS) */
+/* bits 4-5: the locale's tailoring (TAILORINGS); bits 6-8 its reordering (REORDERINGS) */
 
 /* sensitivities */
 enum { SENS_BASE, SENS_ACCENT, SENS_CASE, SENS_VARIANT };
@@ -71,6 +73,15 @@ static const CollTailoring TAILOR_TR[] = {
     { 'u', 0x308, 'u', 1, false }, { 'U', 0x308, 'u', 1, true },     /* ü */
     { 0, 0, 0, 0, false },
 };
+/* CLDR's [reorder ...] of a locale: up to three scripts (COLL_SCRIPTS: 0 Latn, 1 Cyrl, 2 Arab,
+ * 3 Deva, 4 Hang, 5 Kana, 6 Hani) go, in this order, before every other script's letters;
+ * by the flags' reordering number (intl_collator.js: 1 ru, 2 ar, 3 hi, 4 ko, 5 ja, 6 zh) */
+static const int8_t REORDERINGS[][3] = {
+    { -1, -1, -1 }, { 1, -1, -1 }, { 2, -1, -1 }, { 3, -1, -1 },
+    { 4, 6, -1 },   { 0, 5, 6 },   { 6, -1, -1 },
+};
+#define COLL_REORDERING(flags) (((flags) >> 6) & 7)
+
 /* by the flags' tailoring number (intl_collator.js: 1 es, 2 pl, 3 tr) */
 static const CollTailoring *const TAILORINGS[] = { NULL, TAILOR_ES, TAILOR_PL, TAILOR_TR };
 #define COLL_TAILORING(flags) (((flags) >> 4) & 3)
@@ -93,6 +104,7 @@ typedef struct {
     uint32_t extra_n, extra_i;
     int flags;
     const CollTailoring *tailoring;
+    const int8_t *reordering; /* NULL: the table's order */
     bool after_variable;
 } CollIter;
 
@@ -104,9 +116,27 @@ static uint32_t coll_lookup(uint32_t c)
                        (c & ((1u << COLL_BLOCK_BITS) - 1))];
 }
 
-static CollElement coll_unpack(uint32_t v)
+/* a table primary as the iterator's: reordered (the group's rank above the table's 16 bits),
+ * then shifted for the tailorings */
+static uint32_t coll_p(const CollIter *it, uint32_t p)
 {
-    CollElement e = { (v >> 15) << COLL_TAILOR_BITS, (v >> 6) & 0x1FF, (v >> 1) & 0x1F, v & 1 };
+    if (it->reordering && p >= COLL_LETTERS) {
+        uint32_t rank = 4;
+        for (uint32_t k = 0; k < 3 && it->reordering[k] >= 0; k++) {
+            const uint32_t *range = &COLL_SCRIPTS[2 * it->reordering[k]];
+            if (p >= range[0] && p <= range[1]) {
+                rank = k + 1;
+                break;
+            }
+        }
+        p |= rank << 16;
+    }
+    return p << COLL_TAILOR_BITS;
+}
+
+static CollElement coll_unpack(const CollIter *it, uint32_t v)
+{
+    CollElement e = { coll_p(it, v >> 15), (v >> 6) & 0x1FF, (v >> 1) & 0x1F, v & 1 };
     return e;
 }
 
@@ -155,7 +185,7 @@ static void coll_implicit(CollIter *it, uint32_t c)
         base = (han ? (core ? 0xFB40 : 0xFB80) : 0xFBC0) + (c >> 15);
         rest = c & 0x7FFF;
     }
-    it->extra[0] = (CollElement){ base << COLL_TAILOR_BITS, 0x20, 0x02, false };
+    it->extra[0] = (CollElement){ coll_p(it, base), 0x20, 0x02, false };
     it->extra[1] = (CollElement){ (rest | 0x8000) << COLL_TAILOR_BITS, 0, 0, false };
     it->extra_n = 2;
     it->extra_i = 0;
@@ -188,7 +218,7 @@ static void coll_number(CollIter *it, uint32_t first)
         end++;
     while (i < end && coll_digit(coll_at(it, i), coll_lookup(coll_at(it, i))) == 0)
         i++;
-    CollElement digit = coll_unpack(first);
+    CollElement digit = coll_unpack(it, first);
     it->extra[0] = (CollElement){ COLL_DIGIT_ZERO << COLL_TAILOR_BITS, digit.s, digit.t, false };
     it->extra[1] = (CollElement){ (uint32_t)(end - i) + 1, 0x20, 0x02, false };
     it->extra_n = 2;
@@ -246,7 +276,7 @@ static bool coll_tailored(CollIter *it, uint32_t c, CollElement *out)
         if (j)
             it->skip = j;
         uint32_t base = coll_primary(t->base);
-        *out = (CollElement){ (base << COLL_TAILOR_BITS) + t->rank, 0x20, t->upper ? 0x08 : 0x02,
+        *out = (CollElement){ coll_p(it, base) + t->rank, 0x20, t->upper ? 0x08 : 0x02,
                               false };
         it->i += len;
         return true;
@@ -264,7 +294,7 @@ static bool coll_next(CollIter *it, CollElement *out)
         }
         if (it->expansion_n) {
             it->expansion_n--;
-            *out = coll_unpack(*it->expansion++);
+            *out = coll_unpack(it, *it->expansion++);
             return true;
         }
         if (it->skip && it->i == it->skip) {
@@ -311,7 +341,7 @@ static bool coll_next(CollIter *it, CollElement *out)
         if (!v) {
             coll_implicit(it, c);
         } else if (!(v & COLL_INDIRECT)) {
-            *out = coll_unpack(v);
+            *out = coll_unpack(it, v);
             return true;
         } else {
             it->expansion = &COLL_CES[(v >> 5) & 0x1FFFFFF];
@@ -456,6 +486,9 @@ static JSValue js_collate(JSContext *ctx, JSValueConst this_val, int argc, JSVal
     memset(&b, 0, sizeof b);
     a.flags = b.flags = flags;
     a.tailoring = b.tailoring = TAILORINGS[COLL_TAILORING(flags)];
+    a.reordering = b.reordering =
+        COLL_REORDERING(flags) && COLL_REORDERING(flags) < 7 ? REORDERINGS[COLL_REORDERING(flags)]
+                                                             : NULL;
     uint32_t *ca = NULL, *cb = NULL;
     int r = 0;
     bool failed = false;

@@ -3,7 +3,9 @@
 The expected orders are Node 20's (full ICU, CLDR root; each list was printed with ``node -e``
 and is pasted here). quickjail's data is DUCET 10.0.0 (the pinned pyuca wheel) where ICU has
 CLDR's root collation of a newer Unicode; where the two differ the test says so and checks
-what DUCET gives. Of CLDR's tailorings quickjail has Spanish, Polish and Turkish letters.
+what DUCET gives. Of CLDR's tailorings quickjail has Spanish, Polish and Turkish letters and
+the script reorderings of ru, ar, hi, ko, ja and zh (not Chinese pinyin or Japanese kana
+rules).
 """
 
 from __future__ import annotations
@@ -88,6 +90,25 @@ def test_spanish_polish_and_turkish_letters_sort_as_their_own(locale: str) -> No
     assert js(f"{json.dumps(words)}.sort((a, b) => a.localeCompare(b, {json.dumps(locale)}))") == (
         expected
     )
+
+
+SCRIPTS = ["a", "z", "я", "д", "α", "ب", "क", "가", "あ", "ア", "一", "中", "1", "!", "$", "ก"]
+# node -e: [...SCRIPTS].sort(new Intl.Collator(LOCALE).compare) (CLDR's [reorder ...])
+REORDERED = {
+    "en": "! $ 1 a z α д я ب क ก 가 あ ア 一 中",
+    "de": "! $ 1 a z α д я ب क ก 가 あ ア 一 中",
+    "ru": "! $ 1 д я a z α ب क ก 가 あ ア 一 中",
+    "ar": "! $ 1 ب a z α д я क ก 가 あ ア 一 中",
+    "hi": "! $ 1 क a z α д я ب ก 가 あ ア 一 中",
+    "ko": "! $ 1 가 一 中 a z α д я ب क ก あ ア",
+    "ja": "! $ 1 a z あ ア 一 中 α д я ب क ก 가",
+    "zh": "! $ 1 一 中 a z α д я ب क ก 가 あ ア",
+}
+
+
+@pytest.mark.parametrize("locale", sorted(REORDERED))
+def test_a_locale_puts_its_own_scripts_first(locale: str) -> None:
+    assert sort_json(SCRIPTS, "{}", locale) == REORDERED[locale].split()
 
 
 def test_canonically_equivalent_strings_compare_equal() -> None:

@@ -196,14 +196,16 @@
     let value = options[name];
     if (value === undefined) return fallback;
     value = type === "boolean" ? !!value : toString(value);
-    if (values && aIndexOf(values, value) < 0) throw new RE(`Value ${value} out of range for Intl.Collator options property ${name}`);
+    if (values && aIndexOf(values, value) < 0)
+      throw new RE(`Value ${value} out of range for Intl.Collator options property ${name}`);
     return value;
   }
 
   const coerceOptions = (options) => (options === undefined ? create(null) : toObject(options));
   const TYPE = (s) => {
     const parts = split(s, "-");
-    for (let i = 0; i < parts.length; i++) if (parts[i].length < 3 || parts[i].length > 8 || !ALNUM(parts[i])) return false;
+    for (let i = 0; i < parts.length; i++)
+      if (parts[i].length < 3 || parts[i].length > 8 || !ALNUM(parts[i])) return false;
     return true;
   };
   const KEY_VALUES = { kf: ["false", "lower", "upper"], kn: ["false", "true"] };
@@ -253,7 +255,12 @@
     // the tailorings web_collate.c has: Spanish ñ, the Polish and Turkish letters
     const language = split(found, "-")[0];
     const tailoring = language === "es" ? 1 : language === "pl" ? 2 : language === "tr" ? 3 : 0;
+    // and the scripts they put first: ru Cyrillic, ar Arabic, hi Devanagari, ko Hangul and
+    // Han, ja Latin, kana and Han, zh Han
+    const reordering = language === "ru" ? 1 : language === "ar" ? 2 : language === "hi" ? 3
+      : language === "ko" ? 4 : language === "ja" ? 5 : language === "zh" ? 6 : 0;
     const flags =
+      (reordering << 6) |
       (tailoring << 4) |
       (resolved.kn === "true" ? 1 : 0) |
       (ignorePunctuation ? 2 : 0) |
