@@ -4,8 +4,8 @@
  * collation.inc by sandbox/_collation_tables.py at build time), its levels compared one
  * after the other: primary, then secondary (accents), then tertiary (case and variants) or a
  * case level, as the collator's sensitivity asks (no quaternary or identical level: ICU
- * compares none by default either). A few letters of es, pl and tr are tailored, and ru, ar,
- * hi, ko, ja and zh put their scripts first (below).
+ * compares none by default either). A few letters of es, pl and tr are tailored, ru, ar,
+ * hi, ko, ja and zh put their scripts first, and ja's kana variants differ less (below).
  *
  * Each level is one pass over both strings' collation elements, produced on the fly (longest
  * contiguous contraction, or one of two code points that takes an unblocked mark further on;
@@ -105,6 +105,7 @@ typedef struct {
     int flags;
     const CollTailoring *tailoring;
     const int8_t *reordering; /* NULL: the table's order */
+    bool kana_alike;          /* ja: hiragana, katakana and halfwidth kana alike (tertiary) */
     bool after_variable;
 } CollIter;
 
@@ -356,6 +357,18 @@ static bool coll_upper(uint32_t t)
     return (t >= 0x08 && t <= 0x0C) || t == 0x1E;
 }
 
+/* ja's tertiary weight of kana: CLDR's ja tailoring makes hiragana, katakana and halfwidth
+ * katakana differ at the quaternary level only (which is not compared), small and normal
+ * kana still at the tertiary */
+static uint32_t coll_kana_tertiary(uint32_t t)
+{
+    if (t == 0x0F || t == 0x10)
+        return 0x0D; /* small katakana, small halfwidth katakana: as small hiragana */
+    if (t == 0x11 || t == 0x12)
+        return 0x0E; /* katakana, halfwidth katakana: as hiragana */
+    return t;
+}
+
 /* the next non-zero weight of the level; 0 at the end */
 static uint32_t coll_weight(CollIter *it, int level)
 {
@@ -381,6 +394,8 @@ static uint32_t coll_weight(CollIter *it, int level)
             break;
         case LEVEL_TERTIARY:
             w = e.t;
+            if (it->kana_alike)
+                w = coll_kana_tertiary(w);
             if (w && (it->flags & COLL_UPPER_FIRST))
                 w |= coll_upper(e.t) ? 0 : 0x20;
             else if (w && (it->flags & COLL_LOWER_FIRST))
@@ -486,6 +501,7 @@ static JSValue js_collate(JSContext *ctx, JSValueConst this_val, int argc, JSVal
     memset(&b, 0, sizeof b);
     a.flags = b.flags = flags;
     a.tailoring = b.tailoring = TAILORINGS[COLL_TAILORING(flags)];
+    a.kana_alike = b.kana_alike = COLL_REORDERING(flags) == 5;
     a.reordering = b.reordering =
         COLL_REORDERING(flags) && COLL_REORDERING(flags) < 7 ? REORDERINGS[COLL_REORDERING(flags)]
                                                              : NULL;

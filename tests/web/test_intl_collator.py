@@ -4,8 +4,8 @@ The expected orders are Node 20's (full ICU, CLDR root; each list was printed wi
 and is pasted here). quickjail's data is DUCET 10.0.0 (the pinned pyuca wheel) where ICU has
 CLDR's root collation of a newer Unicode; where the two differ the test says so and checks
 what DUCET gives. Of CLDR's tailorings quickjail has Spanish, Polish and Turkish letters and
-the script reorderings of ru, ar, hi, ko, ja and zh (not Chinese pinyin or Japanese kana
-rules).
+the script reorderings of ru, ar, hi, ko, ja and zh, and Japanese kana variants alike at the
+tertiary level (not Chinese pinyin).
 """
 
 from __future__ import annotations
@@ -109,6 +109,22 @@ REORDERED = {
 @pytest.mark.parametrize("locale", sorted(REORDERED))
 def test_a_locale_puts_its_own_scripts_first(locale: str) -> None:
     assert sort_json(SCRIPTS, "{}", locale) == REORDERED[locale].split()
+
+
+def test_japanese_kana_variants_are_alike_to_a_japanese_collator() -> None:
+    # node -e: PAIRS.map(([a, b]) => new Intl.Collator(LOCALE).compare(a, b))
+    pairs = [
+        ["あ", "ア"],
+        ["ぁ", "ァ"],
+        ["ぁ", "あ"],
+        ["ア", "ｱ"],
+        ["ァ", "ｧ"],
+        ["かあ", "カア"],
+        ["か", "が"],
+    ]
+    code = "const c = new Intl.Collator(%s).compare; %s.map(([a, b]) => c(a, b))"
+    assert js(code % ('"ja"', json.dumps(pairs))) == [0, 0, -1, 0, 0, 0, -1]
+    assert js(code % ('"en"', json.dumps(pairs))) == [-1, -1, -1, -1, -1, -1, -1]
 
 
 def test_canonically_equivalent_strings_compare_equal() -> None:
