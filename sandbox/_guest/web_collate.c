@@ -5,7 +5,8 @@
  * after the other: primary, then secondary (accents), then tertiary (case and variants) or a
  * case level, as the collator's sensitivity asks (no quaternary or identical level: ICU
  * compares none by default either). A few letters of es, pl and tr are tailored, ru, ar,
- * hi, ko, ja and zh put their scripts first, and ja's kana variants differ less (below).
+ * hi, ko, ja and zh put their scripts first, ja's kana variants differ less, and fr-CA
+ * compares accents from the end (below).
  *
  * Each level is one pass over both strings' collation elements, produced on the fly (longest
  * contiguous contraction, or one of two code points that takes an unblocked mark further on;
@@ -29,6 +30,7 @@
 #define COLL_UPPER_FIRST 4  /* caseFirst "upper" */
 #define COLL_LOWER_FIRST 8  /* caseFirst "lower" */
 /* bits 4-5: the locale's tailoring (TAILORINGS); bits 6-8 its reordering (REORDERINGS) */
+#define COLL_BACKWARDS 0x200 /* fr-CA: accents compared from the end */
 
 /* sensitivities */
 enum { SENS_BASE, SENS_ACCENT, SENS_CASE, SENS_VARIANT };
@@ -423,14 +425,47 @@ static int coll_level(const CollIter *a0, const CollIter *b0, int level)
     }
 }
 
-static int coll_compare(const CollIter *a, const CollIter *b, int sensitivity)
+/* the secondary weights of a string, into out (when not NULL); their count */
+static size_t coll_secondaries(const CollIter *it0, uint16_t *out)
+{
+    CollIter it = *it0;
+    size_t n = 0;
+    for (uint32_t w; (w = coll_weight(&it, LEVEL_SECONDARY)); n++)
+        if (out)
+            out[n] = (uint16_t)w;
+    return n;
+}
+
+/* the secondary level compared from the end (fr-CA's [backwards 2]); the weights are kept
+ * (at most one per collation element, so proportional to the input); -2 when out of memory */
+static int coll_backwards(JSContext *ctx, const CollIter *a, const CollIter *b)
+{
+    size_t na = coll_secondaries(a, NULL), nb = coll_secondaries(b, NULL);
+    uint16_t *w = js_malloc(ctx, (na + nb + 1) * sizeof *w);
+    if (!w)
+        return -2;
+    coll_secondaries(a, w);
+    coll_secondaries(b, w + na);
+    int r = 0;
+    size_t i = na, j = nb;
+    for (; i && j && !r; i--, j--)
+        if (w[i - 1] != w[na + j - 1])
+            r = w[i - 1] < w[na + j - 1] ? -1 : 1;
+    if (!r && (i || j))
+        r = i ? 1 : -1;
+    js_free(ctx, w);
+    return r;
+}
+
+/* -1, 0 or 1; -2 when out of memory (an exception is pending) */
+static int coll_compare(JSContext *ctx, const CollIter *a, const CollIter *b, int sensitivity)
 {
     int r = coll_level(a, b, LEVEL_PRIMARY);
     if (r || sensitivity == SENS_BASE)
         return r;
     if (sensitivity == SENS_CASE)
         return coll_level(a, b, LEVEL_CASE);
-    r = coll_level(a, b, LEVEL_SECONDARY);
+    r = (a->flags & COLL_BACKWARDS) ? coll_backwards(ctx, a, b) : coll_level(a, b, LEVEL_SECONDARY);
     if (r || sensitivity == SENS_ACCENT)
         return r;
     return coll_level(a, b, LEVEL_TERTIARY);
@@ -523,7 +558,8 @@ static JSValue js_collate(JSContext *ctx, JSValueConst this_val, int argc, JSVal
         b.n = lb < 0 ? 0 : (size_t)lb;
     }
     if (!failed)
-        r = coll_compare(&a, &b, sensitivity);
+        r = coll_compare(ctx, &a, &b, sensitivity);
+    failed = failed || r == -2;
     js_free(ctx, ca);
     js_free(ctx, cb);
     JS_FreeCStringUTF16(ctx, sa);

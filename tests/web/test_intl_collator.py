@@ -4,8 +4,8 @@ The expected orders are Node 20's (full ICU, CLDR root; each list was printed wi
 and is pasted here). quickjail's data is DUCET 10.0.0 (the pinned pyuca wheel) where ICU has
 CLDR's root collation of a newer Unicode; where the two differ the test says so and checks
 what DUCET gives. Of CLDR's tailorings quickjail has Spanish, Polish and Turkish letters and
-the script reorderings of ru, ar, hi, ko, ja and zh, and Japanese kana variants alike at the
-tertiary level (not Chinese pinyin).
+the script reorderings of ru, ar, hi, ko, ja and zh, Japanese kana variants alike at the
+tertiary level and fr-CA's backward accents (not Chinese pinyin).
 """
 
 from __future__ import annotations
@@ -125,6 +125,18 @@ def test_japanese_kana_variants_are_alike_to_a_japanese_collator() -> None:
     code = "const c = new Intl.Collator(%s).compare; %s.map(([a, b]) => c(a, b))"
     assert js(code % ('"ja"', json.dumps(pairs))) == [0, 0, -1, 0, 0, 0, -1]
     assert js(code % ('"en"', json.dumps(pairs))) == [-1, -1, -1, -1, -1, -1, -1]
+
+
+def test_canadian_french_compares_accents_from_the_end() -> None:
+    # node -e: [...WORDS].sort(new Intl.Collator(LOCALE).compare) for fr and fr-CA
+    words = ["côté", "coté", "côte", "cote", "cotée", "côtes"]
+    assert sort_json(words, "{}", "fr") == ["cote", "coté", "côte", "côté", "cotée", "côtes"]
+    assert sort_json(words, "{}", "fr-CA") == ["cote", "côte", "coté", "côté", "cotée", "côtes"]
+    assert js(
+        """const c = new Intl.Collator("fr-CA", {sensitivity: "accent"}).compare;
+        [c("côte", "coté"), c("cote", "COTE"), c("coté", "côte"),
+         new Intl.Collator("fr-CA").resolvedOptions().locale]"""
+    ) == [-1, 0, 1, "fr-CA"]
 
 
 def test_canonically_equivalent_strings_compare_equal() -> None:

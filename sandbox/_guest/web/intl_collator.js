@@ -260,6 +260,7 @@
     const reordering = language === "ru" ? 1 : language === "ar" ? 2 : language === "hi" ? 3
       : language === "ko" ? 4 : language === "ja" ? 5 : language === "zh" ? 6 : 0;
     const flags =
+      (found === "fr-CA" ? 0x200 : 0) | // accents compared from the end: CLDR's [backwards 2]
       (reordering << 6) |
       (tailoring << 4) |
       (resolved.kn === "true" ? 1 : 0) |
