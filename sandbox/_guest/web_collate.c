@@ -13,7 +13,7 @@
  * expansions; implicit weights for code points the table does not list): linear in the input,
  * with no allocation but the strings' code points (NFD, by QuickJS's own normalizer, for a
  * string that is not ASCII). ASCII needs neither normalizing nor contractions, so two ASCII
- * strings are compared straight from their UTF-16 units. The tables are read-only data that
+ * strings are compared straight from their bytes. The tables are read-only data that
  * only a compare of non-ASCII text reads much of.
  */
 #include <string.h>
@@ -95,7 +95,7 @@ typedef struct {
 } CollElement;
 
 typedef struct {
-    const uint16_t *u16; /* ASCII input, or */
+    const uint8_t *u8;   /* ASCII input, or */
     const uint32_t *u32; /* code points, NFD */
     size_t n, i;
     size_t number_end;   /* inside a digit run before this index */
@@ -196,7 +196,7 @@ static void coll_implicit(CollIter *it, uint32_t c)
 
 static inline uint32_t coll_at(const CollIter *it, size_t i)
 {
-    return it->u16 ? it->u16[i] : it->u32[i];
+    return it->u8 ? it->u8[i] : it->u32[i];
 }
 
 /* the digit value of a code point and its table value, or -1: a decimal digit (Nd) only, so
@@ -237,7 +237,7 @@ static void coll_number(CollIter *it, uint32_t first)
  * searched: linear whatever the input. */
 static size_t coll_discontiguous(const CollIter *it, uint32_t c, uint32_t mark)
 {
-    if (it->skip || it->u16 || coll_ccc(c) || it->i + 2 >= it->n)
+    if (it->skip || it->u8 || coll_ccc(c) || it->i + 2 >= it->n)
         return 0;
     uint32_t prev = coll_ccc(coll_at(it, it->i + 1));
     for (size_t j = it->i + 2; prev && j < it->n && j < it->i + 32; j++) {
@@ -471,7 +471,7 @@ static int coll_compare(JSContext *ctx, const CollIter *a, const CollIter *b, in
     return coll_level(a, b, LEVEL_TERTIARY);
 }
 
-static bool coll_ascii(const uint16_t *s, size_t n)
+static bool coll_ascii(const uint8_t *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (s[i] >= 0x80)
@@ -514,6 +514,37 @@ static int coll_nfd(JSContext *ctx, const uint16_t *s, size_t n, uint32_t **out)
     return r;
 }
 
+/* two strings that are not both ASCII: their code points in NFD, compared */
+static int coll_compare_text(JSContext *ctx, CollIter *a, CollIter *b, JSValueConst *argv,
+                             int sensitivity)
+{
+    size_t na, nb;
+    const uint16_t *sa = JS_ToCStringLenUTF16(ctx, &na, argv[0]);
+    if (!sa)
+        return -2;
+    const uint16_t *sb = JS_ToCStringLenUTF16(ctx, &nb, argv[1]);
+    if (!sb) {
+        JS_FreeCStringUTF16(ctx, sa);
+        return -2;
+    }
+    uint32_t *ca = NULL, *cb = NULL;
+    int la = coll_nfd(ctx, sa, na, &ca);
+    int lb = la < 0 ? -1 : coll_nfd(ctx, sb, nb, &cb);
+    JS_FreeCStringUTF16(ctx, sa);
+    JS_FreeCStringUTF16(ctx, sb);
+    int r = -2;
+    if (la >= 0 && lb >= 0) {
+        a->u32 = ca;
+        a->n = (size_t)la;
+        b->u32 = cb;
+        b->n = (size_t)lb;
+        r = coll_compare(ctx, a, b, sensitivity);
+    }
+    js_free(ctx, ca);
+    js_free(ctx, cb);
+    return r;
+}
+
 /* native.collate(a: string, b: string, sensitivity: 0-3, flags) -> -1 | 0 | 1 */
 static JSValue js_collate(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
@@ -522,49 +553,40 @@ static JSValue js_collate(JSContext *ctx, JSValueConst this_val, int argc, JSVal
     int32_t sensitivity, flags;
     if (JS_ToInt32(ctx, &sensitivity, argv[2]) || JS_ToInt32(ctx, &flags, argv[3]))
         return JS_EXCEPTION;
-    size_t na, nb;
-    const uint16_t *sa = JS_ToCStringLenUTF16(ctx, &na, argv[0]);
-    if (!sa)
-        return JS_EXCEPTION;
-    const uint16_t *sb = JS_ToCStringLenUTF16(ctx, &nb, argv[1]);
-    if (!sb) {
-        JS_FreeCStringUTF16(ctx, sa);
-        return JS_EXCEPTION;
-    }
     CollIter a, b;
     memset(&a, 0, sizeof a);
-    memset(&b, 0, sizeof b);
-    a.flags = b.flags = flags;
-    a.tailoring = b.tailoring = TAILORINGS[COLL_TAILORING(flags)];
-    a.kana_alike = b.kana_alike = COLL_REORDERING(flags) == 5;
-    a.reordering = b.reordering =
-        COLL_REORDERING(flags) && COLL_REORDERING(flags) < 7 ? REORDERINGS[COLL_REORDERING(flags)]
-                                                             : NULL;
-    uint32_t *ca = NULL, *cb = NULL;
-    int r = 0;
-    bool failed = false;
-    if (coll_ascii(sa, na) && coll_ascii(sb, nb)) {
-        a.u16 = sa;
-        a.n = na;
-        b.u16 = sb;
-        b.n = nb;
-    } else {
-        int la = coll_nfd(ctx, sa, na, &ca);
-        int lb = la < 0 ? -1 : coll_nfd(ctx, sb, nb, &cb);
-        failed = la < 0 || lb < 0;
-        a.u32 = ca;
-        a.n = la < 0 ? 0 : (size_t)la;
-        b.u32 = cb;
-        b.n = lb < 0 ? 0 : (size_t)lb;
+    a.flags = flags;
+    a.tailoring = TAILORINGS[COLL_TAILORING(flags)];
+    a.kana_alike = COLL_REORDERING(flags) == 5;
+    a.reordering = COLL_REORDERING(flags) && COLL_REORDERING(flags) < 7
+                       ? REORDERINGS[COLL_REORDERING(flags)]
+                       : NULL;
+    b = a;
+    /* ASCII first: QuickJS hands out an ASCII string's own bytes, without a copy */
+    size_t na, nb;
+    const char *sa = JS_ToCStringLen(ctx, &na, argv[0]);
+    if (!sa)
+        return JS_EXCEPTION;
+    const char *sb = JS_ToCStringLen(ctx, &nb, argv[1]);
+    if (!sb) {
+        JS_FreeCString(ctx, sa);
+        return JS_EXCEPTION;
     }
-    if (!failed)
+    int r;
+    if (coll_ascii((const uint8_t *)sa, na) && coll_ascii((const uint8_t *)sb, nb)) {
+        a.u8 = (const uint8_t *)sa;
+        a.n = na;
+        b.u8 = (const uint8_t *)sb;
+        b.n = nb;
         r = coll_compare(ctx, &a, &b, sensitivity);
-    failed = failed || r == -2;
-    js_free(ctx, ca);
-    js_free(ctx, cb);
-    JS_FreeCStringUTF16(ctx, sa);
-    JS_FreeCStringUTF16(ctx, sb);
-    return failed ? JS_EXCEPTION : JS_NewInt32(ctx, r);
+        JS_FreeCString(ctx, sa);
+        JS_FreeCString(ctx, sb);
+    } else {
+        JS_FreeCString(ctx, sa);
+        JS_FreeCString(ctx, sb);
+        r = coll_compare_text(ctx, &a, &b, argv, sensitivity);
+    }
+    return r == -2 ? JS_EXCEPTION : JS_NewInt32(ctx, r);
 }
 
 int web_collate_natives(JSContext *ctx, JSValueConst native)
