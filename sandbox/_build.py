@@ -7,9 +7,10 @@ Run as ``python -m quickjail.sandbox._build`` (the build hook calls the same fun
    of the QuickJS sources in the build folder; write each ``_guest/<name>.js`` as a C string
    literal, ``<name>.js.inc`` in the build folder (``init.c`` includes ``bootstrap.js.inc``),
    and the UTS #46 (IDNA) data of the pinned ``idna`` wheel, fetched and checked by sha256 as
-   the sdist is, as ``idna.json.inc`` (see :mod:`sandbox._idna_tables`), and the WHATWG
+   the sdist is, as ``idna.json.inc`` (see :mod:`sandbox._idna_tables`), the WHATWG
    Encoding labels and indexes of a pinned npm package as ``encoding_tables.inc`` (see
-   :mod:`sandbox._encoding_tables`),
+   :mod:`sandbox._encoding_tables`), and the root collation table (DUCET) of the pinned
+   ``pyuca`` wheel as ``collation.inc`` (see :mod:`sandbox._collation_tables`),
    then compile the (patched) ``upstream-quickjs/`` sources and every ``_guest/*.c`` with the
    pinned ``zig cc`` for wasm32-wasi (reactor);
 3. instantiate the module once, call ``_initialize`` and ``qj_init`` and rewrite the module so
@@ -359,8 +360,9 @@ def c_string_literal(data: bytes) -> str:
 def generate_includes(gen_dir: Path) -> None:
     """Write each ``_guest/<name>.js`` as ``gen_dir/<name>.js.inc``: a C string literal; and
     ``_guest/web/*.js`` as ``gen_dir/web.js.inc``: the initializer of ``web.c``'s file table
-    (``{"name", "source", length},`` per file); the IDNA data as ``gen_dir/idna.json.inc``; and
-    the Encoding tables as ``gen_dir/encoding_tables.inc``."""
+    (``{"name", "source", length},`` per file); the IDNA data as ``gen_dir/idna.json.inc``;
+    the Encoding tables as ``gen_dir/encoding_tables.inc``; and the collation tables as
+    ``gen_dir/collation.inc``."""
     gen_dir.mkdir(parents=True, exist_ok=True)
     outputs = {}
     for js in sorted(GUEST_DIR.glob("*.js")):
@@ -380,6 +382,14 @@ def generate_includes(gen_dir: Path) -> None:
     )
     tables = _load_sibling("_encoding_tables")
     outputs["encoding_tables.inc"] = tables.encoding_tables(tables.fetch_package(_build_root()))
+    collation = _load_sibling("_collation_tables")
+    pyuca = idna.fetch_wheel(
+        _build_root(),
+        f"pyuca=={collation.PYUCA_VERSION}",
+        collation.PYUCA_WHEEL,
+        collation.PYUCA_SHA256,
+    )
+    outputs["collation.inc"] = collation.collation_include(pyuca)
     for name, text in outputs.items():
         target = gen_dir / name
         if not target.exists() or target.read_text() != text:
@@ -476,6 +486,7 @@ def _build_guest(shim_hash: str) -> dict[str, object]:
         "inputs": shim_hash,
         "quickjs_ng": QUICKJS_NG_VERSION,
         "idna": _load_sibling("_idna_tables").IDNA_VERSION,
+        "uca": _load_sibling("_collation_tables").UCA_VERSION,
         "idna_bidi_unicode": unicodedata.unidata_version,
         "encoding_tables": f"{tables.PACKAGE}@{tables.PACKAGE_VERSION}",
         "zig": ZIG_VERSION,
@@ -603,6 +614,7 @@ def build_inputs() -> list[Path]:
         PACKAGE_DIR / "_snapshot.py",
         PACKAGE_DIR / "_idna_tables.py",
         PACKAGE_DIR / "_encoding_tables.py",
+        PACKAGE_DIR / "_collation_tables.py",
     ]
 
 

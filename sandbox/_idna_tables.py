@@ -29,7 +29,7 @@ import unicodedata
 import zipfile
 from pathlib import Path
 
-__all__ = ["IDNA_SHA256", "IDNA_VERSION", "IDNA_WHEEL", "fetch_idna", "idna_table"]
+__all__ = ["IDNA_SHA256", "IDNA_VERSION", "IDNA_WHEEL", "fetch_idna", "fetch_wheel", "idna_table"]
 
 IDNA_VERSION = "3.20"
 IDNA_WHEEL = f"idna-{IDNA_VERSION}-py3-none-any.whl"
@@ -57,9 +57,16 @@ class IdnaDataError(RuntimeError):
 
 def fetch_idna(build_root: Path) -> Path:
     """The pinned idna wheel in ``build_root`` (downloaded when missing), checked by sha256."""
+    return fetch_wheel(build_root, f"idna=={IDNA_VERSION}", IDNA_WHEEL, IDNA_SHA256)
+
+
+def fetch_wheel(build_root: Path, requirement: str, wheel_name: str, sha256: str) -> Path:
+    """A pinned wheel (``requirement`` as ``name==version``) in ``build_root``, downloaded with
+    ``pip download`` when missing and checked by sha256 every time (the collation data's
+    ``pyuca`` wheel comes through here too: see ``sandbox/_collation_tables.py``)."""
     build_root.mkdir(parents=True, exist_ok=True)
-    wheel = build_root / IDNA_WHEEL
-    if not wheel.exists() or _sha256(wheel) != IDNA_SHA256:
+    wheel = build_root / wheel_name
+    if not wheel.exists() or _sha256(wheel) != sha256:
         with tempfile.TemporaryDirectory(dir=build_root) as tmp:
             cmd = [
                 sys.executable,
@@ -71,15 +78,15 @@ def fetch_idna(build_root: Path) -> Path:
                 ":all:",
                 "--dest",
                 tmp,
-                f"idna=={IDNA_VERSION}",
+                requirement,
             ]
             proc = subprocess.run(cmd, capture_output=True, text=True)
-            got = Path(tmp) / IDNA_WHEEL
+            got = Path(tmp) / wheel_name
             if proc.returncode != 0 or not got.exists():
                 raise IdnaDataError(f"pip download failed:\n{proc.stdout}\n{proc.stderr}")
             os.replace(got, wheel)
     digest = _sha256(wheel)
-    if digest != IDNA_SHA256:
+    if digest != sha256:
         raise IdnaDataError(f"{wheel.name}: sha256 {digest} does not match the pinned hash")
     return wheel
 

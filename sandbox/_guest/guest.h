@@ -16,6 +16,7 @@
  *   web_encoding.c  the UTF-8 loops of TextEncoder and TextDecoder (web/encoding.js)
  *   web_encoding_legacy.c  TextDecoder's other encodings and the label lookup
  *   web_clone.c   the class of an object, for structuredClone (web/clone.js)
+ *   web_collate.c the Unicode Collation Algorithm behind Intl.Collator (web/intl_collator.js)
  *   hostfn.c      host functions: closures that call the host, sync or async
  *   modules.c     module names and the loader: source, bytecode and host modules
  *   rejections.c  unhandled rejections (events, then told to the host), reported exceptions
@@ -187,6 +188,7 @@ int web_clone_natives(JSContext *ctx, JSValueConst native);
 /* ---- web_idna.c */
 
 int web_idna_natives(JSContext *ctx, JSValueConst native);
+int web_collate_natives(JSContext *ctx, JSValueConst native);
 
 /* ---- web_fetch.c */
 

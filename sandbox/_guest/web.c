@@ -30,6 +30,7 @@ static const AddNatives add_natives[] = {
     web_encoding_natives,
     web_clone_natives,
     web_idna_natives,
+    web_collate_natives,
     web_fetch_natives,
     web_global_natives,
     NULL,

@@ -75,6 +75,8 @@ ECMASCRIPT_GLOBALS = frozenset(
         "JSON",
         "Math",
         "Reflect",
+        # ECMA-402 (web/intl_collator.js makes it if no earlier file did)
+        "Intl",
         # explicit resource management (stage 4, ES2026)
         "DisposableStack",
         "AsyncDisposableStack",
