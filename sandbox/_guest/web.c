@@ -31,6 +31,7 @@ static const AddNatives add_natives[] = {
     web_clone_natives,
     web_idna_natives,
     web_fetch_natives,
+    web_compress_natives,
     web_global_natives,
     NULL,
 };
