@@ -66,7 +66,7 @@ __all__ = [
 
 # The directories whose globals quickjail has or is getting (README, "Web platform"), in the
 # pinned tree's layout. Node 20's set has no fetch tests (only fetch/data-urls/resources) and no
-# compression directory.
+# compression directory (``compression`` comes from Node 22's tarball, see wpt_source).
 CLAIMED = (
     "url",
     "encoding",
@@ -82,6 +82,7 @@ CLAIMED = (
     "webidl",
     "FileAPI",
     "streams",
+    "compression",
 )
 HARNESS = "(harness)"
 """The pseudo-subtest that fails when the file itself does not run to an OK harness status."""
