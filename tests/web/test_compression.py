@@ -161,8 +161,8 @@ CASES: list[tuple[str, str, object]] = [
         ["TypeError"] * 10,
     ),
     (
-        # Node 20 fulfils the failing write (its zlib runs off-thread); the standard's transform
-        # throws, so the write rejects (WPT decompression-corrupt-input, workerd)
+        # Node 20 fulfils the failing write (its zlib runs off-thread); in the standard the
+        # transform algorithm throws, so the write rejects with the stream's error
         "a_stream_after_an_error_rejects_its_writes_and_reads",
         """const d = new DecompressionStream("deflate");
         const w = d.writable.getWriter(), r = d.readable.getReader();
