@@ -64,12 +64,15 @@ def _digest(paths: Sequence[Path], *extra: str) -> str:
 
 
 def _sources(out: Path) -> tuple[Path, Path, list[Path]]:
-    """The patched QuickJS sources and the generated includes, in ``out``."""
+    """The patched QuickJS sources and the generated includes, in ``out``; the third-party
+    units (QuickJS's, and zlib's for web_compress.c) are listed together."""
     src = _build.fetch_sources(_build._build_root())
     patched = _build.patch_sources(src, out / "patched")
     gen = out / "gen"
     _build.generate_includes(gen)
+    zlib = _build.fetch_zlib(_build._build_root())
     quickjs = [patched / name for name in _build.QUICKJS_SOURCES]
+    quickjs += [zlib / name for name in _build.ZLIB_UNITS]
     return patched, gen, quickjs
 
 
@@ -81,11 +84,12 @@ def build_harness(out: Path = BUILD_DIR) -> Path:
     patched, gen, quickjs = _sources(out)
     guest = [c for c in sorted(GUEST.glob("*.c")) if c.name != "heap.c"]
     ours = [NATIVE / "harness.c", NATIVE / "heap_system.c"]
-    qjs_headers = sorted(patched.glob("*.h"))
+    zlib = quickjs[-1].parent
+    qjs_headers = sorted([*patched.glob("*.h"), *zlib.glob("*.h")])
     headers = [*GUEST.glob("*.h"), *gen.iterdir(), *qjs_headers, *NATIVE.rglob("*.h")]
     obj = out / "obj"
     obj.mkdir(exist_ok=True)
-    include = [f"-I{patched}", f"-I{GUEST}", f"-I{gen}", f"-I{NATIVE}"]
+    include = [f"-I{patched}", f"-I{GUEST}", f"-I{gen}", f"-I{NATIVE}", f"-I{zlib}", "-DZ_SOLO"]
     units = [(c, ()) for c in quickjs] + [(c, GUEST_DEFINES) for c in guest + ours]
     procs: list[tuple[list[str], subprocess.Popen[str], Path, str]] = []
     objs = []

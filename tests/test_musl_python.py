@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from quickjail.sandbox import _debian_source
 from release import _musl_check, _musl_python
 from release._musl_python import MuslPythonError, Source
 
@@ -66,8 +67,8 @@ def test_a_machine_without_a_debian_mirror_in_apt_fetches_from_debians_cdn(
     monkeypatch.delenv("QUICKJAIL_DEBIAN_MIRROR", raising=False)
     ubuntu = tmp_path / "sources.list"
     ubuntu.write_text("deb http://archive.ubuntu.com/ubuntu noble main\n")
-    monkeypatch.setattr(_musl_python, "_APT_SOURCES", (ubuntu, tmp_path / "absent.d"))
-    assert _musl_python._mirror() == "https://deb.debian.org/debian"
+    monkeypatch.setattr(_debian_source, "_APT_SOURCES", (ubuntu, tmp_path / "absent.d"))
+    assert _debian_source.debian_mirror() == "https://deb.debian.org/debian"
 
 
 def test_every_musl_python_not_run_is_named_with_its_reason(

@@ -183,7 +183,8 @@ STANDARD_LIBRARY: Final = (
     "ECMAScript plus the web platform's standard library as a Worker has it (TextEncoder/"
     "TextDecoder, URL/URLPattern, atob/btoa, structuredClone, setTimeout, AbortController, "
     "crypto, performance, Blob/File, Headers/Request/Response, FormData, ReadableStream/"
-    "WritableStream/TransformStream, MessageChannel); no Node APIs."
+    "WritableStream/TransformStream, CompressionStream/DecompressionStream, MessageChannel); "
+    "no Node APIs."
 )
 """What every run's global scope offers, in the words of the tool descriptions models read."""
 

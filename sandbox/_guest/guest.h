@@ -194,6 +194,10 @@ int web_collate_natives(JSContext *ctx, JSValueConst native);
 
 int web_fetch_natives(JSContext *ctx, JSValueConst native);
 
+/* ---- web_compress.c */
+
+int web_compress_natives(JSContext *ctx, JSValueConst native);
+
 /* ---- hostfn.c */
 
 JSValue bind_host_values(JSContext *ctx, JSValue v, int depth);

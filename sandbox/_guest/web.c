@@ -32,6 +32,7 @@ static const AddNatives add_natives[] = {
     web_idna_natives,
     web_collate_natives,
     web_fetch_natives,
+    web_compress_natives,
     web_global_natives,
     NULL,
 };

@@ -129,6 +129,9 @@ WEB_GLOBALS = frozenset(
         "CountQueuingStrategy",
         "TextEncoderStream",
         "TextDecoderStream",
+        # compression (web/compression.js, zlib in the guest)
+        "CompressionStream",
+        "DecompressionStream",
         # the fetch family (web/blob.js, fetch_*.js, formdata.js)
         "Blob",
         "File",

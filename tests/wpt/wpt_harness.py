@@ -69,7 +69,7 @@ __all__ = [
 
 # The directories whose globals quickjail has or is getting (README, "Web platform"), in the
 # pinned tree's layout. Node 20's set has no fetch tests (only fetch/data-urls/resources) and no
-# compression directory.
+# compression directory (``compression`` comes from Node 22's tarball, see wpt_source).
 CLAIMED = (
     "url",
     "encoding",
@@ -85,6 +85,7 @@ CLAIMED = (
     "webidl",
     "FileAPI",
     "streams",
+    "compression",
 )
 # Folders of a claimed directory for an API quickjail does not have and is not getting (README,
 # "Web platform"): their files are listed as not run, with this reason, and count in no rate.
