@@ -26,6 +26,7 @@ from quickjail.bridge._fetch_policy import (
     is_header_name,
     is_header_value,
 )
+from quickjail.bridge._per_run import current
 
 if TYPE_CHECKING:
     import anyio
@@ -120,6 +121,12 @@ class Fetch:
         )
         self._tickets = Tickets()
 
+    def _tickets_here(self) -> Tickets:
+        """The tickets of the run calling: each run has its own, so that no run can evict or
+        guess another's. Outside a run (a direct call from Python), this Fetch's own."""
+        per_run = current()
+        return self._tickets if per_run is None else per_run.get(self, Tickets)
+
     def __repr__(self) -> str:
         return f"Fetch(<{len(self._policy.allow._rules)} allow entries>)"
 
@@ -133,10 +140,10 @@ class Fetch:
         from quickjail.bridge._fetch_transfer import transfer
         from quickjail.bridge._table import synchronous  # _table imports this module
 
-        policy, tickets = self._policy, self._tickets
+        policy = self._policy
 
         def open() -> str:
-            return tickets.open()
+            return self._tickets_here().open()
 
         async def request(
             ticket: str,
@@ -146,59 +153,69 @@ class Fetch:
             body: bytes | None,
             redirect: str,
         ) -> dict[str, Any]:
-            with tickets.scope(ticket) as scope:
+            with self._tickets_here().scope(ticket) as scope:
                 result = await transfer(policy, method, url, headers, body, redirect)
             if scope.cancelled_caught:
                 raise FetchError("fetch: the request was aborted")
             return result
 
         async def abort(ticket: str) -> None:
-            tickets.abort(ticket)
+            self._tickets_here().abort(ticket)
 
         return {"open": synchronous(open), "request": request, "abort": abort}
 
 
 class Tickets:
-    """The requests in flight of one :class:`Fetch`, by ticket, so that an ``AbortSignal`` in
-    the guest cancels its request on the host. A ticket is random (another run cannot guess
-    it); at most ``MAX_OPEN`` are kept, the oldest dropped first."""
+    """One run's requests of one :class:`Fetch`, by ticket, so that an ``AbortSignal`` in the
+    guest cancels its request on the host. At most ``MAX_OPEN`` are kept: past it, the oldest
+    ticket whose request has not started is dropped (a call the quotas refused leaves its
+    ticket behind), and with none such a new one is refused. Per run, so a run that opens
+    many drops only its own."""
 
     MAX_OPEN: Final = 4096
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._open: OrderedDict[str, anyio.CancelScope | None] = OrderedDict()
+        self._idle: OrderedDict[str, None] = OrderedDict()  # opened, request not started
+        self._started: dict[str, anyio.CancelScope] = {}
+
+    def __len__(self) -> int:
+        return len(self._idle) + len(self._started)
 
     def open(self) -> str:
         ticket = os.urandom(16).hex()  # not secrets: it imports base64 on a run's first import
         with self._lock:
-            self._open[ticket] = None
-            while len(self._open) > self.MAX_OPEN:
-                self._open.popitem(last=False)
+            if len(self) >= self.MAX_OPEN:
+                if not self._idle:
+                    raise FetchError(f"fetch: more than {self.MAX_OPEN} requests at once")
+                self._idle.popitem(last=False)
+            self._idle[ticket] = None
         return ticket
 
     @contextlib.contextmanager
     def scope(self, ticket: str) -> Iterator[anyio.CancelScope]:
-        """A cancel scope for the request of ``ticket`` (cancelled already if it was aborted
-        before it started); the ticket is spent when the scope ends."""
+        """A cancel scope for the request of ``ticket``, which ``abort`` cancels; the ticket is
+        spent when the scope ends."""
         import anyio  # imported on a run's first fetch, not with quickjail (a sync run needs none)
 
         with anyio.CancelScope() as scope:
             with self._lock:
-                if ticket not in self._open:
-                    raise FetchError("fetch: the request's ticket is not open")
-                if self._open[ticket] is not None:
+                if ticket in self._started:
                     raise FetchError("fetch: the request's ticket is spent")
-                self._open[ticket] = scope
+                if ticket not in self._idle:
+                    raise FetchError("fetch: the request's ticket is not open")
+                del self._idle[ticket]
+                self._started[ticket] = scope
             try:
                 yield scope
             finally:
                 with self._lock:
-                    self._open.pop(ticket, None)
+                    self._started.pop(ticket, None)
 
     def abort(self, ticket: str) -> None:
         with self._lock:
-            scope = self._open.pop(ticket, None)
+            self._idle.pop(ticket, None)
+            scope = self._started.pop(ticket, None)
         if scope is not None:
             scope.cancel()
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, ParamSpec, Protocol, TypeVar
 
 from quickjail.sandbox._abi import FN_ASYNC, FN_PROMISE, FN_VALUE, HIDDEN_GLOBAL, NS_FALLBACK_KEY
+from quickjail.sandbox._family import calling
 from quickjail.sandbox.errors import HostCallRefused
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ __all__ = [
     "Pause",
     "Rejection",
     "blocking",
+    "current_calls",
     "is_async_callable",
 ]
 
@@ -175,6 +177,17 @@ class HostCalls(Protocol):
         """The ``(js_name, message)`` a program may see for a host exception, or None to show
         only a generic error naming the function and the exception's class."""
         ...
+
+
+def current_calls() -> HostCalls | None:
+    """The host-call state (:meth:`HostTable.calls`) of the run whose host function is
+    executing here, or None outside one (a host function called directly from Python).
+
+    What a table's functions keep for one run belongs there, not on the function: every run
+    using the table shares the function, and one run must not reach or exhaust another's.
+    """
+    parent = calling.get()
+    return None if parent is None else parent.host_calls
 
 
 class HostTable(Protocol):
