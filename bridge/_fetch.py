@@ -31,7 +31,7 @@ from quickjail.bridge._per_run import current
 if TYPE_CHECKING:
     import anyio
 
-    from quickjail.bridge._fetch_transfer import HostHeaders, Policy
+    from quickjail.bridge._fetch_transfer import Exchange, HostHeaders, Policy
 
 __all__ = ["DEFAULT_METHODS", "Fetch"]
 
@@ -134,8 +134,10 @@ class Fetch:
         """The host functions the guest's ``fetch`` calls (not the program: the bridge hands
         them to the guest's own ``fetch``, where no program can reach them).
 
-        ``open()`` gives a ticket for one request, ``request(ticket, ...)`` makes it, and
-        ``abort(ticket)`` (the request's ``AbortSignal``) cancels it on the host.
+        ``open()`` gives a ticket for one request, ``request(ticket, ...)`` makes it and
+        answers with the status and headers; ``read(ticket)`` gives the body's next chunk
+        (``[bytes, done]``), ``cancel(ticket)`` closes the body, and ``abort(ticket)`` (the
+        request's ``AbortSignal``) cancels the request or closes its body on the host.
         """
         from quickjail.bridge._fetch_transfer import transfer
         from quickjail.bridge._table import synchronous  # _table imports this module
@@ -153,34 +155,59 @@ class Fetch:
             body: bytes | None,
             redirect: str,
         ) -> dict[str, Any]:
-            with self._tickets_here().scope(ticket) as scope:
-                result = await transfer(policy, method, url, headers, body, redirect)
-            if scope.cancelled_caught:
+            tickets = self._tickets_here()
+            with tickets.scope(ticket) as scope:
+                result, exchange = await transfer(policy, method, url, headers, body, redirect)
+                if exchange is not None:
+                    await tickets.hold(ticket, exchange)  # closes it if the ticket was aborted
+            if scope.cancelled_caught or (exchange is not None and exchange.closed):
                 raise FetchError("fetch: the request was aborted")
+            result["body"] = None
+            result["stream"] = exchange is not None
             return result
 
-        async def abort(ticket: str) -> None:
-            self._tickets_here().abort(ticket)
+        async def read(ticket: str) -> list[Any]:
+            chunk, done = await self._tickets_here().read(ticket)
+            return [chunk, done]
 
-        return {"open": synchronous(open), "request": request, "abort": abort}
+        async def cancel(ticket: str) -> None:
+            await self._tickets_here().close(ticket)
+
+        async def abort(ticket: str) -> None:
+            await self._tickets_here().abort(ticket)
+
+        return {
+            "open": synchronous(open),
+            "request": request,
+            "read": read,
+            "cancel": cancel,
+            "abort": abort,
+        }
 
 
 class Tickets:
-    """One run's requests of one :class:`Fetch`, by ticket, so that an ``AbortSignal`` in the
-    guest cancels its request on the host. At most ``MAX_OPEN`` are kept: past it, the oldest
-    ticket whose request has not started is dropped (a call the quotas refused leaves its
-    ticket behind), and with none such a new one is refused. Per run, so a run that opens
-    many drops only its own."""
+    """One run's requests of one :class:`Fetch` and their open response bodies, by ticket.
+
+    An ``AbortSignal`` in the guest cancels its request on the host, and the guest's body
+    stream reads its response's body by ticket. Per run (:mod:`quickjail.bridge._per_run`), so
+    that a run that opens many drops only its own; closed with the run (:meth:`aclose`).
+    At most ``MAX_OPEN`` tickets are kept: past it, the oldest whose request has not started is
+    dropped (a call the quotas refused leaves its ticket behind), and with none such a new one
+    is refused. At most ``MAX_BODIES`` bodies stay open (each holds a connection): past it,
+    the one read least recently is closed, and reading it fails.
+    """
 
     MAX_OPEN: Final = 4096
+    MAX_BODIES: Final = 64
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._idle: OrderedDict[str, None] = OrderedDict()  # opened, request not started
         self._started: dict[str, anyio.CancelScope] = {}
+        self._bodies: OrderedDict[str, Exchange] = OrderedDict()  # least recently read first
 
     def __len__(self) -> int:
-        return len(self._idle) + len(self._started)
+        return len(self._idle) + len(self._started) + len(self._bodies)
 
     def open(self) -> str:
         ticket = os.urandom(16).hex()  # not secrets: it imports base64 on a run's first import
@@ -195,15 +222,15 @@ class Tickets:
     @contextlib.contextmanager
     def scope(self, ticket: str) -> Iterator[anyio.CancelScope]:
         """A cancel scope for the request of ``ticket``, which ``abort`` cancels; the ticket is
-        spent when the scope ends."""
+        spent when the scope ends (unless :meth:`hold` gave it a body)."""
         import anyio  # imported on a run's first fetch, not with quickjail (a sync run needs none)
 
         with anyio.CancelScope() as scope:
             with self._lock:
-                if ticket in self._started:
-                    raise FetchError("fetch: the request's ticket is spent")
                 if ticket not in self._idle:
-                    raise FetchError("fetch: the request's ticket is not open")
+                    spent = ticket in self._started or ticket in self._bodies
+                    why = "spent" if spent else "not open"
+                    raise FetchError(f"fetch: the request's ticket is {why}")
                 del self._idle[ticket]
                 self._started[ticket] = scope
             try:
@@ -212,12 +239,74 @@ class Tickets:
                 with self._lock:
                     self._started.pop(ticket, None)
 
-    def abort(self, ticket: str) -> None:
+    async def hold(self, ticket: str, exchange: Exchange) -> None:
+        """Keep the body of the request of ``ticket`` (inside its :meth:`scope`) for reads;
+        closes it at once if the request was aborted meanwhile, and the body read least
+        recently if too many are open."""
+        dropped: list[Exchange] = []
+        with self._lock:
+            if self._started.pop(ticket, None) is None:
+                dropped.append(exchange)  # aborted
+            else:
+                self._bodies[ticket] = exchange
+                while len(self._bodies) > self.MAX_BODIES:
+                    dropped.append(self._bodies.popitem(last=False)[1])
+        for old in dropped:
+            await old.aclose()
+
+    async def read(self, ticket: str) -> tuple[bytes, bool]:
+        """The next chunk of the body of ``ticket`` and whether it ended (then it is closed).
+
+        Raises:
+            FetchError: no such body open (closed, cancelled, or dropped for newer ones), or
+                reading it failed (it is closed).
+        """
+        with self._lock:
+            exchange = self._bodies.get(ticket)
+            if exchange is None or exchange.busy:
+                raise FetchError(
+                    "fetch: the response body is not open (cancelled, ended, or closed when "
+                    f"more than {self.MAX_BODIES} were open)"
+                    if exchange is None
+                    else "fetch: the response body is being read already"
+                )
+            self._bodies.move_to_end(ticket)
+            exchange.busy = True
+        done = True
+        try:
+            chunk, done = await exchange.read()
+        finally:
+            exchange.busy = False
+            if done or exchange.closed:
+                with self._lock:
+                    if self._bodies.get(ticket) is exchange:
+                        del self._bodies[ticket]
+        return chunk, done
+
+    async def close(self, ticket: str) -> None:
+        """Close the body of ``ticket`` (the guest cancelled its stream); a no-op if none."""
+        with self._lock:
+            exchange = self._bodies.pop(ticket, None)
+        if exchange is not None:
+            await exchange.aclose()
+
+    async def abort(self, ticket: str) -> None:
+        """Cancel the request of ``ticket``, or close its body."""
         with self._lock:
             self._idle.pop(ticket, None)
             scope = self._started.pop(ticket, None)
         if scope is not None:
             scope.cancel()
+        await self.close(ticket)
+
+    async def aclose(self) -> None:
+        """The run ended: close every body still open (idempotent)."""
+        with self._lock:
+            bodies = list(self._bodies.values())
+            self._bodies.clear()
+            self._idle.clear()
+        for exchange in bodies:
+            await exchange.aclose()
 
 
 def _methods(methods: Iterable[str]) -> frozenset[str]:

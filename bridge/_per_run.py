@@ -3,7 +3,8 @@
 A capability's host functions are shared by every run that uses its table, so state kept on
 the capability is shared too: one run could exhaust or evict what another holds (a fetch
 ticket, an open response). Such state lives here instead, on the run's host-call state
-(``HostTable.calls()``, one per run), and goes when the run does.
+(``HostTable.calls()``, one per run), and is closed when the run ends (``aclose``, which the
+sandbox awaits on the run's event loop).
 """
 
 from __future__ import annotations
@@ -36,6 +37,17 @@ class PerRun:
                 held = (owner, make())
                 self._held[id(owner)] = held
             return held[1]  # type: ignore[return-value]  # make() made it for this owner
+
+    async def aclose(self) -> None:
+        """The run ended: close what was kept for it (each object's ``aclose``, if it has
+        one), and forget it. Idempotent."""
+        with self._lock:
+            held = [obj for _, obj in self._held.values()]
+            self._held.clear()
+        for obj in held:
+            close = getattr(obj, "aclose", None)
+            if close is not None:
+                await close()
 
 
 def current() -> PerRun | None:

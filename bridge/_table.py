@@ -87,6 +87,9 @@ class _Calls(QuotaState):
         super().__init__(quotas)
         self.per_run = PerRun()
 
+    async def aclose(self) -> None:
+        await self.per_run.aclose()
+
     def describe(self, exc: BaseException) -> tuple[str, str] | None:
         if isinstance(exc, HostError):
             return exc.js_name, str(exc)

@@ -54,6 +54,7 @@ __all__ = [
     "Pause",
     "Rejection",
     "blocking",
+    "close_calls",
     "current_calls",
     "is_async_callable",
 ]
@@ -61,6 +62,7 @@ __all__ = [
 Kind = Literal["module", "script", "auto"]
 Language = Literal["typescript", "javascript"]
 DEFAULT_MEMORY_LIMIT = 64 * 2**20
+_CLOSE_SECONDS: Final = 10.0  # a bound for HostCalls.aclose: closing is meant to be quick
 NAMESPACE_FALLBACK: Final = NS_FALLBACK_KEY
 """A key that makes a global object a namespace with a fallback: when ``globals["ns"]`` holds
 a host function under this key, reading a missing name on ``ns`` in JavaScript gives a
@@ -155,7 +157,12 @@ class Rejection:
 
 
 class HostCalls(Protocol):
-    """One run's host-call state (quotas), made fresh by :meth:`HostTable.calls` per run."""
+    """One run's host-call state (quotas), made fresh by :meth:`HostTable.calls` per run.
+
+    It may also have ``async def aclose(self) -> None``: awaited once the run has ended
+    (finished, failed, stopped or paused), on the event loop its async host functions ran on,
+    to release what they kept for the run (:func:`close_calls`).
+    """
 
     def admit(self, fn: HostFunction, nbytes: int) -> None:
         """Charge a call whose arguments take ``nbytes``, before they are decoded.
@@ -177,6 +184,21 @@ class HostCalls(Protocol):
         """The ``(js_name, message)`` a program may see for a host exception, or None to show
         only a generic error naming the function and the exception's class."""
         ...
+
+
+async def close_calls(calls: HostCalls | None) -> None:
+    """Await ``calls.aclose()`` if it has one (the run ended), shielded from cancellation and
+    bounded in time; a failure there is the host's, and is dropped."""
+    close = getattr(calls, "aclose", None)
+    if close is None:
+        return
+    import anyio  # an async run imported it already
+
+    with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_SECONDS):
+        try:
+            await close()
+        except Exception:
+            pass
 
 
 def current_calls() -> HostCalls | None:

@@ -6,6 +6,7 @@ Through the public API (``bridge.run_code``) against a server on loopback
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 
 import anyio
@@ -13,6 +14,8 @@ import pytest
 from fetch_support import FetchServer, serving
 
 from quickjail import CodeResult, bridge
+from quickjail.bridge._fetch import Tickets
+from quickjail.bridge._fetch_transfer import Exchange
 
 WAIT = 20.0  # seconds: a bound for what happens at once, never reached when things work
 
@@ -87,3 +90,214 @@ async def test_a_run_that_floods_fetch_tickets_cannot_stop_another_runs_abort(
     assert results["flood"].result == "flooded", results["flood"].error
     assert results["victim"].status == "success", results["victim"].error
     assert results["victim"].result == ["AbortError", True]
+
+
+# ---- streamed bodies
+
+
+def _open_tickets() -> list[Tickets]:
+    return [t for t in gc.get_objects() if isinstance(t, Tickets) and len(t)]
+
+
+def test_the_program_reads_the_first_chunk_before_the_server_sends_the_rest(
+    server: FetchServer,
+) -> None:
+    def saw_first(n: int) -> None:  # the server sends the rest only after this
+        server.note(f"guest read {n}")
+        server.proceed.set()
+
+    r = bridge.run_code_sync(
+        """
+        const res = await fetch(URL_ + "/stream?chunks=3&size=1000&gate=1");
+        const reader = res.body.getReader();
+        const first = await reader.read();
+        await sawFirst(first.value.length);
+        let total = first.value.length;
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          total += value.length;
+        }
+        export default [res.status, res.headers.get("content-length"), total]
+        """,
+        globals={"fetch": loopback(server), "URL_": server.url(""), "sawFirst": saw_first},
+        timeout=WAIT,
+    )
+    assert r.status == "success", r.error
+    assert r.result == [200, "3000", 3000]
+    assert server.sent == ["sent 1", "guest read 1000", "sent 2", "sent 3"]
+
+
+def test_text_json_and_bytes_read_a_streamed_body_whole(server: FetchServer) -> None:
+    r = bridge.run_code_sync(
+        """
+        const big = await (await fetch(URL_ + "/stream?chunks=5&size=70000")).text();
+        const gz = await (await fetch(URL_ + "/gzip")).text();
+        const echo = await (await fetch(URL_ + "/echo", { method: "POST", body: "hi" })).json();
+        const bytes = await (await fetch(URL_ + "/stream?chunks=2&size=3&close=1")).bytes();
+        export default [big.length, big[0], big[349999], gz, echo.body, [...bytes]]
+        """,
+        globals={"fetch": loopback(server), "URL_": server.url("")},
+        timeout=WAIT,
+    )
+    assert r.status == "success", r.error
+    assert r.result == [350000, "A", "E", "hello gzip", "hi", [65, 65, 65, 66, 66, 66]]
+
+
+def test_a_body_over_the_cap_errors_the_stream_with_a_type_error_mid_stream(
+    server: FetchServer,
+) -> None:
+    cap = bridge.Fetch(
+        allow=[f"127.0.0.1:{server.port}"], allow_private=True, max_response_bytes=100_000
+    )
+    r = bridge.run_code_sync(
+        """
+        const res = await fetch(URL_ + "/stream?chunks=5&size=40000&close=1");
+        const reader = res.body.getReader();
+        let got = 0, error;
+        try {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            got += value.length;
+          }
+        } catch (e) { error = [e instanceof TypeError, e.message]; }
+        export default [res.status, got, error]
+        """,
+        globals={"fetch": cap, "URL_": server.url("")},
+        timeout=WAIT,
+    )
+    assert r.status == "success", r.error
+    status, got, error = r.result
+    assert status == 200 and 0 < got <= 100_000
+    assert error == [True, "the response is over the limit of 100,000 bytes"]
+    assert server.wait_closed(WAIT)
+
+
+def test_cancelling_the_body_closes_the_hosts_response(server: FetchServer) -> None:
+    async def closed() -> bool:
+        return await anyio.to_thread.run_sync(server.wait_closed, WAIT)
+
+    r = bridge.run_code_sync(
+        """
+        const res = await fetch(URL_ + "/stream?chunks=3&size=1000&gate=1");
+        const reader = res.body.getReader();
+        const first = await reader.read();
+        await reader.cancel("enough");
+        export default [first.value.length, await closed()]
+        """,
+        globals={"fetch": loopback(server), "URL_": server.url(""), "closed": closed},
+        timeout=WAIT,
+    )
+    assert r.status == "success", r.error
+    assert r.result == [1000, True]  # closed while the run still went on
+    assert server.sent == ["sent 1", "client gone"]
+
+
+def test_an_abort_after_the_response_errors_its_body_and_closes_it_on_the_host(
+    server: FetchServer,
+) -> None:
+    async def closed() -> bool:
+        return await anyio.to_thread.run_sync(server.wait_closed, WAIT)
+
+    r = bridge.run_code_sync(
+        """
+        const c = new AbortController();
+        const res = await fetch(URL_ + "/stream?chunks=3&size=1000&gate=1", { signal: c.signal });
+        const reader = res.body.getReader();
+        await reader.read();
+        c.abort();
+        let why;
+        try { await reader.read(); } catch (e) { why = e.name; }
+        export default [why, await closed()]
+        """,
+        globals={"fetch": loopback(server), "URL_": server.url(""), "closed": closed},
+        timeout=WAIT,
+    )
+    assert r.status == "success", r.error
+    assert r.result == ["AbortError", True]
+    assert server.sent == ["sent 1", "client gone"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("end", ["terminated", "timeout", "returned"])
+async def test_a_run_that_ends_with_a_body_unread_closes_its_response(
+    server: FetchServer, end: str
+) -> None:
+    reached = anyio.Event()
+
+    async def first_read() -> None:
+        reached.set()
+
+    tail = {"terminated": "for (;;) {}", "timeout": "for (;;) {}", "returned": ""}[end]
+    execution = bridge.run_code(
+        f"""
+        const res = await fetch(URL_ + "/stream?chunks=3&size=1000&gate=1");
+        await res.body.getReader().read();
+        await firstRead();
+        {tail}
+        export default "left it"
+        """,
+        globals={"fetch": loopback(server), "URL_": server.url(""), "firstRead": first_read},
+        timeout=2 if end == "timeout" else WAIT,
+    )
+    async with anyio.create_task_group() as tg:
+        box: list[CodeResult] = []
+
+        async def run() -> None:
+            box.append(await execution)
+
+        tg.start_soon(run)
+        await reached.wait()
+        if end == "terminated":
+            execution.terminate()
+    status = "success" if end == "returned" else "terminated"
+    assert (box[0].status, box[0].reason) == (
+        status,
+        {"timeout": "timeout"}.get(end, box[0].reason),
+    )
+    assert await anyio.to_thread.run_sync(server.wait_closed, WAIT)
+    assert server.sent == ["sent 1", "client gone"]
+    assert _open_tickets() == []
+
+
+def test_many_runs_leave_no_response_or_ticket_open(server: FetchServer) -> None:
+    shared = loopback(server)
+    for _ in range(12):
+        r = bridge.run_code_sync(
+            """
+            const res = await fetch(URL_ + "/stream?chunks=3&size=1000&gate=1");
+            const other = await fetch(URL_ + "/echo");
+            export default (await res.body.getReader().read()).value.length
+            """,
+            globals={"fetch": shared, "URL_": server.url("")},
+            timeout=WAIT,
+        )
+        assert r.status == "success", r.error
+        assert r.result == 1000
+        assert server.wait_closed(WAIT)
+    assert server.sent.count("sent 1") == 12 and "sent 2" not in server.sent
+    assert _open_tickets() == []
+    assert not [o for o in gc.get_objects() if isinstance(o, Exchange) and not o.closed]
+
+
+def test_a_run_on_a_process_pool_streams_and_closes_its_response_when_it_ends(
+    server: FetchServer,
+) -> None:
+    from quickjail.executors import ProcessPool
+
+    with ProcessPool(workers=1) as pool:
+        r = bridge.run_code_sync(
+            """
+            const res = await fetch(URL_ + "/stream?chunks=3&size=1000&gate=1");
+            const first = await res.body.getReader().read();
+            export default first.value.length
+            """,
+            globals={"fetch": loopback(server), "URL_": server.url("")},
+            executor=pool,
+            timeout=WAIT,
+        )
+        assert r.status == "success", r.error
+        assert r.result == 1000
+        assert server.wait_closed(WAIT)
+    assert server.sent == ["sent 1", "client gone"]
