@@ -46,6 +46,8 @@ class Fetch:
     resolved once and every address checked (private, loopback, link-local, metadata,
     multicast and reserved addresses are refused unless ``allow_private``); the connection
     goes to a checked address. Failures reach the program as ``TypeError`` with a short reason.
+    The ``Response`` comes with the status and headers; its body streams from the host, read
+    from the network as the program reads it, and is closed when the run ends.
 
     Args:
         allow: hosts (``"api.example.com"``, ``"*.example.com"`` for its subdomains,
@@ -58,8 +60,8 @@ class Fetch:
             ``{"https://api.example.com": {"X-Key": "..."}}`` goes to that origin only, also
             after a redirect to it.
         max_request_bytes: the largest request body the program may send.
-        max_response_bytes: the largest response body, counted decompressed (a gzip bomb is
-            cut at the cap).
+        max_response_bytes: the largest response body, counted decompressed as the program
+            reads it (a gzip bomb is cut at the cap: the body's stream errors).
         timeout: seconds for the whole exchange, redirects and body included.
         methods: the methods the program may use (``CONNECT``, ``TRACE`` never).
         allow_private: let requests reach private, loopback and link-local addresses (for a

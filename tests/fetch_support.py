@@ -167,8 +167,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._answer(404, b"not found")
 
-    def _client_gone(self) -> bool:
-        ready, _, _ = select.select([self.connection], [], [], 0.05)
+    def _client_gone(self, wait: float = 0.05) -> bool:
+        ready, _, _ = select.select([self.connection], [], [], wait)
         return bool(ready) and not self.connection.recv(1, 0x2)  # MSG_PEEK: EOF
 
     def _stream(self, chunks: int, size: int, *, gate: bool, length: bool) -> None:
@@ -189,7 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
                             server.note("client gone")
                             self.close_connection = True
                             return
-                elif i > 0 and self._client_gone():
+                elif i > 0 and self._client_gone(0):
                     server.note("client gone")
                     self.close_connection = True
                     return
