@@ -301,3 +301,34 @@ def test_a_run_on_a_process_pool_streams_and_closes_its_response_when_it_ends(
         assert r.result == 1000
         assert server.wait_closed(WAIT)
     assert server.sent == ["sent 1", "client gone"]
+
+
+def test_a_program_that_patches_promises_and_prototypes_still_reads_the_hosts_bytes(
+    server: FetchServer,
+) -> None:
+    r = bridge.run_code_sync(
+        """
+        const realThen = Promise.prototype.then;
+        const res = await fetch(URL_ + "/stream?chunks=3&size=70000");
+        // would turn every [chunk, done] the host gives into one fake byte and an end
+        Promise.prototype.then = function (f, g) {
+          const fake = (v) => Array.isArray(v) && v.length === 2 ? [new Uint8Array([1]), true] : v;
+          return realThen.call(this, typeof f === "function" ? (v) => f(fake(v)) : f, g);
+        };
+        Object.defineProperty(Object.prototype, "stream", { get() { throw new Error("no"); } });
+        Object.defineProperty(Array.prototype, "1", { get() { return true; } });
+        const reader = res.body.getReader();
+        let n = 0;
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          n += value.length;
+        }
+        Promise.prototype.then = realThen;
+        export default n
+        """,
+        globals={"fetch": loopback(server), "URL_": server.url("")},
+        timeout=WAIT,
+    )
+    assert r.status == "success", r.error
+    assert r.result == 210_000

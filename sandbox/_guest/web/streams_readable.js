@@ -540,7 +540,7 @@
     controllerClose(s.controller);
     return s.api;
   };
-  // a stream whose chunks come from next() → Promise<[Uint8Array, done]>, asked for only when
+  // a stream whose chunks come from next() → a real Promise<[Uint8Array, done]>, asked for only when
   // a reader waits (high-water mark 0); cancel(reason) when the program cancels it. Returns
   // the stream and a function that errors it (for an aborted fetch).
   native.streamFromPull = (next, cancel) => {
@@ -548,14 +548,16 @@
     const pull = () => {
       let p;
       try { p = next(); } catch (e) { return rejected(e); }
-      return then(resolvedWith(p), (r) => {
+      // a host call's promise: its own then, captured (a program's Promise.prototype.then
+      // must not see or replace the chunks)
+      return then(p, (r) => {
         const chunk = r[0], done = r[1];
         if (S.u8len(chunk) > 0) controllerEnqueue(s.controller, chunk);
         if (done) controllerClose(s.controller);
       });
     };
     const stop = (reason) => {
-      try { return resolvedWith(cancel(reason)); } catch (e) { return rejected(e); }
+      try { return then(cancel(reason), noop); } catch (e) { return rejected(e); }
     };
     s = createStream(noop, pull, stop, 0);
     return [s.api, (e) => controllerError(s.controller, e)];
