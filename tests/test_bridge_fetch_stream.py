@@ -13,6 +13,7 @@ import anyio
 import pytest
 from fetch_support import FetchServer, serving
 
+import quickjail
 from quickjail import CodeResult, bridge
 from quickjail.bridge._fetch import Tickets
 from quickjail.bridge._fetch_transfer import Exchange
@@ -332,3 +333,37 @@ def test_a_program_that_patches_promises_and_prototypes_still_reads_the_hosts_by
     )
     assert r.status == "success", r.error
     assert r.result == 210_000
+
+
+def test_a_run_that_pauses_closes_its_bodies_and_the_resumed_run_cannot_read_them(
+    server: FetchServer,
+) -> None:
+    def approve() -> None:
+        raise bridge.Pause("approve?")
+
+    code = """
+        const res = await fetch(URL_ + "/stream?chunks=3&size=1000&gate=1");
+        const reader = res.body.getReader();
+        const first = await reader.read();
+        await approve();
+        let why;
+        try { await reader.read(); } catch (e) { why = [e.name, e.message]; }
+        export default [first.value.length, why]
+    """
+    names = {"fetch": loopback(server), "URL_": server.url(""), "approve": approve}
+    r = bridge.run_code_sync(code, globals=names, timeout=WAIT)
+    assert r.status == "paused", r.error
+    assert server.wait_closed(WAIT)  # closed when the run paused
+    assert r.continuation is not None
+    key = b"k" * 32
+    again = quickjail.resume_sync(
+        r.continuation.seal(key),
+        key=key,
+        answers={r.paused[0].call_id: None},
+        globals=names,
+        timeout=WAIT,
+    )
+    assert again.status == "success", again.error
+    assert again.result[0] == 1000
+    assert again.result[1][0] == "TypeError" and "not open" in again.result[1][1]
+    assert server.sent == ["sent 1", "client gone"]
