@@ -265,7 +265,7 @@ async def transfer(
 ) -> tuple[dict[str, Any], Exchange | None]:
     """Make the request: the response's parts for the guest's ``Response`` once its status
     and headers arrived, and the :class:`Exchange` its body is read from (None for a
-    response without one: ``HEAD``, a null-body status).
+    response without one: ``HEAD``, a null-body status, ``Content-Length: 0``).
 
     Raises:
         FetchError: refused or failed, with a message the program may see (a TypeError
@@ -356,7 +356,8 @@ async def _hops(
                 continue
             if not 200 <= status <= 599:  # what a Response can hold
                 raise FetchError(f"fetch: the server answered with status {status}")
-            if method != "HEAD" and status not in _NULL_BODY:
+            empty = response.headers.get("content-length", "").strip() == "0"
+            if method != "HEAD" and status not in _NULL_BODY and not empty:
                 kept = CappedBody(response, policy.max_response_bytes, FetchError)
         finally:
             if kept is None:

@@ -367,3 +367,17 @@ def test_a_run_that_pauses_closes_its_bodies_and_the_resumed_run_cannot_read_the
     assert again.result[0] == 1000
     assert again.result[1][0] == "TypeError" and "not open" in again.result[1][1]
     assert server.sent == ["sent 1", "client gone"]
+
+
+def test_a_response_without_body_bytes_costs_no_body_reads(server: FetchServer) -> None:
+    r = bridge.run_code_sync(
+        """
+        const manual = await fetch(URL_ + "/redirect?to=/echo", { redirect: "manual" });
+        export default [manual.status, await manual.text()]
+        """,
+        globals={"fetch": loopback(server), "URL_": server.url("")},
+        timeout=WAIT,
+    )
+    assert r.status == "success", r.error
+    assert r.result == [302, ""]
+    assert r.metrics.host_calls == 2  # open and request: Content-Length 0 needs no read
