@@ -201,7 +201,16 @@ class Exchange:
     ends, fails, is cancelled or its run ends (:meth:`aclose`, idempotent). The exchange's
     timeout still holds: a read after its deadline fails."""
 
-    __slots__ = ("_body", "_client", "_closed", "_deadline", "_timeout", "busy")
+    __slots__ = (
+        "_body",
+        "_client",
+        "_closed",
+        "_deadline",
+        "_reading",
+        "_shut",
+        "_timeout",
+        "busy",
+    )
 
     def __init__(
         self, client: httpx.AsyncClient, body: CappedBody, deadline: float, timeout: float
@@ -210,49 +219,69 @@ class Exchange:
         self._body = body
         self._deadline = deadline
         self._timeout = timeout
-        self._closed = False
+        self._closed = False  # no more reads (the connection may still be closing)
+        self._reading: anyio.CancelScope | None = None  # the read under way
+        self._shut = anyio.Event()  # the response and the client are closed
         self.busy = False  # a read is under way (the guest's stream never asks twice at once)
-
-    async def read(self) -> tuple[bytes, bool]:
-        """The next chunk and whether the body ended with it (then the exchange is closed).
-
-        Raises:
-            FetchError: the body failed (over the cap, cut off, corrupt, past the deadline);
-                the exchange is closed.
-        """
-        if self._closed:
-            raise FetchError("fetch: the response body was closed")
-        try:
-            with anyio.fail_after(max(self._deadline - anyio.current_time(), 0.0)):
-                chunk, done = await self._body.read()
-        except (TimeoutError, httpx.TimeoutException):
-            await self.aclose()
-            raise FetchError(f"fetch: no complete response within {self._timeout:g} s") from None
-        except httpx.HTTPError as exc:
-            await self.aclose()
-            raise FetchError(f"fetch: the request failed ({type(exc).__name__})") from None
-        except BaseException:
-            await self.aclose()
-            raise
-        if done:
-            await self.aclose()
-        return chunk, done
 
     @property
     def closed(self) -> bool:
         return self._closed
 
-    async def aclose(self) -> None:
-        """Close the response and the client's connection (idempotent, never raises)."""
+    async def read(self) -> tuple[bytes, bool]:
+        """The next chunk and whether the body ended with it (then the exchange is closed).
+
+        Raises:
+            FetchError: the body failed (over the cap, cut off, corrupt, past the deadline)
+                or was closed meanwhile; the exchange is closed.
+        """
         if self._closed:
-            return
+            raise FetchError("fetch: the response body was closed")
+        try:
+            with anyio.CancelScope() as self._reading:
+                with anyio.fail_after(max(self._deadline - anyio.current_time(), 0.0)):
+                    chunk, done = await self._body.read()
+        except (TimeoutError, httpx.TimeoutException):
+            await self._close()
+            raise FetchError(f"fetch: no complete response within {self._timeout:g} s") from None
+        except httpx.HTTPError as exc:
+            await self._close()
+            raise FetchError(f"fetch: the request failed ({type(exc).__name__})") from None
+        except BaseException:
+            await self._close()
+            raise
+        finally:
+            self._reading = None
+        if self._closed:  # aclose cancelled this read
+            await self._close()
+            raise FetchError("fetch: the response body was closed")
+        if done:
+            await self._close()
+        return chunk, done
+
+    async def aclose(self) -> None:
+        """Close the response and the client's connection (idempotent, never raises); a read
+        under way is cancelled, and closes them as it ends."""
         self._closed = True
+        reading = self._reading
+        if reading is None:
+            await self._close()
+            return
+        reading.cancel()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_SECONDS):
+            await self._shut.wait()
+
+    async def _close(self) -> None:
+        self._closed = True
+        if self._shut.is_set():
+            return
         with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_SECONDS):
             try:
                 await self._body.aclose()
             finally:
                 with contextlib.suppress(Exception):
                     await self._client.aclose()
+                self._shut.set()
 
 
 async def transfer(

@@ -15,6 +15,7 @@ from fetch_support import FetchServer, serving
 
 import quickjail
 from quickjail import CodeResult, bridge
+from quickjail.bridge._errors import FetchError
 from quickjail.bridge._fetch import Tickets
 from quickjail.bridge._fetch_transfer import Exchange
 
@@ -381,3 +382,30 @@ def test_a_response_without_body_bytes_costs_no_body_reads(server: FetchServer) 
     assert r.status == "success", r.error
     assert r.result == [302, ""]
     assert r.metrics.host_calls == 2  # open and request: Content-Length 0 needs no read
+
+
+def test_cancelling_the_body_while_a_read_waits_on_the_host_closes_the_response(
+    server: FetchServer,
+) -> None:
+    async def closed() -> bool:
+        return await anyio.to_thread.run_sync(server.wait_closed, WAIT)
+
+    r = bridge.run_code_sync(
+        """
+        const res = await fetch(URL_ + "/stream?chunks=3&size=1000&gate=1");
+        const reader = res.body.getReader();
+        await reader.read();
+        const waiting = reader.read();  // the server sends nothing more: the host waits
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await reader.cancel("enough");
+        const last = await waiting;
+        export default [last.done, await closed()]
+        """,
+        globals={"fetch": loopback(server), "URL_": server.url(""), "closed": closed},
+        timeout=WAIT,
+    )
+    assert r.status == "success", r.error
+    assert r.result == [True, True]
+    assert server.sent == ["sent 1", "client gone"]
+    # the read the cancel cut short failed as a fetch error, nothing else did
+    assert all(isinstance(e, FetchError) for e in r.host_errors), r.host_errors
