@@ -26,11 +26,12 @@ from quickjail.bridge._fetch_policy import (
     is_header_name,
     is_header_value,
 )
+from quickjail.bridge._per_run import current
 
 if TYPE_CHECKING:
     import anyio
 
-    from quickjail.bridge._fetch_transfer import HostHeaders, Policy
+    from quickjail.bridge._fetch_transfer import Exchange, HostHeaders, Policy
 
 __all__ = ["DEFAULT_METHODS", "Fetch"]
 
@@ -45,6 +46,8 @@ class Fetch:
     resolved once and every address checked (private, loopback, link-local, metadata,
     multicast and reserved addresses are refused unless ``allow_private``); the connection
     goes to a checked address. Failures reach the program as ``TypeError`` with a short reason.
+    The ``Response`` comes with the status and headers; its body streams from the host, read
+    from the network as the program reads it, and is closed when the run ends.
 
     Args:
         allow: hosts (``"api.example.com"``, ``"*.example.com"`` for its subdomains,
@@ -57,8 +60,8 @@ class Fetch:
             ``{"https://api.example.com": {"X-Key": "..."}}`` goes to that origin only, also
             after a redirect to it.
         max_request_bytes: the largest request body the program may send.
-        max_response_bytes: the largest response body, counted decompressed (a gzip bomb is
-            cut at the cap).
+        max_response_bytes: the largest response body, counted decompressed as the program
+            reads it (a gzip bomb is cut at the cap: the body's stream errors).
         timeout: seconds for the whole exchange, redirects and body included.
         methods: the methods the program may use (``CONNECT``, ``TRACE`` never).
         allow_private: let requests reach private, loopback and link-local addresses (for a
@@ -120,6 +123,12 @@ class Fetch:
         )
         self._tickets = Tickets()
 
+    def _tickets_here(self) -> Tickets:
+        """The tickets of the run calling: each run has its own, so that no run can evict or
+        guess another's. Outside a run (a direct call from Python), this Fetch's own."""
+        per_run = current()
+        return self._tickets if per_run is None else per_run.get(self, Tickets)
+
     def __repr__(self) -> str:
         return f"Fetch(<{len(self._policy.allow._rules)} allow entries>)"
 
@@ -127,16 +136,18 @@ class Fetch:
         """The host functions the guest's ``fetch`` calls (not the program: the bridge hands
         them to the guest's own ``fetch``, where no program can reach them).
 
-        ``open()`` gives a ticket for one request, ``request(ticket, ...)`` makes it, and
-        ``abort(ticket)`` (the request's ``AbortSignal``) cancels it on the host.
+        ``open()`` gives a ticket for one request, ``request(ticket, ...)`` makes it and
+        answers with the status and headers; ``read(ticket)`` gives the body's next chunk
+        (``[bytes, done]``), ``cancel(ticket)`` closes the body, and ``abort(ticket)`` (the
+        request's ``AbortSignal``) cancels the request or closes its body on the host.
         """
         from quickjail.bridge._fetch_transfer import transfer
         from quickjail.bridge._table import synchronous  # _table imports this module
 
-        policy, tickets = self._policy, self._tickets
+        policy = self._policy
 
         def open() -> str:
-            return tickets.open()
+            return self._tickets_here().open()
 
         async def request(
             ticket: str,
@@ -146,61 +157,158 @@ class Fetch:
             body: bytes | None,
             redirect: str,
         ) -> dict[str, Any]:
+            tickets = self._tickets_here()
             with tickets.scope(ticket) as scope:
-                result = await transfer(policy, method, url, headers, body, redirect)
-            if scope.cancelled_caught:
+                result, exchange = await transfer(policy, method, url, headers, body, redirect)
+                if exchange is not None:
+                    await tickets.hold(ticket, exchange)  # closes it if the ticket was aborted
+            if scope.cancelled_caught or (exchange is not None and exchange.closed):
                 raise FetchError("fetch: the request was aborted")
+            result["body"] = None
+            result["stream"] = exchange is not None
             return result
 
-        async def abort(ticket: str) -> None:
-            tickets.abort(ticket)
+        async def read(ticket: str) -> list[Any]:
+            chunk, done = await self._tickets_here().read(ticket)
+            return [chunk, done]
 
-        return {"open": synchronous(open), "request": request, "abort": abort}
+        async def cancel(ticket: str) -> None:
+            await self._tickets_here().close(ticket)
+
+        async def abort(ticket: str) -> None:
+            await self._tickets_here().abort(ticket)
+
+        return {
+            "open": synchronous(open),
+            "request": request,
+            "read": read,
+            "cancel": cancel,
+            "abort": abort,
+        }
 
 
 class Tickets:
-    """The requests in flight of one :class:`Fetch`, by ticket, so that an ``AbortSignal`` in
-    the guest cancels its request on the host. A ticket is random (another run cannot guess
-    it); at most ``MAX_OPEN`` are kept, the oldest dropped first."""
+    """One run's requests of one :class:`Fetch` and their open response bodies, by ticket.
+
+    An ``AbortSignal`` in the guest cancels its request on the host, and the guest's body
+    stream reads its response's body by ticket. Per run (:mod:`quickjail.bridge._per_run`), so
+    that a run that opens many drops only its own; closed with the run (:meth:`aclose`).
+    At most ``MAX_OPEN`` tickets are kept: past it, the oldest whose request has not started is
+    dropped (a call the quotas refused leaves its ticket behind), and with none such a new one
+    is refused. At most ``MAX_BODIES`` bodies stay open (each holds a connection): past it,
+    the one read least recently is closed, and reading it fails.
+    """
 
     MAX_OPEN: Final = 4096
+    MAX_BODIES: Final = 64
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._open: OrderedDict[str, anyio.CancelScope | None] = OrderedDict()
+        self._idle: OrderedDict[str, None] = OrderedDict()  # opened, request not started
+        self._started: dict[str, anyio.CancelScope] = {}
+        self._bodies: OrderedDict[str, Exchange] = OrderedDict()  # least recently read first
+
+    def __len__(self) -> int:
+        return len(self._idle) + len(self._started) + len(self._bodies)
 
     def open(self) -> str:
         ticket = os.urandom(16).hex()  # not secrets: it imports base64 on a run's first import
         with self._lock:
-            self._open[ticket] = None
-            while len(self._open) > self.MAX_OPEN:
-                self._open.popitem(last=False)
+            if len(self) >= self.MAX_OPEN:
+                if not self._idle:
+                    raise FetchError(f"fetch: more than {self.MAX_OPEN} requests at once")
+                self._idle.popitem(last=False)
+            self._idle[ticket] = None
         return ticket
 
     @contextlib.contextmanager
     def scope(self, ticket: str) -> Iterator[anyio.CancelScope]:
-        """A cancel scope for the request of ``ticket`` (cancelled already if it was aborted
-        before it started); the ticket is spent when the scope ends."""
+        """A cancel scope for the request of ``ticket``, which ``abort`` cancels; the ticket is
+        spent when the scope ends (unless :meth:`hold` gave it a body)."""
         import anyio  # imported on a run's first fetch, not with quickjail (a sync run needs none)
 
         with anyio.CancelScope() as scope:
             with self._lock:
-                if ticket not in self._open:
-                    raise FetchError("fetch: the request's ticket is not open")
-                if self._open[ticket] is not None:
-                    raise FetchError("fetch: the request's ticket is spent")
-                self._open[ticket] = scope
+                if ticket not in self._idle:
+                    spent = ticket in self._started or ticket in self._bodies
+                    why = "spent" if spent else "not open"
+                    raise FetchError(f"fetch: the request's ticket is {why}")
+                del self._idle[ticket]
+                self._started[ticket] = scope
             try:
                 yield scope
             finally:
                 with self._lock:
-                    self._open.pop(ticket, None)
+                    self._started.pop(ticket, None)
 
-    def abort(self, ticket: str) -> None:
+    async def hold(self, ticket: str, exchange: Exchange) -> None:
+        """Keep the body of the request of ``ticket`` (inside its :meth:`scope`) for reads;
+        closes it at once if the request was aborted meanwhile, and the body read least
+        recently if too many are open."""
+        dropped: list[Exchange] = []
         with self._lock:
-            scope = self._open.pop(ticket, None)
+            if self._started.pop(ticket, None) is None:
+                dropped.append(exchange)  # aborted
+            else:
+                self._bodies[ticket] = exchange
+                while len(self._bodies) > self.MAX_BODIES:
+                    dropped.append(self._bodies.popitem(last=False)[1])
+        for old in dropped:
+            await old.aclose()
+
+    async def read(self, ticket: str) -> tuple[bytes, bool]:
+        """The next chunk of the body of ``ticket`` and whether it ended (then it is closed).
+
+        Raises:
+            FetchError: no such body open (closed, cancelled, or dropped for newer ones), or
+                reading it failed (it is closed).
+        """
+        with self._lock:
+            exchange = self._bodies.get(ticket)
+            if exchange is None or exchange.busy:
+                raise FetchError(
+                    "fetch: the response body is not open (cancelled, ended, or closed when "
+                    f"more than {self.MAX_BODIES} were open)"
+                    if exchange is None
+                    else "fetch: the response body is being read already"
+                )
+            self._bodies.move_to_end(ticket)
+            exchange.busy = True
+        done = True
+        try:
+            chunk, done = await exchange.read()
+        finally:
+            exchange.busy = False
+            if done or exchange.closed:
+                with self._lock:
+                    if self._bodies.get(ticket) is exchange:
+                        del self._bodies[ticket]
+        return chunk, done
+
+    async def close(self, ticket: str) -> None:
+        """Close the body of ``ticket`` (the guest cancelled its stream); a no-op if none."""
+        with self._lock:
+            exchange = self._bodies.pop(ticket, None)
+        if exchange is not None:
+            await exchange.aclose()
+
+    async def abort(self, ticket: str) -> None:
+        """Cancel the request of ``ticket``, or close its body."""
+        with self._lock:
+            self._idle.pop(ticket, None)
+            scope = self._started.pop(ticket, None)
         if scope is not None:
             scope.cancel()
+        await self.close(ticket)
+
+    async def aclose(self) -> None:
+        """The run ended: close every body still open (idempotent)."""
+        with self._lock:
+            bodies = list(self._bodies.values())
+            self._bodies.clear()
+            self._idle.clear()
+        for exchange in bodies:
+            await exchange.aclose()
 
 
 def _methods(methods: Iterable[str]) -> frozenset[str]:

@@ -5,11 +5,13 @@ the allowlist, its host resolved once and every address checked, and the connect
 a checked address (the URL's host goes in ``Host`` and in TLS's SNI and certificate check),
 so a name that resolves differently the second time (DNS rebinding) gains nothing. Headers
 the host gives are added here, only on hops to the origin they were given for, and never
-shown to the program; the body is capped both ways and the whole exchange in time.
+shown to the program; the body is capped both ways and the whole exchange in time. The
+response's body is not read here: the guest reads it a chunk at a time (:class:`Exchange`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import socket
 import ssl
@@ -30,9 +32,9 @@ from quickjail.bridge._fetch_policy import (
     is_header_value,
     program_may_set,
 )
-from quickjail.bridge.http_body import ACCEPT_ENCODING, read_capped
+from quickjail.bridge.http_body import ACCEPT_ENCODING, CappedBody
 
-__all__ = ["HostHeaders", "Policy", "client_for", "resolve", "transfer"]
+__all__ = ["Exchange", "HostHeaders", "Policy", "client_for", "resolve", "transfer"]
 
 MAX_HEADERS: Final = 256
 MAX_HEADER_BYTES: Final = 64 * 1024
@@ -40,6 +42,8 @@ _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _BODY_HEADERS: Final = ("content-type", "content-encoding", "content-language", "content-location")
 _REDACTED: Final = "[REDACTED]"
 _MIN_SCRUBBED: Final = 4  # shorter header values are not looked for in response headers
+_NULL_BODY: Final = frozenset({101, 103, 204, 205, 304})  # Fetch's null body statuses
+_CLOSE_SECONDS: Final = 5.0  # a bound only: closing a response or client ends at once
 
 Origin = tuple[str, str, int]
 
@@ -191,6 +195,95 @@ def _scrubbed(value: str, secrets: list[str]) -> str:
     return value
 
 
+class Exchange:
+    """The response of one fetch whose body the guest reads a chunk at a time (``read``), on
+    the event loop that made it; it owns the request's client and connection until the body
+    ends, fails, is cancelled or its run ends (:meth:`aclose`, idempotent). The exchange's
+    timeout still holds: a read after its deadline fails."""
+
+    __slots__ = (
+        "_body",
+        "_client",
+        "_closed",
+        "_deadline",
+        "_reading",
+        "_shut",
+        "_timeout",
+        "busy",
+    )
+
+    def __init__(
+        self, client: httpx.AsyncClient, body: CappedBody, deadline: float, timeout: float
+    ) -> None:
+        self._client = client
+        self._body = body
+        self._deadline = deadline
+        self._timeout = timeout
+        self._closed = False  # no more reads (the connection may still be closing)
+        self._reading: anyio.CancelScope | None = None  # the read under way
+        self._shut = anyio.Event()  # the response and the client are closed
+        self.busy = False  # a read is under way (the guest's stream never asks twice at once)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def read(self) -> tuple[bytes, bool]:
+        """The next chunk and whether the body ended with it (then the exchange is closed).
+
+        Raises:
+            FetchError: the body failed (over the cap, cut off, corrupt, past the deadline)
+                or was closed meanwhile; the exchange is closed.
+        """
+        if self._closed:
+            raise FetchError("fetch: the response body was closed")
+        try:
+            with anyio.CancelScope() as self._reading:
+                with anyio.fail_after(max(self._deadline - anyio.current_time(), 0.0)):
+                    chunk, done = await self._body.read()
+        except (TimeoutError, httpx.TimeoutException):
+            await self._close()
+            raise FetchError(f"fetch: no complete response within {self._timeout:g} s") from None
+        except httpx.HTTPError as exc:
+            await self._close()
+            raise FetchError(f"fetch: the request failed ({type(exc).__name__})") from None
+        except BaseException:
+            await self._close()
+            raise
+        finally:
+            self._reading = None
+        if self._closed:  # aclose cancelled this read
+            await self._close()
+            raise FetchError("fetch: the response body was closed")
+        if done:
+            await self._close()
+        return chunk, done
+
+    async def aclose(self) -> None:
+        """Close the response and the client's connection (idempotent, never raises); a read
+        under way is cancelled, and closes them as it ends."""
+        self._closed = True
+        reading = self._reading
+        if reading is None:
+            await self._close()
+            return
+        reading.cancel()
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_SECONDS):
+            await self._shut.wait()
+
+    async def _close(self) -> None:
+        self._closed = True
+        if self._shut.is_set():
+            return
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_SECONDS):
+            try:
+                await self._body.aclose()
+            finally:
+                with contextlib.suppress(Exception):
+                    await self._client.aclose()
+                self._shut.set()
+
+
 async def transfer(
     policy: Policy,
     method: str,
@@ -198,8 +291,10 @@ async def transfer(
     headers: Sequence[tuple[str, str]],
     body: bytes | None,
     redirect: str,
-) -> dict[str, Any]:
-    """Make the request and return the response's parts for the guest's ``Response``.
+) -> tuple[dict[str, Any], Exchange | None]:
+    """Make the request: the response's parts for the guest's ``Response`` once its status
+    and headers arrived, and the :class:`Exchange` its body is read from (None for a
+    response without one: ``HEAD``, a null-body status, ``Content-Length: 0``).
 
     Raises:
         FetchError: refused or failed, with a message the program may see (a TypeError
@@ -215,21 +310,29 @@ async def transfer(
     sent = _program_headers(headers)
     current = _parse_url(url)
     secrets = policy.headers.secrets()
+    deadline = anyio.current_time() + policy.timeout
+    client = client_for(policy.timeout)
     try:
         with anyio.fail_after(policy.timeout):
-            async with client_for(policy.timeout) as client:
-                result = await _hops(client, policy, method, current, sent, body, redirect)
-    except (TimeoutError, httpx.TimeoutException):
-        raise FetchError(f"fetch: no complete response within {policy.timeout:g} s") from None
-    except httpx.HTTPError as exc:  # a broken connection or response, while reading the body
-        raise FetchError(f"fetch: the request failed ({type(exc).__name__})") from None
-    except FetchError as exc:  # a URL in the message may be one a server made with a secret
-        scrubbed = _scrubbed(str(exc), secrets)
-        if scrubbed != str(exc):
-            raise FetchError(scrubbed) from None
+            result, kept = await _hops(client, policy, method, current, sent, body, redirect)
+    except BaseException as exc:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_SECONDS):
+            await client.aclose()
+        if isinstance(exc, TimeoutError | httpx.TimeoutException):
+            raise FetchError(f"fetch: no complete response within {policy.timeout:g} s") from None
+        if isinstance(exc, httpx.HTTPError):  # a broken connection or response
+            raise FetchError(f"fetch: the request failed ({type(exc).__name__})") from None
+        if isinstance(exc, FetchError):  # a URL in the message may be one made with a secret
+            scrubbed = _scrubbed(str(exc), secrets)
+            if scrubbed != str(exc):
+                raise FetchError(scrubbed) from None
         raise
     result["url"] = _scrubbed(result["url"], secrets)
-    return result
+    if kept is None:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_SECONDS):
+            await client.aclose()
+        return result, None
+    return result, Exchange(client, kept, deadline, policy.timeout)
 
 
 async def _hops(
@@ -240,7 +343,7 @@ async def _hops(
     sent: list[tuple[str, str]],
     body: bytes | None,
     redirect: str,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], CappedBody | None]:
     start = _target(url).origin
     secrets = policy.headers.secrets()
     for hop in range(policy.max_redirects + 1):
@@ -258,9 +361,11 @@ async def _hops(
             ("accept-encoding", ACCEPT_ENCODING),
         ]
         response = await _send(client, url, addresses, method, pairs, body)
+        kept: CappedBody | None = None
         try:
             location = response.headers.get("location")
-            if response.status_code in _REDIRECTS and location is not None and redirect != "manual":
+            status = response.status_code
+            if status in _REDIRECTS and location is not None and redirect != "manual":
                 if redirect == "error":
                     raise FetchError("fetch: the response is a redirect and redirect is 'error'")
                 if hop == policy.max_redirects:
@@ -269,7 +374,6 @@ async def _hops(
                     following = url.join(location)
                 except (httpx.InvalidURL, ValueError, TypeError):
                     raise FetchError("fetch: a redirect to an invalid URL") from None
-                status = response.status_code
                 if (status == 303 and method not in ("GET", "HEAD")) or (
                     status in (301, 302) and method == "POST"
                 ):
@@ -279,15 +383,14 @@ async def _hops(
                     sent = [(n, v) for n, v in sent if n != "authorization"]
                 url = following
                 continue
-            content = (
-                b""
-                if method == "HEAD"
-                else await read_capped(response, policy.max_response_bytes, FetchError)
-            )
+            if not 200 <= status <= 599:  # what a Response can hold
+                raise FetchError(f"fetch: the server answered with status {status}")
+            empty = response.headers.get("content-length", "").strip() == "0"
+            if method != "HEAD" and status not in _NULL_BODY and not empty:
+                kept = CappedBody(response, policy.max_response_bytes, FetchError)
         finally:
-            await response.aclose()
-        if not 200 <= response.status_code <= 599:  # what a Response can hold
-            raise FetchError(f"fetch: the server answered with status {response.status_code}")
+            if kept is None:
+                await response.aclose()
         return {
             "status": response.status_code,
             "statusText": _reason(response.reason_phrase),
@@ -296,10 +399,9 @@ async def _hops(
                 [n.decode("latin-1").lower(), _scrubbed(v.decode("latin-1"), secrets)]
                 for n, v in response.headers.raw
             ],
-            "body": content,
             "url": str(url),
             "redirected": hop > 0,
-        }
+        }, kept
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -13,6 +13,7 @@ from typing import Any, Generic, ParamSpec, Protocol, TypeVar, runtime_checkable
 
 from quickjail.bridge._errors import HostError
 from quickjail.bridge._fetch import Fetch
+from quickjail.bridge._per_run import PerRun
 from quickjail.bridge._quotas import Quotas, QuotaState
 from quickjail.bridge._validate import build_validator
 from quickjail.sandbox.host import HIDDEN_GLOBALS, HostFunction, is_async_callable
@@ -77,9 +78,17 @@ class Capability(Protocol):
 
 
 class _Calls(QuotaState):
-    """One run's host-call state: quota use, and what a failure may show the program."""
+    """One run's host-call state: quota use, what a failure may show the program, and what
+    capabilities keep for the run (:mod:`quickjail.bridge._per_run`)."""
 
-    __slots__ = ()
+    __slots__ = ("per_run",)
+
+    def __init__(self, quotas: Quotas) -> None:
+        super().__init__(quotas)
+        self.per_run = PerRun()
+
+    async def aclose(self) -> None:
+        await self.per_run.aclose()
 
     def describe(self, exc: BaseException) -> tuple[str, str] | None:
         if isinstance(exc, HostError):

@@ -34,7 +34,7 @@ from quickjail.sandbox._program import Program, content_id
 from quickjail.sandbox._result import CodeResult, ErrorInfo
 from quickjail.sandbox._run import Run
 from quickjail.sandbox._values import Reply
-from quickjail.sandbox.host import Pause, is_async_callable
+from quickjail.sandbox.host import Pause, close_calls, is_async_callable
 
 if TYPE_CHECKING:
     import anyio
@@ -495,6 +495,7 @@ class CodeExecution:
                 tg.cancel_scope.cancel()
         finally:
             send_report.close()
+            await close_calls(run.host_calls)  # what host functions kept for the run
             if self._result is None:
                 self._finish(run, status)
         assert self._result is not None

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import weakref
 from contextvars import ContextVar
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from quickjail.sandbox.host import HostCalls
 
 __all__ = ["Children", "Parent", "Stoppable", "adopt", "calling"]
 
@@ -27,6 +30,11 @@ class Parent(Protocol):
     """A run whose host functions may start runs (``Run``)."""
 
     def adopt(self, child: Stoppable) -> None: ...
+
+    @property
+    def host_calls(self) -> HostCalls | None:
+        """The run's host-call state (``HostTable.calls()``), for ``host.current_calls``."""
+        ...
 
 
 calling: ContextVar[Parent | None] = ContextVar("quickjail_calling_run", default=None)

@@ -37,6 +37,7 @@ from quickjail.sandbox._program import Program
 from quickjail.sandbox._record import DETERMINISTIC_EPOCH_NS, run_record
 from quickjail.sandbox._result import CodeResult, ErrorInfo, LogEntry, RunMetrics
 from quickjail.sandbox._run_import import U64_MAX, GuestImport
+from quickjail.sandbox.host import HostCalls
 
 __all__ = ["MAX_HOST_ERRORS", "Run"]
 
@@ -227,6 +228,10 @@ class Run(GuestImport):
             wake()  # a driver waiting for host calls must notice too
         self._children.stop(reason)
         return True
+
+    @property
+    def host_calls(self) -> HostCalls | None:
+        return self.dispatch.calls
 
     def adopt(self, child: Stoppable) -> None:
         """``child`` was started by one of this run's host functions: it stops with this run

@@ -51,6 +51,7 @@ from quickjail.sandbox._options import RunOptions
 from quickjail.sandbox._program import Program
 from quickjail.sandbox._result import LogEntry
 from quickjail.sandbox.errors import TransferError
+from quickjail.sandbox.host import HostCalls
 
 __all__ = ["U64_MAX", "GuestImport"]
 
@@ -99,6 +100,9 @@ class GuestImport:
         def interrupted(self, exc: BaseException) -> None: ...
 
         def adopt(self, child: Stoppable) -> None: ...
+
+        @property
+        def host_calls(self) -> HostCalls | None: ...
 
     def on_host(
         self, op: int, a: int, b: int, c: int, d: int, view: memoryview | None

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, ParamSpec, Protocol, TypeVar
 
 from quickjail.sandbox._abi import FN_ASYNC, FN_PROMISE, FN_VALUE, HIDDEN_GLOBAL, NS_FALLBACK_KEY
+from quickjail.sandbox._family import calling
 from quickjail.sandbox.errors import HostCallRefused
 
 if TYPE_CHECKING:
@@ -53,12 +54,15 @@ __all__ = [
     "Pause",
     "Rejection",
     "blocking",
+    "close_calls",
+    "current_calls",
     "is_async_callable",
 ]
 
 Kind = Literal["module", "script", "auto"]
 Language = Literal["typescript", "javascript"]
 DEFAULT_MEMORY_LIMIT = 64 * 2**20
+_CLOSE_SECONDS: Final = 10.0  # a bound for HostCalls.aclose: closing is meant to be quick
 NAMESPACE_FALLBACK: Final = NS_FALLBACK_KEY
 """A key that makes a global object a namespace with a fallback: when ``globals["ns"]`` holds
 a host function under this key, reading a missing name on ``ns`` in JavaScript gives a
@@ -153,7 +157,12 @@ class Rejection:
 
 
 class HostCalls(Protocol):
-    """One run's host-call state (quotas), made fresh by :meth:`HostTable.calls` per run."""
+    """One run's host-call state (quotas), made fresh by :meth:`HostTable.calls` per run.
+
+    It may also have ``async def aclose(self) -> None``: awaited once the run has ended
+    (finished, failed, stopped or paused), on the event loop its async host functions ran on,
+    to release what they kept for the run (:func:`close_calls`).
+    """
 
     def admit(self, fn: HostFunction, nbytes: int) -> None:
         """Charge a call whose arguments take ``nbytes``, before they are decoded.
@@ -175,6 +184,32 @@ class HostCalls(Protocol):
         """The ``(js_name, message)`` a program may see for a host exception, or None to show
         only a generic error naming the function and the exception's class."""
         ...
+
+
+async def close_calls(calls: HostCalls | None) -> None:
+    """Await ``calls.aclose()`` if it has one (the run ended), shielded from cancellation and
+    bounded in time; a failure there is the host's, and is dropped."""
+    close = getattr(calls, "aclose", None)
+    if close is None:
+        return
+    import anyio  # an async run imported it already
+
+    with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_SECONDS):
+        try:
+            await close()
+        except Exception:
+            pass
+
+
+def current_calls() -> HostCalls | None:
+    """The host-call state (:meth:`HostTable.calls`) of the run whose host function is
+    executing here, or None outside one (a host function called directly from Python).
+
+    What a table's functions keep for one run belongs there, not on the function: every run
+    using the table shares the function, and one run must not reach or exhaust another's.
+    """
+    parent = calling.get()
+    return None if parent is None else parent.host_calls
 
 
 class HostTable(Protocol):

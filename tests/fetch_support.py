@@ -4,7 +4,11 @@ Its routes: ``/echo`` answers with what it received (method, path, headers, body
 ``/redirect?to=URL&status=N`` redirects; ``/status?code=N`` answers N; ``/truncated`` hangs
 up mid-body; ``/gzip`` is a gzip body; ``/bomb`` is a small gzip body that inflates to
 64 MiB; ``/slow`` answers after ``SLOW_SECONDS`` (the server's stop cuts it short); ``/hold``
-waits until the client goes away and records that it did. Every request is recorded.
+waits until the client goes away and records that it did; ``/stream?chunks=N&size=B&gate=1``
+sends N chunks of B bytes, the later ones (with ``gate``) only once ``proceed`` is set, logging
+each send in ``sent`` and stopping when the client goes away (with ``close``, no
+Content-Length: the body ends with the connection). Every request is recorded, and
+``connections`` counts the connections open now.
 """
 
 from __future__ import annotations
@@ -44,6 +48,30 @@ class FetchServer(ThreadingHTTPServer):
         self.stopping = threading.Event()
         self.held = threading.Event()  # a /hold request arrived
         self.let_go = threading.Event()  # the /hold request's client went away
+        self.proceed = threading.Event()  # a gated /stream may send its later chunks
+        self.sent: list[str] = []  # what /stream sent, and what a test added, in order
+        self.connections = 0  # open now
+        self.changed = threading.Condition(self.lock)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        with self.lock:
+            self.connections += 1
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.lock:
+                self.connections -= 1
+                self.changed.notify_all()
+
+    def note(self, what: str) -> None:
+        """Add to the send log (a test's own event, in order with the server's)."""
+        with self.lock:
+            self.sent.append(what)
+
+    def wait_closed(self, timeout: float) -> bool:
+        """Whether every connection closed within ``timeout`` seconds."""
+        with self.lock:
+            return self.changed.wait_for(lambda: self.connections == 0, timeout)
 
     @property
     def port(self) -> int:
@@ -129,8 +157,48 @@ class _Handler(BaseHTTPRequestHandler):
                 if ready and not self.connection.recv(1, 0x2):  # MSG_PEEK: EOF
                     self.server.let_go.set()
                     return
+        elif parts.path == "/stream":
+            self._stream(
+                int(query.get("chunks", "3")),
+                int(query.get("size", "1000")),
+                gate="gate" in query,
+                length="close" not in query,
+            )
         else:
             self._answer(404, b"not found")
+
+    def _client_gone(self, wait: float = 0.05) -> bool:
+        ready, _, _ = select.select([self.connection], [], [], wait)
+        return bool(ready) and not self.connection.recv(1, 0x2)  # MSG_PEEK: EOF
+
+    def _stream(self, chunks: int, size: int, *, gate: bool, length: bool) -> None:
+        server = self.server
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        if length:
+            self.send_header("Content-Length", str(chunks * size))
+        else:  # the body ends when the connection does
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        try:
+            for i in range(chunks):
+                if i > 0 and gate:
+                    while not server.proceed.wait(0.05):
+                        if server.stopping.is_set() or self._client_gone():
+                            server.note("client gone")
+                            self.close_connection = True
+                            return
+                elif i > 0 and self._client_gone(0):
+                    server.note("client gone")
+                    self.close_connection = True
+                    return
+                self.wfile.write(bytes([65 + i % 26]) * size)
+                self.wfile.flush()
+                server.note(f"sent {i + 1}")
+        except OSError:
+            server.note("client gone")
+            self.close_connection = True
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _handle
 

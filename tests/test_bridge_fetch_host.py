@@ -58,9 +58,17 @@ async def fetch(
     body: bytes | None = None,
     redirect: str = "follow",
 ) -> dict[str, Any]:
+    """One request through the capability's host functions, its body read to the end."""
     fns = cap.exports()
     ticket = fns["open"]()
-    return await fns["request"](ticket, method, url, headers or [], body, redirect)  # type: ignore[no-any-return]
+    r: dict[str, Any] = await fns["request"](ticket, method, url, headers or [], body, redirect)
+    chunks: list[bytes] = []
+    done = not r["stream"]
+    while not done:
+        chunk, done = await fns["read"](ticket)
+        chunks.append(chunk)
+    r["body"] = b"".join(chunks)
+    return r
 
 
 async def test_a_request_to_an_allowed_loopback_host_returns_status_headers_and_body(

@@ -59,7 +59,7 @@ from quickjail.sandbox._program import Program, content_id
 from quickjail.sandbox._result import CodeResult, ErrorInfo, PausedCall, RunMetrics
 from quickjail.sandbox._run import MAX_HOST_ERRORS
 from quickjail.sandbox.errors import TransferError
-from quickjail.sandbox.host import HostFunction, is_async_callable
+from quickjail.sandbox.host import HostCalls, HostFunction, close_calls, is_async_callable
 
 if TYPE_CHECKING:
     from quickjail.executors._remote_sync import SyncDriver
@@ -209,6 +209,10 @@ class RemoteExecution(HostCallSide, CodeExecution):
             wake()
         self._children.stop(reason)
 
+    @property
+    def host_calls(self) -> HostCalls | None:
+        return None if self._dispatch is None else self._dispatch.calls
+
     def adopt(self, child: Stoppable) -> None:
         """``child`` was started by one of this run's host functions: it stops with this run
         (at once, when this run is already stopping)."""
@@ -314,8 +318,10 @@ class RemoteExecution(HostCallSide, CodeExecution):
             conn.kill()  # cancelled (or a failure of our own): the worker's run must not go on
             with anyio.CancelScope(shield=True):
                 await conn.aclose()
+            await close_calls(self.host_calls)
             self._end_stopped()
             raise
+        await close_calls(self.host_calls)  # what host functions kept for the run
         with anyio.CancelScope(shield=True):
             await conn.aclose()
         result = self._end(result)

@@ -26,7 +26,7 @@ from quickjail.sandbox._execution import task_cancelled
 from quickjail.sandbox._family import Stoppable, calling
 from quickjail.sandbox._hostcall import Dispatch
 from quickjail.sandbox._options import RunOptions
-from quickjail.sandbox.host import HostFunction, Pause
+from quickjail.sandbox.host import HostCalls, HostFunction, Pause
 
 __all__ = ["HostCallSide", "reply_frame"]
 
@@ -54,6 +54,9 @@ class HostCallSide:
         def terminate(self, reason: str = "terminated") -> None: ...
 
         def adopt(self, child: Stoppable) -> None: ...
+
+        @property
+        def host_calls(self) -> HostCalls | None: ...
 
         def _poke(self) -> None: ...
 

@@ -21,14 +21,17 @@
     const body = parts.bodyRecord === null ? null : await native.consumeBody(parts.bodyRecord, "fetch");
     const ticket = host.open();
     const call = host.request(ticket, parts.method, parts.url, parts.headers, body, parts.redirect);
-    let r;
+    let r, errorBody;
     if (hasSignal) {
+      let done = false;
       r = await new P((resolve, reject) => {
-        let done = false;
         native.onAbort(signal, () => {
-          if (done) return;
+          apply(then, host.abort(ticket), [ignore, ignore]);  // stops the request or its body
+          if (done) {
+            if (errorBody !== undefined) errorBody(apply(reasonOf, signal, []));
+            return;
+          }
           done = true;
-          apply(then, host.abort(ticket), [ignore, ignore]);
           reject(apply(reasonOf, signal, []));
         });
         apply(then, call, [(v) => { done = true; resolve(v); }, (e) => { done = true; reject(e); }]);
@@ -36,11 +39,21 @@
     } else {
       r = await call;
     }
+    let responseBody = null;
+    if (r.stream) {
+      // the body stays on the host: each read asks it for the next chunk, when the program
+      // reads (native.streamFromPull); cancel closes the host's response
+      const made = native.streamFromPull(() => host.read(ticket), () => host.cancel(ticket));
+      responseBody = made[0];
+      errorBody = made[1];
+    } else if (r.body !== undefined && r.body !== null) {
+      responseBody = r.body;
+    }
     const status = r.status;
     // a null body status (Fetch) has no body: the Response constructor refuses one
     const nullBody = status === 101 || status === 103 || status === 204 || status === 205 ||
                      status === 304;
-    return makeResponse(nullBody ? null : r.body,
+    return makeResponse(nullBody ? null : responseBody,
                         { status, statusText: r.statusText, headers: r.headers },
                         r.url, r.redirected);
   }
@@ -54,5 +67,7 @@
 // checks everything (allowlist, addresses, caps); this file only builds the Request and its
 // parts (native.Request and native.requestParts, the body read whole by native.consumeBody),
 // calls open and request (abort on the signal's abort) and makes the Response
-// (native.makeResponse), all read when fetch is called. The file sorts after events_abort.js,
+// (native.makeResponse) as soon as the status and headers arrived. Its body is a stream whose
+// pulls call read(ticket) for the next chunk (cancel(ticket) when the program cancels it;
+// an abort after the response errors it), all read when fetch is called. The file sorts after events_abort.js,
 // whose AbortSignal getter it captures.

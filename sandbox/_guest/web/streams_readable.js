@@ -540,6 +540,28 @@
     controllerClose(s.controller);
     return s.api;
   };
+  // a stream whose chunks come from next() → a real Promise<[Uint8Array, done]>, asked for only when
+  // a reader waits (high-water mark 0); cancel(reason) when the program cancels it. Returns
+  // the stream and a function that errors it (for an aborted fetch).
+  native.streamFromPull = (next, cancel) => {
+    let s;
+    const pull = () => {
+      let p;
+      try { p = next(); } catch (e) { return rejected(e); }
+      // a host call's promise: its own then, captured (a program's Promise.prototype.then
+      // must not see or replace the chunks)
+      return then(p, (r) => {
+        const chunk = r[0], done = r[1];
+        if (S.u8len(chunk) > 0) controllerEnqueue(s.controller, chunk);
+        if (done) controllerClose(s.controller);
+      });
+    };
+    const stop = (reason) => {
+      try { return then(cancel(reason), noop); } catch (e) { return rejected(e); }
+    };
+    s = createStream(noop, pull, stop, 0);
+    return [s.api, (e) => controllerError(s.controller, e)];
+  };
   native.readAllBytes = (stream, maxBytes = Infinity) => {
     const s = rsOf(stream);
     if (!s) return rejected(new TE("The body is not a ReadableStream"));
@@ -586,5 +608,5 @@
 // streams_readable_bytes.js's, tee streams_tee.js's and pipeTo/pipeThrough streams_pipe.js's,
 // reached through native.streams when called.
 // Adds for the fetch family: native.isReadableStream(x), native.streamLocked(stream),
-// native.streamDisturbed(stream), native.streamFromBytes(u8) and
-// native.readAllBytes(stream, maxBytes) (web/README.md).
+// native.streamDisturbed(stream), native.streamFromBytes(u8), native.streamFromPull(next,
+// cancel) and native.readAllBytes(stream, maxBytes) (web/README.md).
