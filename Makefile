@@ -16,7 +16,7 @@ STEP    = @printf '\033[1m==> %s\033[0m\n'
 help: ## Show this help
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml hatch_build.py hatch_editable.py sandbox/_build.py sandbox/_platforms.py sandbox/_snapshot.py $(GUEST)
+$(STAMP): pyproject.toml hatch_build.py hatch_editable.py sandbox/_build.py sandbox/_build_patches.py sandbox/_platforms.py sandbox/_snapshot.py $(GUEST)
 	$(STEP) "[1/4] creating the virtual environment in $(VENV) (a few seconds)"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
