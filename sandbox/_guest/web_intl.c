@@ -1,0 +1,116 @@
+/*
+ * The C side of Intl (_guest/web/intl.js): the formatjs polyfills and their CLDR data, as
+ * sandbox/_intl_data.py generated them at build time from the pinned npm packages. Each entry
+ * stays in the module's data until a run asks for it with native.intlLoad(name), so a run that
+ * never uses Intl touches none of its pages, and one that does touches only what it loads.
+ *
+ * The code entries are compiled at build time (web_intl_natives runs in qj_init) into QuickJS
+ * bytecode without source text, kept in plain heap blocks (the snapshot holds them; a run that
+ * does not load them never touches their pages): reading bytecode is several times faster than
+ * parsing the source, which a run's first Intl use would otherwise pay (about 0.2 s for the
+ * NumberFormat modules). The JSON entries are parsed when loaded.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "guest.h"
+
+typedef struct {
+    const char *name;
+    char type; /* 'm' module (a function's source), 'e' an expression, 'j' JSON text */
+    const char *text;
+    size_t len;
+} IntlEntry;
+
+/* sorted by name (strcmp order), for the binary search */
+static const IntlEntry intl_entries[] = {
+#include "intl.inc"
+};
+#define N_ENTRIES (sizeof intl_entries / sizeof intl_entries[0])
+
+/* each code entry's bytecode (malloc'd at build time, never freed), by index */
+static struct {
+    uint8_t *bc;
+    size_t len;
+} intl_bytecode[N_ENTRIES];
+
+static const IntlEntry *find_entry(const char *name)
+{
+    size_t lo = 0, hi = N_ENTRIES;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(name, intl_entries[mid].name);
+        if (!c)
+            return &intl_entries[mid];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+/* intlLoad(name) -> the entry's value: a module's function, an expression's value or the
+ * parsed JSON; undefined for a name the table does not have. Compiled without its source text
+ * kept (web_eval_stripped), as the web files are. */
+static JSValue js_intl_load(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    (void)this_val;
+    if (argc < 1 || !JS_IsString(argv[0]))
+        return JS_UNDEFINED;
+    const char *name = JS_ToCString(ctx, argv[0]);
+    if (!name)
+        return JS_EXCEPTION;
+    const IntlEntry *e = find_entry(name);
+    JSValue r = JS_UNDEFINED;
+    if (e && e->type == 'j') {
+        r = JS_ParseJSON(ctx, e->text, e->len, "<quickjail:intl>");
+    } else if (e) {
+        size_t i = (size_t)(e - intl_entries);
+        JSValue fn = JS_ReadObject(ctx, intl_bytecode[i].bc, intl_bytecode[i].len,
+                                   JS_READ_OBJ_BYTECODE);
+        r = JS_IsException(fn) ? fn : JS_EvalFunction(ctx, fn);
+    }
+    JS_FreeCString(ctx, name);
+    return r;
+}
+
+/* Compile every code entry to bytecode (build time); a syntax error fails the build. */
+static int precompile(JSContext *ctx)
+{
+    for (size_t i = 0; i < N_ENTRIES; i++) {
+        const IntlEntry *e = &intl_entries[i];
+        if (e->type == 'j')
+            continue;
+        char filename[128];
+        snprintf(filename, sizeof filename, "<quickjail:intl/%s>", e->name);
+        JSValue fn = JS_Eval(ctx, e->text, e->len, filename,
+                             JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY);
+        if (JS_IsException(fn))
+            return -1;
+        size_t n;
+        uint8_t *bc = JS_WriteObject(ctx, &n, fn,
+                                     JS_WRITE_OBJ_BYTECODE | JS_WRITE_OBJ_STRIP_SOURCE);
+        JS_FreeValue(ctx, fn);
+        if (!bc)
+            return -1;
+        /* a plain block: not counted as the runtime's (a run's memory limit) */
+        intl_bytecode[i].bc = malloc(n);
+        if (!intl_bytecode[i].bc) {
+            js_free(ctx, bc);
+            return -1;
+        }
+        memcpy(intl_bytecode[i].bc, bc, n);
+        intl_bytecode[i].len = n;
+        js_free(ctx, bc);
+    }
+    return 0;
+}
+
+int web_intl_natives(JSContext *ctx, JSValueConst native)
+{
+    if (precompile(ctx))
+        return -1;
+    return JS_SetPropertyStr(ctx, native, "intlLoad",
+                             JS_NewCFunction(ctx, js_intl_load, "intlLoad", 1)) < 0 ? -1 : 0;
+}
