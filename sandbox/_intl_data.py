@@ -109,6 +109,26 @@ PACKAGES = {
             "sha512-absVu2I7FlWl+Buictw2PL8Fl385uab3bEA3TCCTu+0DBHHFE+RTbmPmj0nUVO82U1b2Qw3/OA2I7KKLI48EpQ==",
         ),
         _pin(
+            "@formatjs/intl-relativetimeformat@13.0.1",
+            "sha512-Gl5dCHb7elEC19tTzxIyllWLHaHnN+HpQYEaA9xxAt9rKgRLwC3vGty1w8bVGG7p2YcGSPIg5c4qn4KdkGcTqg==",
+        ),
+        _pin(
+            "@formatjs/intl-listformat@8.3.15",
+            "sha512-dZEUYngBoAWLgYXvoBX3P6jIk5cg2rva7p5ZJTTn4lsCx/9abUKoPI2Wf59twxl5jgw1SDQMR1MBzJ7oiHwffw==",
+        ),
+        _pin(
+            "@formatjs/intl-displaynames@7.3.15",
+            "sha512-U26iRwxxnD4aZY+aDiSEV5Ym/7Db5S9OxKQ4c3T+WFFIj+DPKEQLh+tC++dMH1SuEa8CSWvPJkpaADa+WHn3qA==",
+        ),
+        _pin(
+            "@formatjs/intl-segmenter@12.2.15",
+            "sha512-1AEewdf+fVMgmYdzwHKX1cNLQZ42coRWAiboAtSVlAEM7n23U/DkHxKQ32+AUGDNZY1WsmRtXZkFhiMGxAhbww==",
+        ),
+        _pin(
+            "@formatjs/intl-localematcher@0.10.1",
+            "sha512-gBqglQK9rXuHsLmM8wzTMBy4Xo4d0jamirIVKuEL8F1rwbskWdpMA1kZarSkny+uvr5q/K6GSzE0Rcq1wZLl3g==",
+        ),
+        _pin(
             "@formatjs/bigdecimal@0.2.7",
             "sha512-B4+XY/e4u5v261r3a37Kq2ax91gPZSKGyVpx8X5dygAggLlUz+6MeBpmAhaBFGB8WQ4JB1qD+QtKHk9aJkEb9Q==",
         ),
@@ -133,10 +153,37 @@ POLYFILLS = {
     "pluralrules": "@formatjs/intl-pluralrules@6.3.16",
     "numberformat": "@formatjs/intl-numberformat@9.4.3",
     "locale": "@formatjs/intl-locale@5.3.12",
+    "relativetimeformat": "@formatjs/intl-relativetimeformat@13.0.1",
+    "listformat": "@formatjs/intl-listformat@8.3.15",
+    "displaynames": "@formatjs/intl-displaynames@7.3.15",
+    "segmenter": "@formatjs/intl-segmenter@12.2.15",
 }
 
+# the modules compiled to bytecode at build time (type "b"): what a first number format loads.
+# Each costs the snapshot its bytecode and its compiler's garbage (linear memory every run
+# starts with), so the others are compiled when first loaded (type "m").
+PRECOMPILED = frozenset(
+    {
+        "@formatjs/intl-getcanonicallocales@3.2.12",
+        "@formatjs/intl-numberformat@9.4.3",
+        "@formatjs/intl-pluralrules@6.3.16",
+        "@formatjs/intl-localematcher@0.9.0",
+        "@formatjs/bigdecimal@0.2.7",
+        "@formatjs/fast-memoize@3.1.7",
+    }
+)
+
 # the kinds with locale data (locale-data/<tag>.js in their package)
-KINDS = ("numberformat", "pluralrules")
+KINDS = (
+    "numberformat",
+    "pluralrules",
+    "relativetimeformat",
+    "listformat",
+    "displaynames",
+)
+# kinds whose data is shipped for English only (DisplayNames: ~30 KB a locale); the other
+# locales resolve to English for them
+ENGLISH_ONLY = frozenset({"displaynames"})
 
 # base locales shipped besides English (README "Web platform" lists them)
 LOCALES = (
@@ -169,8 +216,8 @@ EN_REGIONS = (
     "en-ZA",
 )
 
-# a deletion cannot be said by a diff of objects: such a value is replaced whole, marked so
-REPLACE = "\u0000="
+# the key of a diff's list of the keys its object no longer has (no CLDR key starts with NUL)
+DELETE = "\u0000-"
 
 _IMPORT = re.compile(r'^import (?:(\w[\w$]*)(?:, )?)?(?:\{([^}]*)\})? from "([^"]+)";\n', re.M)
 _EXPORT = re.compile(r"^export \{([^}]*)\};\n", re.M)
@@ -318,27 +365,28 @@ def locale_argument(text: str) -> str:
 
 def json_diff(base: object, value: object) -> object:
     """What :func:`json_merge` needs with ``base`` to give ``value`` back: the keys that differ
-    (recursively); an object that lost keys is given whole, as ``{REPLACE: value}``."""
+    or are new (recursively), and under :data:`DELETE` the keys ``value`` no longer has."""
     if isinstance(base, dict) and isinstance(value, dict):
-        if not set(base) <= set(value):
-            return {REPLACE: value}
-        return {
+        out: dict[str, object] = {
             k: json_diff(base.get(k), v) for k, v in value.items() if k not in base or base[k] != v
         }
+        gone = [k for k in base if k not in value]
+        if gone:
+            out[DELETE] = gone
+        return out
     return value
 
 
 def json_merge(base: object, diff: object) -> object:
     """``base`` with ``diff`` applied (what ``web/intl.js`` does in the guest); for tests."""
     if isinstance(diff, dict):
-        if REPLACE in diff:
-            return diff[REPLACE]
-        if isinstance(base, dict):
-            out = dict(base)
-            for k, v in diff.items():
-                out[k] = json_merge(base.get(k), v)
-            return out
-        return {k: json_merge(None, v) for k, v in diff.items()}
+        out = dict(base) if isinstance(base, dict) else {}
+        for k in diff.get(DELETE, []):
+            out.pop(k, None)
+        for k, v in diff.items():
+            if k != DELETE:
+                out[k] = json_merge(out.get(k), v)
+        return out
     return diff
 
 
@@ -379,8 +427,9 @@ def _deps(tar: Tarball) -> dict[str, str]:
 
 
 def intl_entries(build_root: Path) -> dict[str, tuple[str, str]]:
-    """Every entry of the guest's table: name -> (type, text); type ``m`` is a module's
-    function source, ``j`` JSON text, ``e`` a JavaScript expression."""
+    """Every entry of the guest's table: name -> (type, text); type ``b`` is a module's
+    function source compiled at build time, ``m`` one compiled when loaded, ``j`` JSON text,
+    ``e`` a JavaScript expression."""
     entries: dict[str, tuple[str, str]] = {}
     tars = {spec: Tarball(fetch_npm(build_root, pkg)) for spec, pkg in PACKAGES.items()}
     polyfill_specs = set(POLYFILLS.values())
@@ -388,12 +437,13 @@ def intl_entries(build_root: Path) -> dict[str, tuple[str, str]]:
         pkg = PACKAGES[spec]
         main = "polyfill-force.js" if spec in polyfill_specs else "index.js"
         code, data = split_data(tar.text(main), pkg.key)
-        entries[pkg.key] = ("m", module_source(code, _deps(tar)))
+        entries[pkg.key] = ("b" if spec in PRECOMPILED else "m", module_source(code, _deps(tar)))
         entries.update((name, ("j", text)) for name, text in data.items())
     content = default_content(tars[POLYFILLS["numberformat"]].text("polyfill-force.js"))
     manifest: dict[str, object] = {
         "modules": {kind: PACKAGES[spec].key for kind, spec in POLYFILLS.items()},
         "getCanonicalLocales": PACKAGES["@formatjs/intl-getcanonicallocales@3.2.12"].key,
+        "supportedValuesOf": PACKAGES["@formatjs/intl-supportedvaluesof@2.3.11"].key,
         "kinds": {},
     }
     for kind in KINDS:
@@ -402,6 +452,8 @@ def intl_entries(build_root: Path) -> dict[str, tuple[str, str]]:
         bases: dict[str, str] = {}
         base_json: object = None
         for locale in (*LOCALES, *EN_REGIONS):
+            if kind in ENGLISH_ONLY and not locale.startswith("en"):
+                continue
             name = f"locale-data/{locale}.js"
             if name not in tar.files:
                 continue

@@ -4,11 +4,13 @@
  * stays in the module's data until a run asks for it with native.intlLoad(name), so a run that
  * never uses Intl touches none of its pages, and one that does touches only what it loads.
  *
- * The code entries are compiled at build time (web_intl_natives runs in qj_init) into QuickJS
- * bytecode without source text, kept in plain heap blocks (the snapshot holds them; a run that
- * does not load them never touches their pages): reading bytecode is several times faster than
- * parsing the source, which a run's first Intl use would otherwise pay (about 0.2 s for the
- * NumberFormat modules). The JSON entries are parsed when loaded.
+ * The 'b' entries (the modules a first number format loads) are compiled at build time
+ * (web_intl_natives runs in qj_init) into QuickJS bytecode without source text, kept in plain
+ * heap blocks (the snapshot holds them; a run that does not load them never touches their
+ * pages): reading bytecode is faster than parsing the source, which the first
+ * toLocaleString of a run would otherwise pay. The others are compiled when loaded: compiling
+ * them all at build time left ~6 MB of the compiler's garbage in the linear memory every run
+ * starts with. The JSON entries are parsed when loaded.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,8 @@
 
 typedef struct {
     const char *name;
-    char type; /* 'm' module (a function's source), 'e' an expression, 'j' JSON text */
+    char type; /* 'b' a module (a function's source) compiled at build time, 'm' one compiled
+                  when loaded, 'e' an expression, 'j' JSON text */
     const char *text;
     size_t len;
 } IntlEntry;
@@ -65,22 +68,26 @@ static JSValue js_intl_load(JSContext *ctx, JSValueConst this_val, int argc, JSV
     JSValue r = JS_UNDEFINED;
     if (e && e->type == 'j') {
         r = JS_ParseJSON(ctx, e->text, e->len, "<quickjail:intl>");
-    } else if (e) {
+    } else if (e && e->type == 'b') {
         size_t i = (size_t)(e - intl_entries);
         JSValue fn = JS_ReadObject(ctx, intl_bytecode[i].bc, intl_bytecode[i].len,
                                    JS_READ_OBJ_BYTECODE);
         r = JS_IsException(fn) ? fn : JS_EvalFunction(ctx, fn);
+    } else if (e) {
+        char filename[128];
+        snprintf(filename, sizeof filename, "<quickjail:intl/%s>", e->name);
+        r = web_eval_stripped(ctx, e->text, e->len, filename);
     }
     JS_FreeCString(ctx, name);
     return r;
 }
 
-/* Compile every code entry to bytecode (build time); a syntax error fails the build. */
+/* Compile the 'b' entries to bytecode (build time); a syntax error fails the build. */
 static int precompile(JSContext *ctx)
 {
     for (size_t i = 0; i < N_ENTRIES; i++) {
         const IntlEntry *e = &intl_entries[i];
-        if (e->type == 'j')
+        if (e->type != 'b')
             continue;
         char filename[128];
         snprintf(filename, sizeof filename, "<quickjail:intl/%s>", e->name);

@@ -19,7 +19,11 @@
   const SetAdd = Set.prototype.add;
   const NumberValueOf = Number.prototype.valueOf;
   const BigIntValueOf = BigInt.prototype.valueOf;
-  const REPLACE = "\u0000="; // sandbox/_intl_data.py's json_diff: a value given whole
+  const DELETE = "\u0000-"; // sandbox/_intl_data.py's json_diff: the keys a diff removes
+  const includes = (list, x) => {
+    for (let i = 0; i < list.length; i++) if (list[i] === x) return true;
+    return false;
+  };
   const TAG = Symbol.toStringTag;
 
   // the prototypes' members a polyfill redefines when it loads: ours are put back afterwards
@@ -84,11 +88,12 @@
   // data entries: a diff (regional English) applies to a fresh copy of its base
   const merge = (base, diff) => {
     if (diff === null || typeof diff !== "object" || isArray(diff)) return diff;
-    if (hasOwn(diff, REPLACE)) return diff[REPLACE];
     const out = {};
     const from = base !== null && typeof base === "object" && !isArray(base) ? base : {};
-    for (const k of keys(from)) defineProperty(out, k, { value: from[k], writable: true, enumerable: true, configurable: true });
-    for (const k of keys(diff)) defineProperty(out, k, { value: merge(from[k], diff[k]), writable: true, enumerable: true, configurable: true });
+    const gone = hasOwn(diff, DELETE) ? diff[DELETE] : [];
+    const put = (k, value) => defineProperty(out, k, { value, writable: true, enumerable: true, configurable: true });
+    for (const k of keys(from)) if (!includes(gone, k)) put(k, from[k]);
+    for (const k of keys(diff)) if (k !== DELETE) put(k, merge(from[k], diff[k]));
     return out;
   };
   const loadData = (info, entry, add, cls) => {
@@ -136,12 +141,18 @@
     return cls;
   };
   const exported = (which, name) => () => importModule(state().manifest[which])[name];
+
   const MEMBERS = {
     __proto__: null,
     getCanonicalLocales: exported("getCanonicalLocales", "getCanonicalLocales"),
+    supportedValuesOf: exported("supportedValuesOf", "supportedValuesOf"),
+    DisplayNames: polyfill("displaynames", "DisplayNames"),
+    ListFormat: polyfill("listformat", "ListFormat"),
     Locale: polyfill("locale", "Locale"),
     NumberFormat: polyfill("numberformat", "NumberFormat"),
     PluralRules: polyfill("pluralrules", "PluralRules"),
+    RelativeTimeFormat: polyfill("relativetimeformat", "RelativeTimeFormat"),
+    Segmenter: polyfill("segmenter", "Segmenter"),
   };
   const loadMember = (name) => {
     const s = state();
