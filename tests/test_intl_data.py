@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,19 @@ def test_a_tarball_that_does_not_match_its_pinned_integrity_is_refused(
     assert intl.fetch_npm(tmp_path / "build", pkg) == b"pinned"
     tgz.unlink()  # verified copies are reused without the registry
     assert intl.fetch_npm(tmp_path / "build", pkg) == b"pinned"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"a", b"abcabcabcabc", b"x" * 1000, bytes(range(256)) * 3, '{"é": "ü"}'.encode() * 50],
+)
+def test_lz_packed_entries_expand_to_themselves(data: bytes) -> None:
+    packed = intl.lz_compress(data)
+    assert intl.lz_expand(packed, len(data)) == data
+
+
+def test_lz_packing_takes_cldr_json_to_well_under_half() -> None:
+    text = json.dumps(
+        {f"key{i}": {"long": f"{{0}} unit{i % 7}s", "short": f"{{0}} u{i % 7}"} for i in range(500)}
+    ).encode()
+    assert len(intl.lz_compress(text)) < len(text) // 3
