@@ -126,6 +126,11 @@ def _first_run(cfg: Config, failures: list[str]) -> list[Row]:
 # (key, program, expected value): a fresh run's first use of Intl; Node 20 gives the values
 FIRST_INTL = [
     ("first_intl_number", "export default (48213).toLocaleString('en-US')", "48,213"),
+    (
+        "first_intl_date",
+        "export default new Intl.DateTimeFormat('de', {timeZone: 'Asia/Tokyo'}).format(0)",
+        "1.1.1970",
+    ),
 ]
 
 

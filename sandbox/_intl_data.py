@@ -60,6 +60,7 @@ __all__ = [
     "module_source",
     "registered_tags",
     "split_data",
+    "tz_data",
 ]
 
 
@@ -111,6 +112,10 @@ PACKAGES = {
             "sha512-absVu2I7FlWl+Buictw2PL8Fl385uab3bEA3TCCTu+0DBHHFE+RTbmPmj0nUVO82U1b2Qw3/OA2I7KKLI48EpQ==",
         ),
         _pin(
+            "@formatjs/intl-datetimeformat@7.8.1",
+            "sha512-tGVZ3KdbHQwmA8wBn7gEJeOE9zo0InoyrbJWsD4VYdHGJfXykflOpdNC69+QaZShxfEQ6dwUfXjDfNzxe4AO4A==",
+        ),
+        _pin(
             "@formatjs/intl-relativetimeformat@13.0.1",
             "sha512-Gl5dCHb7elEC19tTzxIyllWLHaHnN+HpQYEaA9xxAt9rKgRLwC3vGty1w8bVGG7p2YcGSPIg5c4qn4KdkGcTqg==",
         ),
@@ -155,6 +160,7 @@ POLYFILLS = {
     "pluralrules": "@formatjs/intl-pluralrules@6.3.16",
     "numberformat": "@formatjs/intl-numberformat@9.4.3",
     "locale": "@formatjs/intl-locale@5.3.12",
+    "datetimeformat": "@formatjs/intl-datetimeformat@7.8.1",
     "relativetimeformat": "@formatjs/intl-relativetimeformat@13.0.1",
     "listformat": "@formatjs/intl-listformat@8.3.15",
     "displaynames": "@formatjs/intl-displaynames@7.3.15",
@@ -179,6 +185,7 @@ PRECOMPILED = frozenset(
 KINDS = (
     "numberformat",
     "pluralrules",
+    "datetimeformat",
     "relativetimeformat",
     "listformat",
     "displaynames",
@@ -356,7 +363,14 @@ def module_source(text: str, deps: dict[str, str]) -> str:
 
 
 def locale_argument(text: str) -> str:
-    """The argument of a ``locale-data/*.js`` file's ``X.__addLocaleData(...)`` call."""
+    """The argument of a ``locale-data/*.js`` file's ``X.__addLocaleData(...)`` call (or the
+    JSON text of DateTimeFormat's ``(function (data) {...})(JSON.parse("..."))`` form)."""
+    wrapped = text.find("})(JSON.parse(")
+    if wrapped >= 0:
+        value, _ = json.JSONDecoder().raw_decode(text[wrapped + len("})(JSON.parse(") :])
+        if not isinstance(value, str):
+            raise IntlDataError("not a locale-data file")
+        return value
     start = text.find(".__addLocaleData(")
     stop = text.find("\n} else {", start)  # the branch queueing the same data for later
     end = text.rfind(")", start, stop if stop >= 0 else len(text))
@@ -478,8 +492,22 @@ def intl_entries(build_root: Path) -> dict[str, tuple[str, str]]:
         kinds = manifest["kinds"]
         assert isinstance(kinds, dict)
         kinds[kind] = {"tags": tags, "bases": bases}
+    entries["tz"] = ("j", tz_data(tars[POLYFILLS["datetimeformat"]]))
     entries["manifest"] = ("j", json.dumps(manifest, separators=(",", ":")))
     return dict(sorted(entries.items()))
+
+
+def tz_data(tar: Tarball) -> str:
+    """The IANA time zone data of ``add-all-tz.js`` (every zone's transitions, packed by
+    formatjs: ``{abbrvs, offsets, zones: ["Area/City|...", ...]}``) as compact JSON."""
+    text = tar.text("add-all-tz.js")
+    start = text.find("__addTZData(")
+    if start < 0:
+        raise IntlDataError("add-all-tz.js has no __addTZData call")
+    data, _ = json.JSONDecoder().raw_decode(text[start + len("__addTZData(") :])
+    if not (isinstance(data, dict) and {"abbrvs", "offsets", "zones"} <= set(data)):
+        raise IntlDataError("add-all-tz.js is not the expected packed data")
+    return json.dumps(data, separators=(",", ":"))
 
 
 def versions() -> dict[str, str]:

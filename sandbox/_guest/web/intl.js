@@ -19,6 +19,10 @@
   const SetAdd = Set.prototype.add;
   const NumberValueOf = Number.prototype.valueOf;
   const BigIntValueOf = BigInt.prototype.valueOf;
+  const DateGetTime = Date.prototype.getTime;
+  const { create } = Object;
+  const StringIndexOf = String.prototype.indexOf;
+  const StringSlice = String.prototype.slice;
   const DELETE = "\u0000-"; // sandbox/_intl_data.py's json_diff: the keys a diff removes
   const includes = (list, x) => {
     for (let i = 0; i < list.length; i++) if (list[i] === x) return true;
@@ -142,10 +146,41 @@
   };
   const exported = (which, name) => () => importModule(state().manifest[which])[name];
 
+  // DateTimeFormat's IANA data: every zone is named in cls.tzData (formatjs lists its keys to
+  // validate a timeZone), and a zone's transitions are unpacked on its first read
+  const lazyZones = (cls) => {
+    const addTZ = cls.__addTZData;
+    const tz = intlLoad("tz");
+    const zones = {};
+    for (const line of tz.zones) {
+      const zone = apply(StringSlice, line, [0, apply(StringIndexOf, line, ["|"])]);
+      const settle = (value) =>
+        defineProperty(zones, zone, { value, writable: true, enumerable: true, configurable: true });
+      defineProperty(zones, zone, {
+        configurable: true,
+        enumerable: true,
+        get() {
+          apply(addTZ, cls, [{ abbrvs: tz.abbrvs, offsets: tz.offsets, zones: [line] }]);
+          const value = cls.tzData[zone];
+          cls.tzData = zones;
+          settle(value);
+          return value;
+        },
+        set: settle,
+      });
+    }
+    cls.tzData = zones;
+  };
+  const dateTimeFormat = () => {
+    const cls = polyfill("datetimeformat", "DateTimeFormat")();
+    lazyZones(cls);
+    return cls;
+  };
   const MEMBERS = {
     __proto__: null,
     getCanonicalLocales: exported("getCanonicalLocales", "getCanonicalLocales"),
     supportedValuesOf: exported("supportedValuesOf", "supportedValuesOf"),
+    DateTimeFormat: dateTimeFormat,
     DisplayNames: polyfill("displaynames", "DisplayNames"),
     ListFormat: polyfill("listformat", "ListFormat"),
     Locale: polyfill("locale", "Locale"),
@@ -223,10 +258,47 @@
       return r;
     },
   };
+  // Date.prototype.toLocale{,Date,Time}String (ECMA-402 20.4): the options defaults of
+  // ToDateTimeOptions, then DateTimeFormat's format; an invalid date gives "Invalid Date"
+  let dateFormat = null;
+  const DATE_FIELDS = ["weekday", "year", "month", "day"];
+  const TIME_FIELDS = ["dayPeriod", "hour", "minute", "second", "fractionalSecondDigits"];
+  const formatDate = (t, locales, options, required, defaults) => {
+    if (t !== t) return "Invalid Date"; // NaN
+    if (!dateFormat) {
+      const DTF = member("DateTimeFormat");
+      dateFormat = { DTF, format: getOwnPropertyDescriptor(DTF.prototype, "format").get };
+    }
+    const o = create(options === undefined ? null : ToObject(options));
+    let needDefaults = true;
+    if (required !== "time") for (const k of DATE_FIELDS) if (o[k] !== undefined) needDefaults = false;
+    if (required !== "date") for (const k of TIME_FIELDS) if (o[k] !== undefined) needDefaults = false;
+    const { dateStyle, timeStyle } = o;
+    if (dateStyle !== undefined || timeStyle !== undefined) needDefaults = false;
+    if (required === "date" && timeStyle !== undefined) throw new TypeError("toLocaleDateString does not take timeStyle");
+    if (required === "time" && dateStyle !== undefined) throw new TypeError("toLocaleTimeString does not take dateStyle");
+    const put = (k) => defineProperty(o, k, { value: "numeric", writable: true, enumerable: true, configurable: true });
+    if (needDefaults && defaults !== "time") for (const k of ["year", "month", "day"]) put(k);
+    if (needDefaults && defaults !== "date") for (const k of ["hour", "minute", "second"]) put(k);
+    const dtf = new dateFormat.DTF(locales, o);
+    return apply(dateFormat.format, dtf, [])(t);
+  };
+  const dateMethods = {
+    toLocaleString(locales = undefined, options = undefined) {
+      return formatDate(apply(DateGetTime, this, []), locales, options, "any", "all");
+    },
+    toLocaleDateString(locales = undefined, options = undefined) {
+      return formatDate(apply(DateGetTime, this, []), locales, options, "date", "date");
+    },
+    toLocaleTimeString(locales = undefined, options = undefined) {
+      return formatDate(apply(DateGetTime, this, []), locales, options, "time", "time");
+    },
+  };
   const install = (proto, from) => {
     for (const k of keys(from)) defineProperty(proto, k, { value: from[k], writable: true, configurable: true });
   };
   install(Number.prototype, methods);
   install(BigInt.prototype, bigintMethods);
   install(Array.prototype, arrayMethods);
+  install(Date.prototype, dateMethods);
 };
