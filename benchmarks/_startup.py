@@ -1,4 +1,5 @@
-"""Rows 1–3: a fresh sandbox for ``1+1`` (sync, async) and the first run in a new process."""
+"""Rows 1–3: a fresh sandbox for ``1+1`` (sync, async) and the first run in a new process; and
+a fresh sandbox's first use of ``Intl`` (which loads the polyfills and their data then)."""
 
 from __future__ import annotations
 
@@ -122,5 +123,47 @@ def _first_run(cfg: Config, failures: list[str]) -> list[Row]:
     return [first, bare]
 
 
+# (key, program, expected value): a fresh run's first use of Intl; Node 20 gives the values
+FIRST_INTL = [
+    ("first_intl_number", "export default (48213).toLocaleString('en-US')", "48,213"),
+    (
+        "first_intl_date",
+        "export default new Intl.DateTimeFormat('de', {timeZone: 'Asia/Tokyo'}).format(0)",
+        "1.1.1970",
+    ),
+]
+
+
+def _first_intl(cfg: Config, failures: list[str]) -> list[Row]:
+    out = []
+    for key, source, want in FIRST_INTL:
+
+        def check(_key: str, value: Any, want: str = want, source: str = source) -> None:
+            if value != want:
+                raise BenchFailure(f"{source} returned {value!r}")
+
+        cells = compare(cfg, failures, key, {QUICKJAIL: lambda s=source: qj(s)}, check)
+        na = Cell(display="n/a (no Intl)")
+        out.append(
+            Row(
+                key,
+                f"first Intl use in a fresh sandbox: `{source.removeprefix('export default ')}`",
+                "time",
+                cells[QUICKJAIL],
+                {NG: na, RS: na},
+                None,
+                ratios=False,
+                note="each sample a fresh run that loads the formatjs modules and the locale "
+                'data it needs (README "Intl"); the fresh `1+1` row above pays none of it.',
+            )
+        )
+    return out
+
+
 def rows(cfg: Config, failures: list[str]) -> list[Row]:
-    return [_fresh_sync(cfg, failures), _fresh_async(cfg, failures), *_first_run(cfg, failures)]
+    return [
+        _fresh_sync(cfg, failures),
+        _fresh_async(cfg, failures),
+        *_first_run(cfg, failures),
+        *_first_intl(cfg, failures),
+    ]

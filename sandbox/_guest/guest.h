@@ -198,6 +198,14 @@ int web_fetch_natives(JSContext *ctx, JSValueConst native);
 
 int web_compress_natives(JSContext *ctx, JSValueConst native);
 
+/* ---- web_intl.c */
+
+int web_intl_natives(JSContext *ctx, JSValueConst native);
+
+/* ---- web.c */
+
+JSValue web_eval_stripped(JSContext *ctx, const char *src, size_t len, const char *filename);
+
 /* ---- hostfn.c */
 
 JSValue bind_host_values(JSContext *ctx, JSValue v, int depth);

@@ -33,19 +33,19 @@ static const AddNatives add_natives[] = {
     web_collate_natives,
     web_fetch_natives,
     web_compress_natives,
+    web_intl_natives,
     web_global_natives,
     NULL,
 };
 
-/* Compile a file and evaluate it as bytecode without its source text: QuickJS keeps a copy of
+/* Compile source and evaluate it as bytecode without its source text: QuickJS keeps a copy of
  * every function's source (nested ones overlap), which would only grow the snapshot and the
  * pages a run touches; Function.prototype.toString then shows no source, as for built-ins.
- * Line numbers stay, for the frames. */
-static JSValue load_file(JSContext *ctx, const WebFile *f, const char *filename)
+ * Line numbers stay, for the frames. `src[len]` must be NUL (JS_Eval needs it): a C string
+ * literal has it. Also used for Intl's code (web_intl.c), compiled on a run's first use. */
+JSValue web_eval_stripped(JSContext *ctx, const char *src, size_t len, const char *filename)
 {
-    /* JS_Eval needs the byte after the source to be NUL: a C string literal has it */
-    JSValue fn = JS_Eval(ctx, f->src, f->len, filename,
-                         JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY);
+    JSValue fn = JS_Eval(ctx, src, len, filename, JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_COMPILE_ONLY);
     if (JS_IsException(fn))
         return fn;
     size_t n;
@@ -71,7 +71,7 @@ int install_web(JSContext *ctx)
     for (size_t i = 0; web_files[i].name && !rc; i++) {
         char filename[96];
         snprintf(filename, sizeof filename, "<quickjail:web/%s>", web_files[i].name);
-        JSValue install = load_file(ctx, &web_files[i], filename);
+        JSValue install = web_eval_stripped(ctx, web_files[i].src, web_files[i].len, filename);
         if (JS_IsException(install)) {
             rc = -1;
             break;
