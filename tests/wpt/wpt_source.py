@@ -13,22 +13,17 @@ stays in the pool for the release's life, where sid's moves with every upload; i
 If the pool drops it, ``QUICKJAIL_DEBIAN_MIRROR=https://snapshot.debian.org/archive/debian/
 20250801T000000Z`` serves the same file (the hash decides, not the mirror).
 
-Only members under the wanted prefixes are unpacked, each checked first: a regular file or a
-folder (no links, devices or FIFOs), a relative name without ``..``, within a count and a byte
-budget; anything else refuses the whole tarball. The tree is unpacked into a staging folder
-and moved in whole, so a cut-short unpack is never taken for a done one.
+The tarball and the unpacking (only the wanted members, each checked, staged then moved in
+whole) are ``tarball_support``'s, shared with test262's ``intl402`` (``tests/intl402``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
-import tarfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from quickjail.sandbox._engine import cache_dir
-from release._musl_python import Source, fetch_source
+from tarball_support import PinnedTree, UnpackError, unpack
+
+from release._musl_python import Source
 
 __all__ = [
     "NODE_HARNESS_PREFIXES",
@@ -50,67 +45,20 @@ WPT_PREFIX = "test/fixtures/wpt/"
 NODE_HARNESS_PREFIXES = ("test/common/", "test/wpt/", "test/fixtures/wpt/")
 _MAX_MEMBERS = 20_000
 _MAX_BYTES = 256 * 2**20
-_LAYOUT = 1  # bump when what is unpacked changes: cached trees are remade
-
-
-class WptSourceError(RuntimeError):
-    """The pinned tarball could not be had, or a member of it is not one we unpack."""
-
-
-def _safe_name(name: str) -> PurePosixPath:
-    path = PurePosixPath(name)
-    if path.is_absolute() or ".." in path.parts or not path.parts:
-        raise WptSourceError(f"{NODE_TARBALL.name}: member {name!r} is not a relative path")
-    return path
+_TREE = PinnedTree(NODE_TARBALL, _TOP, "wpt", max_members=_MAX_MEMBERS, max_bytes=_MAX_BYTES)
+WptSourceError = UnpackError
+"""What a tarball that cannot be had or unpacked raises (``tarball_support``'s error)."""
 
 
 def _unpack(tarball: Path, prefixes: tuple[str, ...], target: Path) -> None:
     """Unpack the members under ``_TOP/prefix`` into ``target`` (staged, then moved)."""
-    staging = target.with_name(f"{target.name}.tmp{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    count = total = 0
-    wanted = tuple(f"{_TOP}/{p}" for p in prefixes)
-    with tarfile.open(tarball, mode="r|xz") as tar:  # one pass over the stream
-        for member in tar:
-            if not member.name.startswith(wanted):
-                continue
-            rel = _safe_name(member.name[len(_TOP) + 1 :])
-            count += 1
-            total += max(member.size, 0)
-            if count > _MAX_MEMBERS or total > _MAX_BYTES:
-                raise WptSourceError(f"{tarball.name}: more than {_MAX_MEMBERS} members or bytes")
-            out = staging.joinpath(*rel.parts)
-            if member.isdir():
-                out.mkdir(parents=True, exist_ok=True)
-            elif member.isfile():
-                out.parent.mkdir(parents=True, exist_ok=True)
-                data = tar.extractfile(member)
-                if data is None:
-                    raise WptSourceError(f"{tarball.name}: member {member.name!r} has no data")
-                out.write_bytes(data.read(member.size))
-            else:
-                raise WptSourceError(
-                    f"{tarball.name}: member {member.name!r} is a link or a special file"
-                )
-    if count == 0:
-        raise WptSourceError(f"{tarball.name}: nothing under {', '.join(prefixes)}")
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(staging, target)
+    unpack(tarball, _TOP, prefixes, target, max_members=_MAX_MEMBERS, max_bytes=_MAX_BYTES)
 
 
 def node_tree(prefixes: tuple[str, ...] = (WPT_PREFIX,), cache: Path | None = None) -> Path:
     """The folder holding the tarball's members under ``prefixes`` (its ``test/...`` layout),
     downloaded and unpacked the first time, verified each time."""
-    base = (cache or cache_dir()) / "wpt"
-    tarball = fetch_source(NODE_TARBALL, base)  # raises on a wrong size or hash
-    key = hashlib.sha256(repr((_LAYOUT, NODE_TARBALL.sha256, prefixes)).encode()).hexdigest()
-    target = base / f"tree-{key[:16]}"
-    marker = target / ".quickjail-unpacked"
-    if not marker.exists():
-        _unpack(tarball, prefixes, target)
-        marker.write_text(NODE_TARBALL.sha256)
-    return target
+    return _TREE.tree(prefixes, cache)
 
 
 def wpt_root(cache: Path | None = None) -> Path:
