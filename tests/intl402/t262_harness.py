@@ -102,6 +102,7 @@ def top_of(path: str) -> str:
 class Test262File:
     """One test file and what its frontmatter asks for."""
 
+    __test__ = False  # not a pytest test class, whatever its name
     path: str  # under the import's root: "intl402/Collator/length.js"
     flags: frozenset[str]
     features: tuple[str, ...]

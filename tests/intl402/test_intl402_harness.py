@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import t262_expected
 import t262_harness
 import t262_source
 from t262_harness import FileResult, discover, locale_literals, parse_file, run_file
@@ -147,3 +148,18 @@ def test_a_file_is_shipped_only_when_every_locale_it_names_is_shipped(root: Path
     )
     assert shipped.shipped_only
     assert not shipped.__class__(**{**shipped.__dict__, "locales": ("en", "th")}).shipped_only
+
+
+def test_the_expected_failures_check_fails_both_ways(root: Path) -> None:
+    def result(name: str, passed: bool) -> FileResult:
+        return FileResult(parse_file(root, f"intl402/d/{name}"), passed, "" if passed else "x")
+
+    results = [result("passes.js", True), result("fails.js", False), result("raw.js", True)]
+    expected = {"intl402/d/fails.js": "x", "intl402/d/raw.js": "was failing"}
+    assert t262_expected.check(results, expected) == [
+        f"intl402/d/raw.js: passes now: delete its line in {t262_expected.EXPECTED.name}"
+    ]
+    problems = t262_expected.check([result("passes.js", False)], {})
+    assert problems == ["intl402/d/passes.js: fails, not expected: x"]
+    stale = t262_expected.stale({"intl402/d/fails.js"}, {"intl402/d/gone.js": "x"}, "intl402/d")
+    assert stale and "gone.js: no such file is run any more" in stale[0]
