@@ -29,12 +29,17 @@ import time
 from collections import Counter
 from pathlib import Path
 
-if __name__ == "__main__":  # run as a script: the repo (for release/), tests/ and this folder
+if __name__ == "__main__":  # run as a script: tests/, this folder and the repo (for release/)
+    import quickjail  # first: the quickjail measured is the interpreter's, not the repo's folder
+
     here = Path(__file__).resolve()
-    sys.path[:0] = [str(here.parents[2]), str(here.parents[1]), str(here.parent)]
+    sys.path[:0] = [str(here.parents[1]), str(here.parent)]
+    sys.path.append(str(here.parents[2]))
 
 from t262_harness import FileResult, Test262File, backstop, discover, interpret, program, run_files
 from t262_source import GIT_COMMIT, t262_root
+
+import quickjail
 
 __all__ = ["main"]
 
@@ -132,7 +137,8 @@ def main() -> None:
     table = _table(columns, args.by)
     width = max([len(g) for g in table] + [10]) + 2
     head = "".join(f"{f'{n} all':>20}{f'{n} shipped':>20}" for n in columns)
-    print(f"test262 {GIT_COMMIT[:12]} (SpiderMonkey 128.14.0's import)")
+    where = Path(quickjail.__file__).resolve().parents[1]
+    print(f"test262 {GIT_COMMIT[:12]} (SpiderMonkey 128.14.0's import); quickjail from {where}")
     print(f"{'folder':<{width}}{head}")
     totals = {n: {"all": [0, 0], "shipped": [0, 0]} for n in columns}
     for group in sorted(table):
@@ -153,6 +159,7 @@ def main() -> None:
     if args.json:
         data = {
             "test262": GIT_COMMIT,
+            "quickjail": str(where),
             "walls_s": walls,
             "table": table,
             "totals": totals,

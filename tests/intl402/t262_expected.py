@@ -15,9 +15,12 @@ import os
 import sys
 from pathlib import Path
 
-if __name__ == "__main__":  # run as a script: the repo (for release/), tests/ and this folder
+if __name__ == "__main__":  # run as a script: tests/, this folder and the repo (for release/)
+    import quickjail  # noqa: F401  (first: the quickjail measured is the interpreter's)
+
     here = Path(__file__).resolve()
-    sys.path[:0] = [str(here.parents[2]), str(here.parents[1]), str(here.parent)]
+    sys.path[:0] = [str(here.parents[1]), str(here.parent)]
+    sys.path.append(str(here.parents[2]))
 
 from t262_harness import FileResult, discover, run_files, top_of
 from t262_source import GIT_COMMIT, t262_root
