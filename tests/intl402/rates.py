@@ -1,9 +1,11 @@
 """test262 ``intl402`` pass rates of quickjail and Node on the same files, per folder and in total.
 
 Usage: ``python tests/intl402/rates.py [--by top|folder|file] [--no-node] [--workers N]
-[--json OUT] [PATH_PREFIX ...]`` (default: all of ``intl402``; ``$QUICKJAIL_CACHE_DIR`` holds the
-pinned tarball and its unpacked tree). Run it with the Python of the quickjail to measure (a
-worktree's ``.venv/bin/python``): the quickjail imported is the one measured.
+[--fuel N] [--backstop S] [--json OUT] [PATH_PREFIX ...]`` (default: all of ``intl402``;
+``$QUICKJAIL_CACHE_DIR`` holds the pinned tarball and its unpacked tree). Run it with the Python
+of the quickjail to measure (a worktree's ``.venv/bin/python``): the quickjail imported is the
+one measured. ``--fuel`` and ``--backstop`` give each file more than the suite's budget, to tell
+a slow file from a wrong one.
 
 Each runtime runs the very same program per file (``t262_harness.program``: the prelude, the
 ``shell.js`` chain, the file, the finale), each file in a fresh global:
@@ -36,6 +38,7 @@ if __name__ == "__main__":  # run as a script: tests/, this folder and the repo 
     sys.path[:0] = [str(here.parents[1]), str(here.parent)]
     sys.path.append(str(here.parents[2]))
 
+import t262_harness
 from t262_harness import FileResult, Test262File, backstop, discover, interpret, program, run_files
 from t262_source import GIT_COMMIT, t262_root
 
@@ -117,7 +120,13 @@ def main() -> None:
     parser.add_argument("--no-node", action="store_true")
     parser.add_argument("--workers", type=int, default=2, help="quickjail's threads")
     parser.add_argument("--json", type=Path, help="write the table and each file's outcome")
+    parser.add_argument("--fuel", type=int, default=t262_harness.FUEL, help="per file")
+    parser.add_argument(
+        "--backstop", type=float, default=t262_harness.BACKSTOP_S, help="seconds per file"
+    )
     args = parser.parse_args()
+    # a larger budget tells a slow file from a wrong one (the suite keeps the defaults)
+    t262_harness.FUEL, t262_harness.BACKSTOP_S = args.fuel, args.backstop
     root = t262_root()
     runs, not_run = discover(root)
     files = [f for f in runs if f.path.startswith(tuple(args.prefixes))]
@@ -161,6 +170,8 @@ def main() -> None:
             "test262": GIT_COMMIT,
             "quickjail": str(where),
             "walls_s": walls,
+            "fuel": args.fuel,
+            "backstop_s": args.backstop,
             "table": table,
             "totals": totals,
             "not_run": skipped,

@@ -52,6 +52,7 @@ import quickjail
 
 __all__ = [
     "ASYNC_BUDGET_S",
+    "BACKSTOP_S",
     "FUEL",
     "MEMORY_LIMIT",
     "SHIPPED",
@@ -74,7 +75,7 @@ FUEL = 20_000_000_000
 """Instructions per file: generous (seconds of guest time; a file parses its ~100 KB of harness
 and runs briefly), so that a file that spins ends on a host fact rather than the backstop."""
 ASYNC_BUDGET_S = 20.0
-_BACKSTOP_S = 60.0
+BACKSTOP_S = 60.0
 _MESSAGE = 300  # characters of a failure's message kept
 
 SHIPPED = frozenset(
@@ -339,7 +340,7 @@ def program(root: Path, file: Test262File) -> str:
 
 def backstop(file: Test262File) -> float:
     """The seconds after which a runner stops a file's run itself."""
-    return _BACKSTOP_S + (ASYNC_BUDGET_S if "async" in file.flags else 0.0)
+    return BACKSTOP_S + (ASYNC_BUDGET_S if "async" in file.flags else 0.0)
 
 
 def interpret(
