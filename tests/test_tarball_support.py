@@ -42,7 +42,8 @@ def test_a_prefix_without_a_slash_is_that_one_file(tmp_path: Path) -> None:
         },
     )
     target = tmp_path / "tree"
-    unpack(tarball, "top", ("t/shell.js", "t/intl402/"), target, max_members=10, max_bytes=100)
+    prefixes = ("t/shell.js", "t/intl402/")
+    unpack(((tarball, "top", prefixes),), target, max_members=10, max_bytes=100)
     assert _unpacked(target) == ["t/intl402/x.js", "t/shell.js"]
 
 
@@ -61,5 +62,15 @@ def test_a_refused_tarball_leaves_nothing_behind(tmp_path: Path, problem: str) -
         prefixes = ("u/",)
     target = tmp_path / "tree"
     with pytest.raises(UnpackError):
-        unpack(_tarball(tmp_path, members), "top", prefixes, target, **limits)
+        unpack(((_tarball(tmp_path, members), "top", prefixes),), target, **limits)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.tar.xz"]
+
+
+def test_a_tree_takes_members_from_several_tarballs(tmp_path: Path) -> None:
+    first = _tarball(tmp_path, {"a-1/wpt/url/x.js": b"a", "a-1/wpt/compression/old.js": b"b"})
+    second = first.rename(tmp_path / "first.tar.xz")
+    later = _tarball(tmp_path, {"b-2/wpt/compression/new.js": b"c"})
+    target = tmp_path / "tree"
+    parts = ((second, "a-1", ("wpt/url/",)), (later, "b-2", ("wpt/compression/",)))
+    unpack(parts, target, max_members=10, max_bytes=100)
+    assert _unpacked(target) == ["wpt/compression/new.js", "wpt/url/x.js"]

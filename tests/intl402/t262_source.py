@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tarball_support import PinnedTree
+from tarball_support import pinned_tree
 
 from release._musl_python import Source
 
@@ -37,9 +37,10 @@ _BASE = "js/src/tests/test262/"
 PREFIXES = tuple(
     _BASE + name for name in ("shell.js", "GIT-INFO", "LICENSE", "jstests.list", "intl402/")
 )
-_TREE = PinnedTree(MOZJS_TARBALL, _TOP, "test262", max_members=8_000, max_bytes=64 * 2**20)
 
 
 def t262_root(cache: Path | None = None) -> Path:
     """The import's root (``shell.js`` and ``intl402/`` are under it)."""
-    return _TREE.tree(PREFIXES, cache) / _BASE.rstrip("/")
+    sources = ((MOZJS_TARBALL, _TOP, PREFIXES),)
+    tree = pinned_tree("test262", sources, cache=cache, max_members=8_000, max_bytes=64 * 2**20)
+    return tree / _BASE.rstrip("/")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tarball_support import PinnedTree, UnpackError, unpack
+from tarball_support import UnpackError, pinned_tree, unpack
 
 from release._musl_python import Source
 
@@ -45,20 +45,20 @@ WPT_PREFIX = "test/fixtures/wpt/"
 NODE_HARNESS_PREFIXES = ("test/common/", "test/wpt/", "test/fixtures/wpt/")
 _MAX_MEMBERS = 20_000
 _MAX_BYTES = 256 * 2**20
-_TREE = PinnedTree(NODE_TARBALL, _TOP, "wpt", max_members=_MAX_MEMBERS, max_bytes=_MAX_BYTES)
 WptSourceError = UnpackError
 """What a tarball that cannot be had or unpacked raises (``tarball_support``'s error)."""
 
 
 def _unpack(tarball: Path, prefixes: tuple[str, ...], target: Path) -> None:
     """Unpack the members under ``_TOP/prefix`` into ``target`` (staged, then moved)."""
-    unpack(tarball, _TOP, prefixes, target, max_members=_MAX_MEMBERS, max_bytes=_MAX_BYTES)
+    unpack(((tarball, _TOP, prefixes),), target, max_members=_MAX_MEMBERS, max_bytes=_MAX_BYTES)
 
 
 def node_tree(prefixes: tuple[str, ...] = (WPT_PREFIX,), cache: Path | None = None) -> Path:
     """The folder holding the tarball's members under ``prefixes`` (its ``test/...`` layout),
     downloaded and unpacked the first time, verified each time."""
-    return _TREE.tree(prefixes, cache)
+    sources = ((NODE_TARBALL, _TOP, prefixes),)
+    return pinned_tree("wpt", sources, cache=cache, max_members=_MAX_MEMBERS, max_bytes=_MAX_BYTES)
 
 
 def wpt_root(cache: Path | None = None) -> Path:
