@@ -1,6 +1,7 @@
-// tests/wpt/rates.py's Node runner: each program (one WPT file as one classic script, see
-// wpt_harness.py) runs in a fresh worker thread with vm.runInThisContext, as Node's own WPT
-// runner (test/common/wpt/worker.js) runs its files; the awaited value is printed as a JSON line.
+// tests/wpt/rates.py's Node runner (and tests/intl402/rates.py's): each program (one WPT file as
+// one classic script, see wpt_harness.py; or one test262 file, t262_harness.py) runs in a fresh
+// worker thread with vm.runInThisContext, as Node's own WPT runner (test/common/wpt/worker.js)
+// runs its files; the awaited value (or the error and its type) is printed as a JSON line.
 // Usage: node node_runner.js JOBS.json (a list of {id, path, timeout_ms}); at most 2 at once.
 'use strict';
 const fs = require('fs');
@@ -13,7 +14,13 @@ const program = require('fs').readFileSync(workerData.path, 'utf8');
 Promise.resolve()
   .then(() => vm.runInThisContext(program, { filename: workerData.id }))
   .then((value) => parentPort.postMessage({ value }),
-        (e) => parentPort.postMessage({ error: String((e && e.stack) || e) }));
+        (e) => parentPort.postMessage({ error: String((e && e.stack) || e), name: nameOf(e) }));
+// the thrown value's type, for a negative test262 file (tests/intl402): a thrown Test262Error
+// is not an Error and has no name of its own, its constructor has
+function nameOf(e) {
+  if (e === null || (typeof e !== 'object' && typeof e !== 'function')) return '';
+  try { return String(e.name || (e.constructor && e.constructor.name) || ''); } catch { return ''; }
+}
 `;
 
 function run(job) {

@@ -18,8 +18,9 @@ import json
 import sys
 from pathlib import Path
 
-if __name__ == "__main__":  # run as a script: the repo (for release/) and this folder on the path
-    sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).parent)]
+if __name__ == "__main__":  # run as a script: the repo (release/), tests/ and this folder
+    here = Path(__file__).resolve()
+    sys.path[:0] = [str(here.parents[2]), str(here.parents[1]), str(here.parent)]
 
 from wpt_harness import CLAIMED, HARNESS, FileResult, discover, run_files
 from wpt_source import wpt_root

@@ -18,22 +18,17 @@ for trixie's; for sid's, a timestamp at which the archive held ``nodejs``
 ``22.22.2+dfsg+~cs22.19.15`` (snapshot.debian.org's page for the source package ``nodejs``
 lists them) in ``https://snapshot.debian.org/archive/debian/<timestamp>``.
 
-Only members under the wanted prefixes are unpacked, each checked first: a regular file or a
-folder (no links, devices or FIFOs), a relative name without ``..``, within a count and a byte
-budget; anything else refuses the whole tarball. The tree is unpacked into a staging folder
-and moved in whole, so a cut-short unpack is never taken for a done one.
+The tarballs and the unpacking (only the wanted members, each checked, staged then moved in
+whole) are ``tarball_support``'s, shared with test262's ``intl402`` (``tests/intl402``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
-import tarfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from quickjail.sandbox._debian_source import Source, fetch_source
-from quickjail.sandbox._engine import cache_dir
+from tarball_support import UnpackError, pinned_tree, unpack
+
+from quickjail.sandbox._debian_source import Source
 
 __all__ = [
     "NODE22_TARBALL",
@@ -65,76 +60,18 @@ NODE22_WPT_PREFIXES = (f"{WPT_PREFIX}compression/",)
 NODE_HARNESS_PREFIXES = ("test/common/", "test/wpt/", "test/fixtures/wpt/")
 _MAX_MEMBERS = 20_000
 _MAX_BYTES = 256 * 2**20
-_LAYOUT = 1  # bump when what is unpacked changes: cached trees are remade
-
-
-class WptSourceError(RuntimeError):
-    """The pinned tarball could not be had, or a member of it is not one we unpack."""
-
-
-def _safe_name(tarball: Path, name: str) -> PurePosixPath:
-    path = PurePosixPath(name)
-    if path.is_absolute() or ".." in path.parts or not path.parts:
-        raise WptSourceError(f"{tarball.name}: member {name!r} is not a relative path")
-    return path
+WptSourceError = UnpackError
+"""What a tarball that cannot be had or unpacked raises (``tarball_support``'s error)."""
 
 
 def _unpack(parts: tuple[tuple[Path, str, tuple[str, ...]], ...], target: Path) -> None:
     """Unpack, for each ``(tarball, top, prefixes)``, the members under ``top/prefix`` into
     ``target`` (staged, then moved)."""
-    staging = target.with_name(f"{target.name}.tmp{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    for tarball, top, prefixes in parts:
-        _unpack_one(tarball, top, prefixes, staging)
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(staging, target)
-
-
-def _unpack_one(tarball: Path, top: str, prefixes: tuple[str, ...], staging: Path) -> None:
-    count = total = 0
-    wanted = tuple(f"{top}/{p}" for p in prefixes)
-    with tarfile.open(tarball, mode="r|xz") as tar:  # one pass over the stream
-        for member in tar:
-            if not member.name.startswith(wanted):
-                continue
-            rel = _safe_name(tarball, member.name[len(top) + 1 :])
-            count += 1
-            total += max(member.size, 0)
-            if count > _MAX_MEMBERS or total > _MAX_BYTES:
-                raise WptSourceError(f"{tarball.name}: more than {_MAX_MEMBERS} members or bytes")
-            out = staging.joinpath(*rel.parts)
-            if member.isdir():
-                out.mkdir(parents=True, exist_ok=True)
-            elif member.isfile():
-                out.parent.mkdir(parents=True, exist_ok=True)
-                data = tar.extractfile(member)
-                if data is None:
-                    raise WptSourceError(f"{tarball.name}: member {member.name!r} has no data")
-                out.write_bytes(data.read(member.size))
-            else:
-                raise WptSourceError(
-                    f"{tarball.name}: member {member.name!r} is a link or a special file"
-                )
-    if count == 0:
-        raise WptSourceError(f"{tarball.name}: nothing under {', '.join(prefixes)}")
+    unpack(parts, target, max_members=_MAX_MEMBERS, max_bytes=_MAX_BYTES)
 
 
 def _tree(sources: tuple[tuple[Source, str, tuple[str, ...]], ...], cache: Path | None) -> Path:
-    """The folder holding, from each ``(tarball, top, prefixes)``, the members under the
-    prefixes (the tarballs' ``test/...`` layout), downloaded and unpacked the first time,
-    verified each time."""
-    base = (cache or cache_dir()) / "wpt"
-    # fetch_source raises on a wrong size or hash
-    parts = tuple((fetch_source(src, base), top, prefixes) for src, top, prefixes in sources)
-    spec = (_LAYOUT, tuple((src.sha256, prefixes) for src, _, prefixes in sources))
-    key = hashlib.sha256(repr(spec).encode()).hexdigest()
-    target = base / f"tree-{key[:16]}"
-    marker = target / ".quickjail-unpacked"
-    if not marker.exists():
-        _unpack(parts, target)
-        marker.write_text(" ".join(src.sha256 for src, _, _ in sources))
-    return target
+    return pinned_tree("wpt", sources, cache=cache, max_members=_MAX_MEMBERS, max_bytes=_MAX_BYTES)
 
 
 def node_tree(prefixes: tuple[str, ...] = (WPT_PREFIX,), cache: Path | None = None) -> Path:
