@@ -8,6 +8,7 @@ every such function returns a Promise, unless it was marked with :func:`synchron
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, runtime_checkable
 
@@ -77,18 +78,30 @@ class Capability(Protocol):
         ...
 
 
+_PER_RUN_LOCK = threading.Lock()
+
+
 class _Calls(QuotaState):
     """One run's host-call state: quota use, what a failure may show the program, and what
     capabilities keep for the run (:mod:`quickjail.bridge._per_run`)."""
 
-    __slots__ = ("per_run",)
+    __slots__ = ("_per_run",)
 
     def __init__(self, quotas: Quotas) -> None:
         super().__init__(quotas)
-        self.per_run = PerRun()
+        self._per_run: PerRun | None = None  # made on a capability's first ask: most runs never
+
+    @property
+    def per_run(self) -> PerRun:
+        """What capabilities keep for this run (made on first use)."""
+        with _PER_RUN_LOCK:
+            if self._per_run is None:
+                self._per_run = PerRun()
+            return self._per_run
 
     async def aclose(self) -> None:
-        await self.per_run.aclose()
+        if self._per_run is not None:
+            await self._per_run.aclose()
 
     def describe(self, exc: BaseException) -> tuple[str, str] | None:
         if isinstance(exc, HostError):
