@@ -14,8 +14,10 @@ from quickjail import run_code_sync
 
 D = "new Date(Date.UTC(2024, 0, 5, 15, 4, 5))"
 
-# (expression, Node 20's value): two or more regions per kind, the regions besides the nine
-# shipped before (en-001, en-150, en-AU, en-CA, en-GB, en-IE, en-IN, en-NZ, en-ZA)
+# (expression, Node 20's value): two or more regions per kind, besides the nine shipped before
+# (en-001, en-150, en-AU, en-CA, en-GB, en-IE, en-IN, en-NZ, en-ZA). ListFormat and
+# DisplayNames of the others are the same as one of en, en-001 and en-150 in Node 20 too, so
+# for them the last row checks that each region resolves to itself.
 ENGLISH: list[tuple[str, object]] = [
     ("new Intl.NumberFormat('en-CH').format(1234567.891)", "1'234'567.891"),
     ("new Intl.NumberFormat('en-DE').format(1234567.891)", "1.234.567,891"),
@@ -37,7 +39,7 @@ ENGLISH: list[tuple[str, object]] = [
     (f"{D}.toLocaleDateString('en-HK', {{timeZone: 'UTC'}})", "5/1/2024"),
     (f"{D}.toLocaleString('en-DE', {{timeZone: 'UTC'}})", "05/01/2024, 15:04:05"),
     ("new Intl.RelativeTimeFormat('en-SG', {style: 'narrow'}).format(2, 'hour')", "in 2 hr"),
-    ("new Intl.RelativeTimeFormat('en-PK', {style: 'short'}).format(-3, 'month')", "3 mo ago"),
+    ("new Intl.RelativeTimeFormat('en-SG', {style: 'short'}).format(-3, 'month')", "3 mth ago"),
     ("new Intl.ListFormat('en-KE').format(['a', 'b', 'c'])", "a, b and c"),
     ("new Intl.ListFormat('en-SG').format(['a', 'b', 'c'])", "a, b and c"),
     ("new Intl.DisplayNames('en-KE', {type: 'currency'}).of('USD')", "US Dollar"),
