@@ -18,9 +18,10 @@ sorted by name so the guest can binary-search it):
   ``mod:<package>#<name>``, read with ``__json(name)`` (:func:`split_data`).
 - ``<kind>/<locale>``: the argument of a ``locale-data/<locale>.js`` file's
   ``__addLocaleData(...)`` call, as compact JSON text, or as a JavaScript expression where it
-  holds functions (plural rules). Regional English (``en-GB`` and the others in
-  :data:`EN_REGIONS`) is stored as a JSON diff against ``en`` (:func:`json_diff`): most of it
-  is the same as ``en``.
+  holds functions (plural rules). Regional English (every ``locale-data/en-*.js`` the package
+  has, :func:`en_regions`) is stored as a JSON diff (:func:`json_diff`) against whichever of
+  English's CLDR parents (:data:`EN_PARENTS`) gives the smallest one: most of ``en-AU`` is
+  ``en-001``'s, most of ``en-001`` is ``en``'s.
 - ``manifest``: JSON, per kind: which locale tags each data entry registers (the tag, its CLDR
   default content, its truncations, as formatjs's ``registerLocaleData`` does) and which
   entries are diffs against which base.
@@ -45,12 +46,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
-    "EN_REGIONS",
+    "EN_PARENTS",
     "KINDS",
     "LOCALES",
     "PACKAGES",
     "IntlDataError",
     "NpmPackage",
+    "diff_base",
+    "en_regions",
     "fetch_npm",
     "intl_entries",
     "json_diff",
@@ -192,10 +195,6 @@ KINDS = (
     "listformat",
     "displaynames",
 )
-# kinds whose data is shipped for English only (DisplayNames: ~30 KB a locale); the other
-# locales resolve to English for them
-ENGLISH_ONLY = frozenset({"displaynames"})
-
 # base locales shipped besides English (README "Web platform" lists them)
 LOCALES = (
     "en",
@@ -214,18 +213,11 @@ LOCALES = (
     "tr",
     "pl",
 )
-# regional English, stored as diffs against en where the package has a file for them
-EN_REGIONS = (
-    "en-001",
-    "en-150",
-    "en-AU",
-    "en-CA",
-    "en-GB",
-    "en-IE",
-    "en-IN",
-    "en-NZ",
-    "en-ZA",
-)
+# the bases a regional English entry may be a diff against: en and its CLDR descendants that
+# are the parents of the others (en-001: "world English", en-AU, en-IN, ...; en-150: Europe's),
+# in the order they are stored (a base before what is diffed against it)
+EN_PARENTS = ("en", "en-001", "en-150")
+_EN_FILE = re.compile(r"locale-data/(en-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)\.js")
 
 # the key of a diff's list of the keys its object no longer has (no CLDR key starts with NUL)
 DELETE = "\u0000-"
@@ -433,6 +425,25 @@ def registered_tags(locale: str, content: dict[str, list[str]]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def en_regions(tar: Tarball) -> list[str]:
+    """Every regional English locale the package has data for (``locale-data/en-*.js``), the
+    parents of :data:`EN_PARENTS` first."""
+    found = {m.group(1) for name in tar.files if (m := _EN_FILE.fullmatch(name))}
+    return [t for t in EN_PARENTS if t in found] + sorted(found - set(EN_PARENTS))
+
+
+def diff_base(parents: dict[str, object], value: object) -> tuple[str, object]:
+    """The parent whose diff to ``value`` is the shortest JSON text, and that diff."""
+    best: tuple[int, str, object] | None = None
+    for tag, base in parents.items():
+        diff = json_diff(base, value)
+        size = len(json.dumps(diff, separators=(",", ":"), ensure_ascii=False))
+        if best is None or size < best[0]:
+            best = (size, tag, diff)
+    assert best is not None
+    return best[1], best[2]
+
+
 def _deps(tar: Tarball) -> dict[str, str]:
     declared = json.loads(tar.text("package.json")).get("dependencies", {})
     out = {}
@@ -468,10 +479,8 @@ def intl_entries(build_root: Path) -> dict[str, tuple[str, str]]:
         tar = tars[POLYFILLS[kind]]
         tags: dict[str, str] = {}  # tag -> the entry registering it (its own locale first)
         bases: dict[str, str] = {}
-        base_json: object = None
-        for locale in (*LOCALES, *EN_REGIONS):
-            if kind in ENGLISH_ONLY and not locale.startswith("en"):
-                continue
+        parents: dict[str, object] = {}  # the EN_PARENTS stored so far, as JSON values
+        for locale in (*LOCALES, *en_regions(tar)):
             name = f"locale-data/{locale}.js"
             if name not in tar.files:
                 continue
@@ -482,11 +491,12 @@ def intl_entries(build_root: Path) -> dict[str, tuple[str, str]]:
             except ValueError:  # functions in it: an expression, in parentheses (not a block)
                 entries[entry] = ("e", f"({arg}\n)")
             else:
-                if locale == "en":
-                    base_json = value
-                if locale in EN_REGIONS and base_json is not None:
-                    value = json_diff(base_json, value)
-                    bases[entry] = f"{kind}/en"
+                full = value
+                if locale.startswith("en-") and parents:
+                    base, value = diff_base(parents, value)
+                    bases[entry] = f"{kind}/{base}"
+                if locale in EN_PARENTS:
+                    parents[locale] = full
                 entries[entry] = ("j", json.dumps(value, separators=(",", ":"), ensure_ascii=False))
             for i, tag in enumerate(registered_tags(locale, content)):
                 if i == 0 or tag not in tags:

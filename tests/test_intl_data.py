@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,38 @@ def test_lz_packing_takes_cldr_json_to_well_under_half() -> None:
         {f"key{i}": {"long": f"{{0}} unit{i % 7}s", "short": f"{{0}} u{i % 7}"} for i in range(500)}
     ).encode()
     assert len(intl.lz_compress(text)) < len(text) // 3
+
+
+def _tarball(names: list[str]) -> intl.Tarball:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name in names:
+            info = tarfile.TarInfo(f"package/{name}")
+            tar.addfile(info, io.BytesIO(b""))
+    return intl.Tarball(buf.getvalue())
+
+
+def test_regional_english_is_every_en_file_of_the_package_its_parents_first() -> None:
+    tar = _tarball(
+        [
+            "locale-data/en-ZW.js",
+            "locale-data/en-ZW.d.ts",
+            "locale-data/en.js",
+            "locale-data/en-150.js",
+            "locale-data/en-AU.js",
+            "locale-data/en-001.js",
+            "locale-data/en-Dsrt.js",
+            "locale-data/de-AT.js",
+            "polyfill.js",
+        ]
+    )
+    assert intl.en_regions(tar) == ["en-001", "en-150", "en-AU", "en-Dsrt", "en-ZW"]
+
+
+def test_a_regional_entry_is_a_diff_against_the_parent_closest_to_it() -> None:
+    en = {"decimal": ".", "group": ",", "names": {"a": "A", "b": "B"}}
+    world = {"decimal": ".", "group": ",", "names": {"a": "A1", "b": "B1"}}
+    au = {"decimal": ".", "group": " ", "names": {"a": "A1", "b": "B1"}}
+    base, diff = intl.diff_base({"en": en, "en-001": world}, au)
+    assert (base, diff) == ("en-001", {"group": " "})
+    assert intl.json_merge(world, diff) == au

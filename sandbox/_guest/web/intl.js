@@ -89,7 +89,8 @@
     }
   };
 
-  // data entries: a diff (regional English) applies to a fresh copy of its base
+  // data entries: a diff (regional English) applies to a fresh copy of its base, itself
+  // perhaps a diff (en-AU against en-001, en-001 against en: the manifest's bases)
   const merge = (base, diff) => {
     if (diff === null || typeof diff !== "object" || isArray(diff)) return diff;
     const out = {};
@@ -100,13 +101,13 @@
     for (const k of keys(diff)) if (k !== DELETE) put(k, merge(from[k], diff[k]));
     return out;
   };
+  const entryData = (info, entry) =>
+    hasOwn(info.bases, entry) ? merge(entryData(info, info.bases[entry]), intlLoad(entry)) : intlLoad(entry);
   const loadData = (info, entry, add, cls) => {
     const s = state();
     if (s.loaded[entry]) return; // once, even if it failed half-way
     s.loaded[entry] = true;
-    const base = hasOwn(info.bases, entry) ? info.bases[entry] : undefined;
-    const data = base === undefined ? intlLoad(entry) : merge(intlLoad(base), intlLoad(entry));
-    apply(add, cls, [data]);
+    apply(add, cls, [entryData(info, entry)]);
   };
 
   // a polyfill's class: every tag the shipped data registers is available, and its entry in
