@@ -42,6 +42,7 @@ import re
 import tarfile
 import tempfile
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,12 +59,12 @@ __all__ = [
     "intl_entries",
     "json_diff",
     "json_merge",
-    "lz_compress",
-    "lz_expand",
     "module_source",
+    "pack",
     "registered_tags",
     "split_data",
     "tz_data",
+    "unpack",
 ]
 
 
@@ -527,86 +528,18 @@ def versions() -> dict[str, str]:
     return {p.name: p.version for p in PACKAGES.values()}
 
 
-MIN_MATCH = 4
-WINDOW = 1 << 16
-CHAIN = 16
+def pack(data: bytes) -> bytes:
+    """``data`` as a raw deflate stream (RFC 1951, no header), what ``web_intl.c`` inflates with
+    the guest's zlib (the one CompressionStream uses): CLDR JSON and the polyfills' code shrink
+    about 4x, and the packed table is static data in the linear memory every run starts with."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15, 9)
+    return packer.compress(data) + packer.flush()
 
 
-def _varint(out: bytearray, n: int) -> None:
-    while n >= 0x80:
-        out.append(0x80 | (n & 0x7F))
-        n >>= 7
-    out.append(n)
-
-
-def lz_compress(data: bytes) -> bytes:
-    """``data`` in the guest's LZ77 format (``web_intl.c``'s ``lz_expand``): tokens of
-    ``varint(literal count), literals, varint(match length), varint(distance)``, the last token
-    literals only. Greedy, the longest of the last :data:`CHAIN` places each 4-byte prefix was
-    seen: CLDR JSON repeats itself a lot, and a decoder of a few lines is enough for it."""
-    out = bytearray()
-    seen: dict[bytes, list[int]] = {}
-    i = lit = 0
-    n = len(data)
-    while i + MIN_MATCH <= n:
-        key = data[i : i + MIN_MATCH]
-        places = seen.setdefault(key, [])
-        best = dist = 0
-        for j in reversed(places):
-            if i - j > WINDOW:
-                break
-            m = MIN_MATCH
-            while i + m < n and data[j + m] == data[i + m]:
-                m += 1
-            if m > best:
-                best, dist = m, i - j
-        places.append(i)
-        if len(places) > CHAIN:
-            del places[0]
-        if not best:
-            i += 1
-            continue
-        _varint(out, i - lit)
-        out += data[lit:i]
-        _varint(out, best)
-        _varint(out, dist)
-        for k in range(i + 1, min(i + best, n - MIN_MATCH + 1)):
-            p = seen.setdefault(data[k : k + MIN_MATCH], [])
-            p.append(k)
-            if len(p) > CHAIN:
-                del p[0]
-        i += best
-        lit = i
-    _varint(out, n - lit)
-    out += data[lit:]
-    return bytes(out)
-
-
-def lz_expand(packed: bytes, size: int) -> bytes:
-    """The inverse of :func:`lz_compress` (what the guest does in C); for tests."""
-    out = bytearray()
-    pos = 0
-
-    def varint() -> int:
-        nonlocal pos
-        shift = value = 0
-        while True:
-            b = packed[pos]
-            pos += 1
-            value |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                return value
-
-    while True:
-        count = varint()
-        out += packed[pos : pos + count]
-        pos += count
-        if pos >= len(packed):
-            break
-        m, d = varint(), varint()
-        for _ in range(m):
-            out.append(out[-d])
-    if len(out) != size:
-        raise IntlDataError("an LZ entry does not expand to its size")
-    return bytes(out)
+def unpack(packed: bytes, size: int) -> bytes:
+    """The inverse of :func:`pack` (what the guest does in C); for tests."""
+    out = zlib.decompressobj(-15)
+    data = out.decompress(packed, size + 1)
+    if len(data) != size or not out.eof:
+        raise IntlDataError("a packed entry does not inflate to its size")
+    return data

@@ -10,20 +10,23 @@
  * pages): reading bytecode is faster than parsing the source, which the first
  * toLocaleString of a run would otherwise pay. The others are compiled when loaded: compiling
  * them all at build time left ~6 MB of the compiler's garbage in the linear memory every run
- * starts with. The JSON entries are parsed when loaded. Every entry is stored LZ77-packed
- * (about 2.7x smaller: the static data is linear memory, which a run's memory limit counts)
- * and expanded into a temporary block when loaded.
+ * starts with. The JSON entries are parsed when loaded. Every entry is stored as raw deflate
+ * (about 4x smaller: the static data is linear memory, which a run's memory limit counts, and
+ * the more of it, the more an idle sandbox costs) and inflated into a temporary block when
+ * loaded, with the zlib CompressionStream uses.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "zlib.h"
 #include "guest.h"
 
 typedef struct {
     const char *name;
     char type; /* 'b' a module (a function's source) compiled at build time, 'm' one compiled
                   when loaded, 'e' an expression, 'j' JSON text */
-    const char *text; /* the entry, in sandbox/_intl_data.py's LZ77 format */
+    const char *text; /* the entry, raw deflate (sandbox/_intl_data.py's pack) */
     size_t len;
     size_t raw; /* its size expanded */
 } IntlEntry;
@@ -56,55 +59,47 @@ static const IntlEntry *find_entry(const char *name)
     return NULL;
 }
 
-static size_t varint(const uint8_t *p, size_t n, size_t *pos, int *bad)
+static voidpf intl_zalloc(voidpf opaque, uInt items, uInt size)
 {
-    size_t v = 0;
-    for (int shift = 0; shift < 35; shift += 7) {
-        if (*pos >= n) {
-            *bad = 1;
-            return 0;
-        }
-        uint8_t b = p[(*pos)++];
-        v |= (size_t)(b & 0x7F) << shift;
-        if (b < 0x80)
-            return v;
-    }
-    *bad = 1;
-    return 0;
+    (void)opaque;
+    return items && size > SIZE_MAX / items ? NULL : malloc((size_t)items * size);
 }
 
-/* The entry's text, expanded into a new NUL-terminated block (free() it); NULL if it does not
- * expand to its size (the table is generated at build time: a bug, never the program) */
-static char *lz_expand(const IntlEntry *e)
+static void intl_zfree(voidpf opaque, voidpf p)
 {
-    const uint8_t *p = (const uint8_t *)e->text;
+    (void)opaque;
+    free(p);
+}
+
+/* The entry's text, inflated (zlib's raw deflate, the pinned zlib CompressionStream uses) into
+ * a new NUL-terminated block (free() it); NULL if memory ran out or it does not inflate to its
+ * size (the table is generated at build time: a bug, never the program) */
+static char *entry_text(const IntlEntry *e)
+{
     char *out = malloc(e->raw + 1);
     if (!out)
         return NULL;
-    size_t pos = 0, o = 0;
-    int bad = 0;
-    for (;;) {
-        size_t count = varint(p, e->len, &pos, &bad);
-        if (bad || count > e->len - pos || count > e->raw - o)
-            break;
-        memcpy(out + o, p + pos, count);
-        pos += count;
-        o += count;
-        if (pos == e->len) {
-            if (o != e->raw)
-                break;
-            out[o] = 0;
-            return out;
-        }
-        size_t m = varint(p, e->len, &pos, &bad);
-        size_t d = varint(p, e->len, &pos, &bad);
-        if (bad || d == 0 || d > o || m > e->raw - o)
-            break;
-        for (size_t k = 0; k < m; k++, o++) /* overlapping copies repeat: byte by byte */
-            out[o] = out[o - d];
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    z.zalloc = intl_zalloc;
+    z.zfree = intl_zfree;
+    if (inflateInit2(&z, -15) != Z_OK) {
+        free(out);
+        return NULL;
     }
-    free(out);
-    return NULL;
+    z.next_in = (Bytef *)e->text;
+    z.avail_in = (uInt)e->len;
+    z.next_out = (Bytef *)out;
+    z.avail_out = (uInt)e->raw;
+    int rc = inflate(&z, Z_FINISH);
+    size_t got = e->raw - z.avail_out;
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END || got != e->raw) {
+        free(out);
+        return NULL;
+    }
+    out[e->raw] = 0;
+    return out;
 }
 
 /* intlLoad(name) -> the entry's value: a module's function, an expression's value or the
@@ -121,7 +116,7 @@ static JSValue js_intl_load(JSContext *ctx, JSValueConst this_val, int argc, JSV
     const IntlEntry *e = find_entry(name);
     JSValue r = JS_UNDEFINED;
     char *text = NULL;
-    if (e && e->type != 'b' && !(text = lz_expand(e))) {
+    if (e && e->type != 'b' && !(text = entry_text(e))) {
         JS_FreeCString(ctx, name);
         return JS_ThrowInternalError(ctx, "Intl data could not be read");
     }
@@ -151,7 +146,7 @@ static int precompile(JSContext *ctx)
             continue;
         char filename[128];
         snprintf(filename, sizeof filename, "<quickjail:intl/%s>", e->name);
-        char *text = lz_expand(e);
+        char *text = entry_text(e);
         if (!text)
             return -1;
         JSValue fn = JS_Eval(ctx, text, e->raw, filename,
