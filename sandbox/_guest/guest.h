@@ -62,6 +62,9 @@ typedef struct {
     uint32_t ncalls, calls_cap;
     uint32_t pending;     /* async host calls in flight */
     int dynamic;          /* eval and Function work in this run (QJ_FLAG_DYNAMIC) */
+    /* the run's clocks at its start (web_perf.c); here, on the page the run state is on,
+       rather than on a page of their own that every run would write */
+    uint64_t mono_origin_ns, wall_origin_ns;
 } Guest;
 
 extern Guest g;
@@ -90,10 +93,12 @@ size_t heap_block_size(const void *p);
 /* snapshot time: set init's free holes aside (zeroed) so runs allocate at the top */
 size_t heap_seal(void);
 
-/* ---- our patch to quickjs.c (sandbox/_patches/0006-arenas-sealed-at-snapshot.patch) */
+/* ---- our patches to quickjs.c (sandbox/_patches/0006-arenas-sealed-at-snapshot.patch, 0012) */
 
 /* snapshot time: arenas made so far take no new blocks; the next ones start at first_size */
 void JS_SealArenas(JSRuntime *rt, unsigned int first_size);
+/* snapshot time: `obj` becomes the last of the GC objects (the one a run's first is linked to) */
+void JS_MoveToGCListEnd(JSContext *ctx, JSValueConst obj);
 
 /* ---- mem.c */
 

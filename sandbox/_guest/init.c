@@ -58,6 +58,15 @@ int32_t qj_init(void)
     g.args = JS_UNDEFINED;
     /* settle the heap so the snapshot holds no garbage */
     JS_RunGC(g.rt);
+    /* every run makes a promise (its evaluation's), which writes the Promise prototype: the
+     * first object a run allocates is linked after it, on that page, not on another's */
+    JSValue global_obj = JS_GetGlobalObject(ctx);
+    JSValue promise = JS_GetPropertyStr(ctx, global_obj, "Promise");
+    JSValue promise_proto = JS_GetPropertyStr(ctx, promise, "prototype");
+    JS_MoveToGCListEnd(ctx, promise_proto);
+    JS_FreeValue(ctx, promise_proto);
+    JS_FreeValue(ctx, promise);
+    JS_FreeValue(ctx, global_obj);
     JS_SealArenas(g.rt, FIRST_ARENA_SIZE);
     heap_seal();
     return QJ_DONE;

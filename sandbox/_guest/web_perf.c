@@ -8,13 +8,11 @@
 #include <time.h>
 #include "guest.h"
 
-static uint64_t mono_origin_ns, wall_origin_ns;
-
 /* Called by qj_run with the run record's clock words. */
 void perf_start(uint64_t mono_ns, uint64_t wall_ns)
 {
-    mono_origin_ns = mono_ns;
-    wall_origin_ns = wall_ns;
+    g.mono_origin_ns = mono_ns;
+    g.wall_origin_ns = wall_ns;
 }
 
 /* now() -> ms since the run's start on the monotonic clock, coarsened to 100 µs as High
@@ -27,7 +25,7 @@ static JSValue js_now(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
     uint64_t ns = 0;
     if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
         ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    uint64_t since = ns > mono_origin_ns ? ns - mono_origin_ns : 0;
+    uint64_t since = ns > g.mono_origin_ns ? ns - g.mono_origin_ns : 0;
     return JS_NewFloat64(ctx, (double)(since - since % 100000) / 1e6);
 }
 
@@ -35,7 +33,7 @@ static JSValue js_now(JSContext *ctx, JSValueConst this_val, int argc, JSValueCo
 static JSValue js_time_origin(JSContext *ctx, JSValueConst this_val, int argc, JSValueConst *argv)
 {
     (void)this_val; (void)argc; (void)argv;
-    return JS_NewFloat64(ctx, (double)(wall_origin_ns / 1000) / 1000.0);
+    return JS_NewFloat64(ctx, (double)(g.wall_origin_ns / 1000) / 1000.0);
 }
 
 int web_perf_natives(JSContext *ctx, JSValueConst native)
