@@ -122,6 +122,16 @@ static uint32_t gb18030_ranges_cp(uint32_t pointer)
     return gb18030_ranges[2 * lo + 1] + pointer - gb18030_ranges[2 * lo];
 }
 
+/* The input ended: a lead byte still waiting for its trail is an error (the decoders whose
+ * whole state is one lead byte). */
+static int end_of_queue(DecoderState *s)
+{
+    if (!s->lead)
+        return FINISHED;
+    s->lead = 0;
+    return ERROR;
+}
+
 static int gb18030_step(DecoderState *s, Out *o, int byte)
 {
     if (byte == EOQ) {
@@ -176,12 +186,8 @@ static int gb18030_step(DecoderState *s, Out *o, int byte)
 
 static int big5_step(DecoderState *s, Out *o, int byte)
 {
-    if (byte == EOQ) {
-        if (!s->lead)
-            return FINISHED;
-        s->lead = 0;
-        return ERROR;
-    }
+    if (byte == EOQ)
+        return end_of_queue(s);
     if (s->lead) {
         int lead = s->lead, offset = byte < 0x7F ? 0x40 : 0x62;
         s->lead = 0;
@@ -206,12 +212,8 @@ static int big5_step(DecoderState *s, Out *o, int byte)
 
 static int euc_jp_step(DecoderState *s, Out *o, int byte)
 {
-    if (byte == EOQ) {
-        if (!s->lead)
-            return FINISHED;
-        s->lead = 0;
-        return ERROR;
-    }
+    if (byte == EOQ)
+        return end_of_queue(s);
     if (s->lead == 0x8E && in_range(byte, 0xA1, 0xDF)) {
         s->lead = 0;
         return emit(o, (uint32_t)(0xFF61 - 0xA1 + byte));
@@ -321,12 +323,8 @@ static int iso2022jp_step(DecoderState *s, Out *o, int byte)
 
 static int shift_jis_step(DecoderState *s, Out *o, int byte)
 {
-    if (byte == EOQ) {
-        if (!s->lead)
-            return FINISHED;
-        s->lead = 0;
-        return ERROR;
-    }
+    if (byte == EOQ)
+        return end_of_queue(s);
     if (s->lead) {
         int lead = s->lead, offset = byte < 0x7F ? 0x40 : 0x41;
         int lead_offset = lead < 0xA0 ? 0x81 : 0xC1;
@@ -353,12 +351,8 @@ static int shift_jis_step(DecoderState *s, Out *o, int byte)
 
 static int euc_kr_step(DecoderState *s, Out *o, int byte)
 {
-    if (byte == EOQ) {
-        if (!s->lead)
-            return FINISHED;
-        s->lead = 0;
-        return ERROR;
-    }
+    if (byte == EOQ)
+        return end_of_queue(s);
     if (s->lead) {
         int lead = s->lead;
         s->lead = 0;

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +37,7 @@ if __name__ == "__main__":  # run as a script: tests/, this folder and the repo 
     sys.path.append(str(here.parents[2]))
 
 import t262_harness
+from node_jobs import run_node_jobs
 from t262_harness import FileResult, Test262File, backstop, discover, interpret, program, run_files
 from t262_source import GIT_COMMIT, t262_root
 
@@ -46,34 +45,12 @@ import quickjail
 
 __all__ = ["main"]
 
-NODE_RUNNER = Path(__file__).resolve().parents[1] / "wpt" / "node_runner.js"
-_MARK = "@@wpt@@"  # node_runner.js's answer lines
-
 
 def _node(root: Path, files: list[Test262File], work: Path) -> list[FileResult]:
-    node = shutil.which("node")
-    if node is None:
-        raise SystemExit("rates.py needs node on PATH (or pass --no-node)")
-    jobs = []
-    for i, file in enumerate(files):
-        path = work / f"{i}.js"
-        path.write_text(program(root, file), encoding="utf-8")
-        jobs.append({"id": file.path, "path": str(path), "timeout_ms": backstop(file) * 1000})
-    (work / "jobs.json").write_text(json.dumps(jobs))
-    proc = subprocess.run(
-        [node, str(NODE_RUNNER), str(work / "jobs.json")],
-        capture_output=True,
-        text=True,
-        timeout=sum(j["timeout_ms"] for j in jobs) / 1000 + 60,
-    )
-    answers = {}
-    for line in proc.stdout.split("\n"):  # the files' own output is there too
-        if line.startswith(_MARK):
-            answer = json.loads(line[len(_MARK) :])
-            answers[answer["id"]] = answer
+    answers = run_node_jobs([(f.path, program(root, f), backstop(f)) for f in files], work)
     out = []
     for file in files:
-        answer = answers.get(file.path, {"error": f"no answer (node exited {proc.returncode})"})
+        answer = answers[file.path]
         seconds = answer.get("ms", 0) / 1000
         if "error" in answer:
             name, lines = str(answer.get("name") or ""), str(answer["error"]).split("\n")

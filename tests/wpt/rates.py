@@ -42,6 +42,7 @@ if __name__ == "__main__":  # run as a script: the repo (release/), tests/ and t
     here = Path(__file__).resolve()
     sys.path[:0] = [str(here.parents[2]), str(here.parents[1]), str(here.parent)]
 
+from node_jobs import run_node_jobs
 from wpt_harness import (
     CLAIMED,
     HARNESS,
@@ -61,7 +62,6 @@ __all__ = ["main"]
 
 HERE = Path(__file__).resolve().parent
 WORKERD = HERE / "workerd"
-_MARK = "@@wpt@@"  # node_runner.js's answer lines
 _CONFIG = """using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [ (name = "main", worker = .w) ],
@@ -76,30 +76,10 @@ const w :Workerd.Worker = (
 
 
 def _node(root: Path, files: list[WptFile], work: Path) -> list[FileResult]:
-    node = shutil.which("node")
-    if node is None:
-        raise SystemExit("rates.py needs node on PATH")
-    jobs = []
-    for i, file in enumerate(files):
-        path = work / f"{i}.js"
-        path.write_text(program(root, file), encoding="utf-8")
-        jobs.append({"id": file.id, "path": str(path), "timeout_ms": backstop(file) * 1000})
-    (work / "jobs.json").write_text(json.dumps(jobs))
-    proc = subprocess.run(
-        [node, str(HERE / "node_runner.js"), str(work / "jobs.json")],
-        capture_output=True,
-        text=True,
-        timeout=sum(j["timeout_ms"] for j in jobs) / 1000 + 60,
-    )
-    answers = {}
-    for line in proc.stdout.split("\n"):  # the files' own console output is there too
-        if not line.startswith(_MARK):
-            continue
-        answer = json.loads(line[len(_MARK) :])
-        answers[answer["id"]] = answer
+    answers = run_node_jobs([(f.id, program(root, f), backstop(f)) for f in files], work)
     out = []
     for file in files:
-        answer = answers.get(file.id, {"error": f"no answer (node exited {proc.returncode})"})
+        answer = answers[file.id]
         seconds = answer.get("ms", 0) / 1000
         out.append(interpret(file, answer.get("value"), answer.get("error"), seconds))
     return out
