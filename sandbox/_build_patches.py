@@ -48,9 +48,11 @@ __all__ = ["PATCHES", "PatchError", "apply_patch", "patch_hunks", "patch_sources
 #   0011  with the v flag a pattern character outside a class is not held to a class's rules
 #         (libregexp refused "a-b" and "a::b" as "invalid character in class"): URLPattern
 #         compiles fixed text such as "/:a-:b" into v-flag expressions, as the standard says
-#   0012  JS_MoveToGCListEnd: at snapshot time the object every run writes first (the Promise
-#         prototype) is moved to the end of the list of GC objects, so linking a run's first
-#         object after it writes no page a run would not write anyway (one page of idle memory)
+#   0012  at snapshot time, two lists a run appends to are ordered so that appending writes
+#         fewer pages of the snapshot (each a private page of every parked run): the object
+#         every run writes first (the Promise prototype) becomes the last GC object, which a
+#         run's first object is linked to (JS_MoveToGCListEnd), and the atom array's free slots
+#         are listed in order, so a run's new atoms take neighbouring slots (JS_SortFreeAtoms)
 PATCHES = {
     "0001-out-of-memory-error.patch": (
         "48d3f7895824519300ad82b4e78063941f935ad4505e24fce847475b07842ba4"
@@ -85,7 +87,9 @@ PATCHES = {
     "0011-regexp-v-flag-outside-class.patch": (
         "fcb91bbfba22d9879e8f61efeff2a129b7be6a87d2cb20d01fcdbf91e5499609"
     ),
-    "0012-gc-list-end.patch": ("29851746ff9e73191816f12d2606ba19ef4fbc73ec3dd6f95b96f852ccf87642"),
+    "0012-snapshot-list-order.patch": (
+        "094f66cc978f6dcf971d33d2bcae628f8b121678c154d876c42c4a2e8057165a"
+    ),
 }
 
 

@@ -61,6 +61,7 @@ __all__ = [
     "json_merge",
     "module_source",
     "pack",
+    "patch_source",
     "registered_tags",
     "split_data",
     "tz_data",
@@ -186,6 +187,70 @@ PRECOMPILED = frozenset(
         "@formatjs/intl-datetimeformat@7.8.1",
     }
 )
+
+# Our patches to the pinned formatjs sources, applied at build time (:func:`patch_source`):
+# package -> (the (old, new) replacements, each old text found exactly once, and code of ours
+# appended to the module, after the package's own lines, so their numbers in a stack stay the
+# package's).
+#   intl-datetimeformat: a locale's first DateTimeFormat parsed every skeleton of its CLDR data
+#     (640 for fr) with the skeleton's range patterns (formatRange's), searching the interval
+#     formats for each: 0.4 s per locale in the guest. A skeleton's range patterns are now
+#     parsed on their first read (the same parse, deferred), so only formatRange pays for them,
+#     and only for the format it picked.
+_LAZY_RANGES_OLD = (
+    "Object.keys(formats[calendar]).map((skeleton) => parseDateTimeSkeleton(skeleton, "
+    "formats[calendar][skeleton], calendarIntervals[skeleton] || findIntervalFormat(skeleton, "
+    "calendarIntervals), calendarIntervals.intervalFormatFallback))"
+)
+_LAZY_RANGES_NEW = (
+    "Object.keys(formats[calendar]).map((skeleton) => quickjailParseSkeleton(skeleton, "
+    "formats[calendar][skeleton], () => calendarIntervals[skeleton] || findIntervalFormat("
+    "skeleton, calendarIntervals), calendarIntervals.intervalFormatFallback))"
+)
+_LAZY_RANGES_CODE = """
+// quickjail (sandbox/_intl_data.py): a skeleton's range patterns are parsed on their first read
+function quickjailParseSkeleton(skeleton, rawPattern, intervals, intervalFormatFallback) {
+  const result = parseDateTimeSkeleton(skeleton, rawPattern);
+  let ranges;
+  for (const key of ["rangePatterns", "rangePatterns12"]) {
+    Object.defineProperty(result, key, {
+      get() {
+        // its own keys only: the package walks them with for-in, and by now a program may
+        // have added enumerable properties to Object.prototype
+        const own = intervals();
+        const copy = own && Object.assign(Object.create(null), own);
+        ranges ??= parseDateTimeSkeleton(skeleton, rawPattern, copy, intervalFormatFallback);
+        return ranges[key];
+      },
+      set(value) {
+        const data = { value, writable: true, enumerable: true, configurable: true };
+        Object.defineProperty(result, key, data);
+      },
+      enumerable: true,
+      configurable: true,
+    });
+  }
+  return result;
+}
+"""
+SOURCE_PATCHES: dict[str, tuple[tuple[tuple[str, str], ...], str]] = {
+    "@formatjs/intl-datetimeformat@7.8.1": (
+        ((_LAZY_RANGES_OLD, _LAZY_RANGES_NEW),),
+        _LAZY_RANGES_CODE,
+    ),
+}
+
+
+def patch_source(spec: str, text: str) -> str:
+    """``spec``'s module source with our patches (:data:`SOURCE_PATCHES`) applied; a patch whose
+    text is not found exactly once is refused (the pinned source is not what it was made for)."""
+    replacements, appended = SOURCE_PATCHES.get(spec, ((), ""))
+    for old, new in replacements:
+        if text.count(old) != 1:
+            raise IntlDataError(f"{spec}: a patch's text is not found exactly once")
+        text = text.replace(old, new)
+    return text + appended
+
 
 # the kinds with locale data (locale-data/<tag>.js in their package)
 KINDS = (
@@ -466,7 +531,7 @@ def intl_entries(build_root: Path) -> dict[str, tuple[str, str]]:
     for spec, tar in tars.items():
         pkg = PACKAGES[spec]
         main = "polyfill-force.js" if spec in polyfill_specs else "index.js"
-        code, data = split_data(tar.text(main), pkg.key)
+        code, data = split_data(patch_source(spec, tar.text(main)), pkg.key)
         entries[pkg.key] = ("b" if spec in PRECOMPILED else "m", module_source(code, _deps(tar)))
         entries.update((name, ("j", text)) for name, text in data.items())
     content = default_content(tars[POLYFILLS["numberformat"]].text("polyfill-force.js"))

@@ -64,6 +64,25 @@ U64_MAX = 2**64 - 1
 class GuestImport:
     """The ``qj.host`` handlers of a :class:`~quickjail.sandbox._run.Run` (its base class)."""
 
+    # the state these handlers write (Run's own is in Run.__slots__): slots, not a __dict__
+    __slots__ = (
+        "_bytecode_hits",
+        "_bytes_in",
+        "_bytes_out",
+        "_log_bytes",
+        "_logs_dropped",
+        "_module_name_max",
+        "_oom",
+        "_rejections",
+        "_reply",
+        "_report_bytes",
+        "_sent",
+        "_timers_cancelled",
+        "_timers_fired",
+        "_virtual_ns",
+        "wake_in",
+    )
+
     # the run's state the handlers use (Run.__init__ sets it)
     engine: _engine.EngineState
     opts: RunOptions

@@ -99,6 +99,8 @@ size_t heap_seal(void);
 void JS_SealArenas(JSRuntime *rt, unsigned int first_size);
 /* snapshot time: `obj` becomes the last of the GC objects (the one a run's first is linked to) */
 void JS_MoveToGCListEnd(JSContext *ctx, JSValueConst obj);
+/* snapshot time: the atom array's free slots are listed in order, its last run first */
+void JS_SortFreeAtoms(JSRuntime *rt);
 
 /* ---- mem.c */
 

@@ -67,6 +67,8 @@ int32_t qj_init(void)
     JS_FreeValue(ctx, promise_proto);
     JS_FreeValue(ctx, promise);
     JS_FreeValue(ctx, global_obj);
+    /* a run's new atoms (its global names, its file name) take neighbouring slots */
+    JS_SortFreeAtoms(g.rt);
     JS_SealArenas(g.rt, FIRST_ARENA_SIZE);
     heap_seal();
     return QJ_DONE;
