@@ -277,24 +277,29 @@ def _broken(how: str, release: threading.Event, hoard: list[bytearray]) -> Any:
 
     def new_run(runner: Runner) -> Run:
         r = make_run(runner)
-        honest = r.on_host
+        honest = type(r).on_host
 
-        def on_host(op: int, a: int, b: int, c: int, d: int, view: memoryview | None) -> Any:
-            if how == "raises":
-                raise LookupError("a host bug")
-            if how == "charges":
-                r._bytes_out += 1  # charged whatever the answer
-            if how == "hangs":
-                release.wait(60)
-            if how == "grows" and not hoard:
-                hoard.append(bytearray(b"\x01" * (MOVE_RSS_MARGIN + 32 * 2**20)))
-            if how == "overwrites" and op == OP_TIMERS:  # a second count replaces the first
-                r._timers_fired, r._timers_cancelled = max(a, 0), max(b, 0)
-                return 0
-            rc = honest(op, a, b, c, d, view)
-            return 0 if how == "accepts" else rc
+        class Broken(type(r)):  # type: ignore[misc]
+            __slots__ = ()  # a Run keeps its state in slots: its class is swapped, not a method
 
-        r.on_host = on_host  # type: ignore[method-assign]
+            def on_host(
+                self, op: int, a: int, b: int, c: int, d: int, view: memoryview | None
+            ) -> Any:
+                if how == "raises":
+                    raise LookupError("a host bug")
+                if how == "charges":
+                    self._bytes_out += 1  # charged whatever the answer
+                if how == "hangs":
+                    release.wait(60)
+                if how == "grows" and not hoard:
+                    hoard.append(bytearray(b"\x01" * (MOVE_RSS_MARGIN + 32 * 2**20)))
+                if how == "overwrites" and op == OP_TIMERS:  # a second count replaces the first
+                    self._timers_fired, self._timers_cancelled = max(a, 0), max(b, 0)
+                    return 0
+                rc = honest(self, op, a, b, c, d, view)
+                return 0 if how == "accepts" else rc
+
+        r.__class__ = Broken
         return r
 
     return new_run
